@@ -1,0 +1,182 @@
+"""The release report: every parameter of a PYPP release and each guarantee, in words.
+
+Shared by the command line (``python -m core release … --report``) and the dashboard's
+release bundle, so both record the same content. Guarantees follow SPEC §3; each states
+whether it is instance-level (about this dataset only) or global (every dataset of
+size n), and whether it is pure or approximate DP.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from . import __version__
+from .privacy import (
+    ReleaseSpec,
+    dirichlet_multinomial_pure_epsilon,
+    global_delta,
+    instance_delta,
+    monte_carlo_delta,
+    singleton_limit,
+    tight_instance_delta,
+)
+from .validation import check_delta, check_eps, check_multiplicities
+
+__all__ = ["Guarantee", "guarantees", "release_report"]
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """One privacy statement about a release.
+
+    Attributes
+    ----------
+    name : str
+        Short identifier (``instance_delta``, ``tight_instance_delta``, ``global_delta``, …).
+    scope : str
+        ``"instance-level"`` or ``"global"``.
+    kind : str
+        ``"pure"``, ``"approximate"`` or ``"none"``.
+    eps : float
+    delta : float or None
+        The δ at ``eps`` (``None`` where no guarantee is known).
+    meets_target : bool or None
+        Whether ``delta`` is within the requested δ target.
+    description : str
+        The statement in plain words, as the user sees it.
+    """
+
+    name: str
+    scope: str
+    kind: str
+    eps: float
+    delta: float | None
+    meets_target: bool | None
+    description: str
+
+
+def guarantees(spec: ReleaseSpec, multiplicities, eps: float, delta_target: float, *,
+               n_mc: int = 20000, mc_seed: int | None = 0) -> list[Guarantee]:
+    """The guarantees of a release at one ε (SPEC §3), in the order the UI shows them."""
+    counts = check_multiplicities(multiplicities)
+    eps_arr, scalar = check_eps(eps)
+    if not scalar:
+        raise ValueError("eps must be a scalar for a release report")
+    eps = float(eps_arr[0])
+    delta_target = check_delta(delta_target, "delta")
+    n, m, sigma, theta = spec.n, spec.m, spec.sigma, spec.theta
+    if int(counts.sum()) != n:
+        raise ValueError(f"multiplicities sum to {int(counts.sum())} but the release spec has n = {n}")
+    out: list[Guarantee] = []
+
+    def add(name, scope, kind, value, text):
+        meets = None if value is None else bool(value <= delta_target)
+        out.append(Guarantee(name, scope, kind, eps, value, meets, text))
+
+    if sigma == 0:
+        d_inst = instance_delta(counts, 0.0, theta, m, eps)
+        d_tight = tight_instance_delta(counts, theta, m, eps)
+        d_glob = global_delta(n, theta, m, eps)
+        add("instance_delta", "instance-level", "approximate", d_inst,
+            f"Instance-level probabilistic DP (paper, Theorem 1): at this dataset, the privacy loss "
+            f"exceeds ε = {eps:g} with probability at most δ = {d_inst:.4g}, against every neighbour. "
+            "It does not protect other datasets.")
+        add("tight_instance_delta", "instance-level", "approximate", d_tight,
+            f"Tight instance-level (ε, δ)-DP profile: this dataset is (ε = {eps:g}, δ = {d_tight:.4g})-DP "
+            "against every neighbour (exact hockey-stick divergence; never above the probabilistic δ).")
+        add("global_delta", "global", "approximate", d_glob,
+            f"Global (ε, δ)-DP (Theorem 2): every dataset of size n = {n} is protected with "
+            f"ε = {eps:g}, δ = {d_glob:.4g}.")
+    elif sigma > 0:
+        mc = monte_carlo_delta(counts, sigma, theta, m, eps, n_mc=n_mc, rng=np.random.default_rng(mc_seed))
+        up, est, se = float(mc.upper[0]), float(mc.estimate[0]), float(mc.std_error[0])
+        add("instance_delta", "instance-level", "approximate", up,
+            f"Instance-level probabilistic DP (Theorem 1, Monte Carlo with {mc.n_mc:,} replicates, seed "
+            f"{mc_seed}): estimate δ = {est:.4g} ± {se:.2g} (standard error); the 95% upper confidence bound "
+            f"δ = {up:.4g} is used. It is a statistical, not a certain, bound, and covers this dataset only.")
+        add("global_delta", "global", "none", None,
+            "No global guarantee is known for σ in (0, 1): the release is only accounted at this dataset.")
+    else:
+        alpha = -sigma
+        z = spec.categories
+        d_bound = instance_delta(counts, sigma, theta, m, eps)
+        eps_inst = dirichlet_multinomial_pure_epsilon(counts, alpha, m)
+        eps_glob = dirichlet_multinomial_pure_epsilon(counts, alpha, m, instance=False)
+        add("instance_delta", "instance-level", "pure" if d_bound == 0 else "approximate", d_bound,
+            f"Instance-level bound (Dirichlet–multinomial over z = {z} public categories): "
+            f"δ ≤ {d_bound:.4g} at ε = {eps:g}; pure ε-DP at this dataset for every ε ≥ {eps_inst:.4g}.")
+        glob_ok = eps >= eps_glob
+        add("global_pure_dp", "global", "pure", 0.0 if glob_ok else None,
+            f"Global pure ε-DP holds iff m ≤ (e^ε − 1)·α, i.e. ε ≥ {eps_glob:.4g} "
+            f"({'holds' if glob_ok else 'does NOT hold'} at ε = {eps:g}).")
+    return out
+
+
+def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: float,
+                   delta: float, seed: int | None, columns=None, transforms=None,
+                   data_source: str | None = None, bounds_from_data: bool = False,
+                   command: str | None = None, n_new_values: int | None = None,
+                   n_mc: int = 20000) -> dict:
+    """JSON-ready record of a release: parameters, seed, data profile and guarantees.
+
+    Parameters
+    ----------
+    multiplicities : array_like of int, shape (k,)
+        Frequency profile of the confidential data.
+    sigma, theta, m : release parameters (SPEC §2)
+    eps, delta : float
+        The ε at which guarantees are stated and the δ target they are compared with.
+    seed : int or None
+        Seed of the release's generator (None: not reproducible — stated as such).
+    columns, transforms : optional descriptions of the data preparation.
+    bounds_from_data : bool
+        Whether the base-measure bounds were read off the confidential data (a leak
+        the guarantees do not cover; stated in ``warnings``).
+    command : str, optional
+        The command line that regenerates the release.
+    """
+    counts = check_multiplicities(multiplicities)
+    spec = ReleaseSpec(sigma=float(sigma), theta=float(theta), m=int(m), n=int(counts.sum()))
+    items = guarantees(spec, counts, eps, delta, n_mc=n_mc)
+    warnings = []
+    if bounds_from_data:
+        warnings.append("The bounds of the base measure were computed from the confidential data; "
+                        "they are not private and no guarantee below covers them.")
+    if seed is None:
+        warnings.append("No seed was recorded: this release cannot be regenerated.")
+    k1 = int(np.sum(counts == 1))
+    report = {
+        "tool": "bnp-synth",
+        "version": __version__,
+        "mechanism": "Pitman–Yor posterior predictive (PYPP)",
+        "regime": spec.regime,
+        "parameters": {"sigma": spec.sigma, "theta": spec.theta, "m": spec.m,
+                       "eps": float(eps), "delta_target": float(delta), "seed": seed},
+        "data": {"source": data_source, "columns": list(columns) if columns is not None else None,
+                 "transforms": transforms, "n": spec.n, "k": int(counts.size), "singletons": k1},
+        "release": {"m": spec.m, "new_values": n_new_values},
+        "guarantees": [asdict(g) for g in items],
+        "warnings": warnings,
+        "command": command,
+    }
+    if spec.sigma == 0:
+        report["data"]["singleton_limit_m"] = singleton_limit(spec.n, spec.theta, float(delta))
+    return _jsonable(report)
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        value = float(obj)
+        return value if math.isfinite(value) else str(value)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    return obj

@@ -1,0 +1,50 @@
+"""The release report (core.report): guarantees carry the accounting's numbers and say their kind."""
+
+import json
+
+import numpy as np
+import pytest
+
+from core import privacy as P
+from core.report import guarantees, release_report
+
+MULT = [1, 2, 3, 3, 1, 7]
+
+
+def test_dp_report_numbers_come_from_the_accounting_functions():
+    rep = release_report(multiplicities=MULT, sigma=0.0, theta=2.0, m=4, eps=1.5, delta=1e-2, seed=9,
+                         columns=["x"], bounds_from_data=True, command="python -m core release …")
+    json.dumps(rep)  # serialisable as is
+    g = {item["name"]: item for item in rep["guarantees"]}
+    assert g["instance_delta"]["delta"] == P.instance_delta(MULT, 0.0, 2.0, 4, 1.5)
+    assert g["tight_instance_delta"]["delta"] == P.tight_instance_delta(MULT, 2.0, 4, 1.5)
+    assert g["global_delta"]["delta"] == P.global_delta(17, 2.0, 4, 1.5)
+    assert g["instance_delta"]["scope"] == "instance-level" and g["global_delta"]["scope"] == "global"
+    assert g["global_delta"]["meets_target"] == (g["global_delta"]["delta"] <= 1e-2)
+    assert rep["data"] == {**rep["data"], "n": 17, "k": 6, "singletons": 2}
+    assert rep["parameters"]["seed"] == 9 and any("not private" in w for w in rep["warnings"])
+    assert rep["data"]["singleton_limit_m"] == P.singleton_limit(17, 2.0, 1e-2)
+
+
+def test_pitman_yor_report_states_monte_carlo_and_no_global_guarantee():
+    items = guarantees(P.ReleaseSpec(0.4, 1.0, 3, 17), MULT, 1.0, 0.1, n_mc=2000, mc_seed=3)
+    inst = items[0]
+    mc = P.monte_carlo_delta(MULT, 0.4, 1.0, 3, 1.0, n_mc=2000, rng=np.random.default_rng(3))
+    assert inst.delta == pytest.approx(mc.upper[0]) and "Monte Carlo" in inst.description
+    assert items[1].kind == "none" and items[1].delta is None
+
+
+def test_dirichlet_multinomial_report_pure_conditions():
+    alpha, z, m = 0.5, 8, 3
+    eps_glob = np.log1p(m / alpha)
+    items = guarantees(P.ReleaseSpec(-alpha, z * alpha, m, 17), MULT, eps_glob * 1.01, 0.1)
+    assert items[1].kind == "pure" and items[1].delta == 0.0
+    items = guarantees(P.ReleaseSpec(-alpha, z * alpha, m, 17), MULT, eps_glob * 0.9, 0.1)
+    assert items[1].delta is None and "NOT" in items[1].description
+
+
+def test_report_rejects_inconsistent_inputs():
+    with pytest.raises(ValueError, match="n ="):
+        guarantees(P.ReleaseSpec(0.0, 1.0, 3, 99), MULT, 1.0, 0.1)
+    with pytest.raises(ValueError, match="delta"):
+        release_report(multiplicities=MULT, sigma=0.0, theta=1.0, m=3, eps=1.0, delta=2.0, seed=1)
