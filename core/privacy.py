@@ -616,7 +616,7 @@ class MonteCarloDelta:
 def monte_carlo_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000,
                       rng: np.random.Generator, confidence: float = 0.95,
                       progress: Callable[[float, str], None] | None = None,
-                      batch: int = 2000) -> MonteCarloDelta:
+                      batch: int = 2000, prune: bool = True) -> MonteCarloDelta:
     """Estimate δ_x(ε) for σ ∈ (0, 1) by simulation (SPEC §3.2, Theorem 1).
 
     Replicates of :math:`(S_1,\\dots,S_k,K)` are drawn with the exact sampler, collapsed
@@ -640,6 +640,9 @@ def monte_carlo_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000
     progress : callable(fraction, message), optional
     batch : int
         Replicates simulated at once (memory bound).
+    prune : bool
+        Skip old-to-old neighbour types that provably cannot raise the maximum on these
+        replicates (exact; ``False`` evaluates all of them, for verification).
 
     Returns
     -------
@@ -669,58 +672,100 @@ def monte_carlo_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000
     if not use_rest:
         alpha = np.delete(alpha, n_rep)
 
-    # Neighbour types: (l, t) with t an old atom, and (l, new).
-    types_l, types_t, names = [], [], []
-    for d in range(D):
-        for e in range(D):
-            if d == e and not has_b[d]:
-                continue
-            types_l.append(d)
-            types_t.append(b_index[d] if d == e else e)
-            names.append(f"r_l={values[d]} -> r_t={values[e]}")
-        types_l.append(d)
-        types_t.append(-1)
-        names.append(f"r_l={values[d]} -> new")
-    types_l = np.array(types_l)
-    types_t = np.array(types_t)
-    T = types_l.size
-    log_eps = eps_arr
-    exceed = np.zeros((T, eps_arr.size), dtype=np.int64)
     strength = theta + k * sigma
-    log_new_x = np.log(strength)
+    # 1. Simulate every replicate of (S_representatives, K); memory O(n_rep · n_mc).
+    S = np.empty((n_rep, n_mc))
+    K = np.empty(n_mc)
     done = 0
     while done < n_mc:
         size = min(batch, n_mc - done)
-        weights = rng.dirichlet(alpha, size=size)
-        draws = rng.multinomial(m, weights)
-        S = draws[:, :n_rep].astype(float)
-        L = draws[:, -1]
-        K = crp_tables(L, sigma, strength, rng).astype(float)
-        l_mult = values[types_l].astype(float)[:, None]          # (T, 1)
-        S_l = S[:, types_l].T                                     # (T, size)
-        singular = (l_mult == 1) & (S_l >= 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # Factor of the replaced atom: (n_l + S_l − 1 − σ)/(n_l − 1 − σ) when n_l ≥ 2;
-            # for n_l = 1 it is replaced by the change in the new-value probability.
-            log_l = np.where(l_mult >= 2,
-                             np.log(l_mult + S_l - 1 - sigma) - np.log(l_mult - 1 - sigma),
-                             np.log(theta + (k + K[None, :] - 1) * sigma) - np.log(theta + (k - 1) * sigma))
-            t_old = types_t >= 0
-            t_idx = np.where(t_old, types_t, 0)
-            t_mult = rep_mult[t_idx][:, None]
-            S_t = S[:, t_idx].T
-            log_t_old = np.log(t_mult - sigma) - np.log(t_mult + S_t - sigma)
-            # v new: (θ + kσ)/(θ + (k + K)σ) for n_l ≥ 2; exactly 1 for n_l = 1 (case d).
-            log_t_new = np.where(l_mult >= 2, log_new_x - np.log(theta + (k + K[None, :]) * sigma), 0.0)
-            log_ratio = np.where(t_old[:, None], log_t_old, log_t_new)
-            # Case (d): n_l = 1, v new — the ratio is 1 when not singular.
-            log_ratio = np.where((l_mult == 1) & ~t_old[:, None], 0.0, log_ratio + log_l)
-        log_ratio = np.where(singular, np.inf, log_ratio)
-        log_ratio.sort(axis=1)
-        exceed += size - np.stack([np.searchsorted(row, log_eps, side="right") for row in log_ratio])
+        draws = rng.multinomial(m, rng.dirichlet(alpha, size=size))
+        S[:, done:done + size] = draws[:, :n_rep].T
+        K[done:done + size] = crp_tables(draws[:, -1], sigma, strength, rng)
         done += size
         if progress is not None:
-            progress(done / n_mc, f"Monte Carlo replicates: {done:,} of {n_mc:,}")
+            progress(0.5 * done / n_mc, f"Monte Carlo replicates: {done:,} of {n_mc:,}")
+
+    # 2. The log-ratio of a neighbour type is left[l_row] + right[t_row]:
+    #   left row d  : the replaced atom l of multiplicity values[d]: log((n_l+S_l−1−σ)/(n_l−1−σ))
+    #                 for n_l ≥ 2; for n_l = 1, +inf if S_l ≥ 1 (singular) else the new-value
+    #                 factor (θ+(k+K−1)σ)/(θ+(k−1)σ) of case (c);
+    #   left row D  : case (d), n_l = 1 and v new: +inf if S_l ≥ 1, else 0;
+    #   right row j : old target t = representative j: log((n_t−σ)/(n_t+S_t−σ)) ≤ 0;
+    #   right row n_rep: v new, log((θ+kσ)/(θ+(k+K)σ)) ≤ 0; right row n_rep+1: 0.
+    vals = values.astype(float)[:, None]
+    left = np.empty((D + 1, n_mc))
+    right = np.empty((n_rep + 2, n_mc))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        left[:D] = np.log(vals + S[:D] - 1 - sigma) - np.log(vals - 1 - sigma)
+        left[D] = 0.0
+        if values[0] == 1:
+            singular = S[0] >= 1
+            c_factor = (np.log(theta + (k + K - 1) * sigma) - np.log(theta + (k - 1) * sigma)
+                        if k >= 2 else np.zeros(n_mc))
+            left[0] = np.where(singular, np.inf, c_factor)
+            left[D] = np.where(singular, np.inf, 0.0)
+        right[:n_rep] = np.log(rep_mult[:, None] - sigma) - np.log(rep_mult[:, None] + S - sigma)
+        right[n_rep] = np.log(strength) - np.log(theta + (k + K) * sigma)
+        right[n_rep + 1] = 0.0
+    del S
+
+    rows_per_chunk = max(1, 4_000_000 // n_mc)
+
+    def exceed_counts(l_rows, r_rows):
+        """#replicates with log-ratio > ε, for each type (rows) and ε (columns)."""
+        out = np.empty((len(l_rows), eps_arr.size), dtype=np.int64)
+        for i in range(0, len(l_rows), rows_per_chunk):
+            block = left[l_rows[i:i + rows_per_chunk]]
+            if r_rows is not None:
+                block += right[r_rows[i:i + rows_per_chunk]]
+            block.sort(axis=1)
+            out[i:i + len(block)] = n_mc - np.stack([np.searchsorted(row, eps_arr, side="right")
+                                                     for row in block])
+        return out
+
+    # 3. Cheap types first: (l, new) for every l, and every pair with a singleton l.
+    l_rows, r_rows, names = [], [], []
+
+    def add_type(l_row, r_row, name):
+        l_rows.append(l_row)
+        r_rows.append(r_row)
+        names.append(name)
+
+    for d in range(D):
+        if values[d] == 1:
+            add_type(D, n_rep + 1, "r_l=1 -> new")
+            for e in range(D):
+                if e != 0 or has_b[0]:
+                    add_type(0, b_index[0] if e == 0 else e, f"r_l=1 -> r_t={values[e]}")
+        else:
+            add_type(d, n_rep, f"r_l={values[d]} -> new")
+    exceed = exceed_counts(np.array(l_rows), np.array(r_rows))
+    best_counts = exceed.max(axis=0)
+    n_types = len(names) + sum(int(has_b[d]) + D - 1 for d in range(D) if values[d] >= 2)
+
+    # 4. Old-to-old types with n_l ≥ 2. Pathwise, right ≤ 0, so a type's count never
+    #    exceeds that of its replaced atom alone (bound[d]); an l whose bound is within
+    #    the running maximum at every ε cannot raise it and is skipped — exactly.
+    candidates = np.flatnonzero(values >= 2)
+    if candidates.size:
+        bound = exceed_counts(candidates, None)
+        order = np.argsort(-bound.max(axis=1), kind="stable")
+        for step, j in enumerate(order):
+            d = int(candidates[j])
+            if prune and np.all(bound[j] <= best_counts):
+                continue
+            targets = [e for e in range(D) if e != d or has_b[d]]
+            r_idx = np.array([b_index[d] if e == d else e for e in targets])
+            counts_d = exceed_counts(np.full(len(targets), d), r_idx)
+            exceed = np.vstack([exceed, counts_d])
+            names.extend(f"r_l={values[d]} -> r_t={values[e]}" for e in targets)
+            best_counts = np.maximum(best_counts, counts_d.max(axis=0))
+            if progress is not None:
+                progress(0.5 + 0.5 * (step + 1) / order.size, "Evaluating neighbour types")
+    if progress is not None:
+        progress(1.0, "Monte Carlo done")
+    T = n_types
     best = exceed.argmax(axis=0)
     top = exceed[best, np.arange(eps_arr.size)]
     estimate = top / n_mc

@@ -226,6 +226,52 @@ def test_monte_carlo_delta_agrees_with_enumeration_within_its_interval(case_id):
     assert np.allclose(P.instance_delta(mult, sigma, theta, m, eps, n_mc=20000, seed=case_id), mc95.upper)
 
 
+def test_pruned_monte_carlo_equals_evaluating_every_type():
+    """Skipping dominated old-to-old types must not change any estimate."""
+    mult = [1, 2, 2, 3, 5, 5, 9, 14, 30]
+    eps = np.geomspace(0.05, 4, 12)
+    fast = P.monte_carlo_delta(mult, 0.35, 1.0, 20, eps, n_mc=3000, rng=np.random.default_rng(8))
+    full = P.monte_carlo_delta(mult, 0.35, 1.0, 20, eps, n_mc=3000, rng=np.random.default_rng(8), prune=False)
+    np.testing.assert_array_equal(fast.estimate, full.estimate)
+    np.testing.assert_array_equal(fast.upper, full.upper)
+    values, how_many = np.unique(mult, return_counts=True)
+    assert fast.n_types == full.n_types == sum(len(values) - 1 + (h >= 2) for h in how_many) + len(values)
+    # an independent evaluation of every concrete neighbour on fresh replicates agrees
+    ref = _all_types_reference(mult, 0.35, 1.0, 20, eps, 3000, 9)
+    assert np.all(np.abs(ref - fast.estimate) <= 5 * np.sqrt(2 * fast.estimate * (1 - fast.estimate) / 3000) + 2e-3)
+
+
+def _all_types_reference(mult, sigma, theta, m, eps, n_mc, seed):
+    """Max over every neighbour type of the bad-event frequency, on the fast sampler's
+    replicates, evaluating each of the k·(k−1) + k concrete neighbours (no pruning)."""
+    from core.mechanisms import py_predictive_counts
+    rng = np.random.default_rng(seed)
+    counts = np.array(mult, dtype=float)
+    k = counts.size
+    bad = np.zeros((k * k, len(eps)))
+    for _ in range(n_mc):
+        S, new = py_predictive_counts(mult, sigma, theta, m, rng)
+        K = new.size
+        row = 0
+        for l in range(k):
+            nl = counts[l]
+            for t in list(range(k)) + [None]:
+                if t == l:
+                    continue
+                if nl == 1 and S[l] >= 1:
+                    lr = np.inf
+                elif t is None:
+                    lr = (np.log((nl + S[l] - 1 - sigma) / (nl - 1 - sigma))
+                          + np.log((theta + k * sigma) / (theta + (k + K) * sigma))) if nl >= 2 else 0.0
+                else:
+                    head = (np.log((nl + S[l] - 1 - sigma) / (nl - 1 - sigma)) if nl >= 2 else
+                            np.log((theta + (k + K - 1) * sigma) / (theta + (k - 1) * sigma)))
+                    lr = head + np.log((counts[t] - sigma) / (counts[t] + S[t] - sigma))
+                bad[row] += lr > eps
+                row += 1
+    return bad.max(axis=0) / n_mc
+
+
 def test_clopper_pearson_upper_bound_closed_form_at_zero_and_all_counts():
     # x = 0 bad events out of N: the one-sided bound solves (1 − p)^N = α/T.
     mc = P.monte_carlo_delta([4, 4], 0.5, 1.0, 1, [50.0], n_mc=4000, rng=np.random.default_rng(1))
@@ -240,7 +286,9 @@ def test_monte_carlo_reports_progress_and_is_reproducible():
                             rng=np.random.default_rng(5), progress=lambda f, msg: seen.append(f))
     b = P.monte_carlo_delta([1, 3, 3, 6], 0.4, 1.0, 5, [0.5, 2.0], n_mc=3000, batch=1000,
                             rng=np.random.default_rng(5))
-    assert seen == pytest.approx([1 / 3, 2 / 3, 1.0])
+    # sampling reports the first half, type evaluation the second
+    assert seen[:3] == pytest.approx([1 / 6, 2 / 6, 3 / 6]) and seen[-1] == 1.0
+    assert all(b >= a for a, b in zip(seen, seen[1:]))
     np.testing.assert_array_equal(a.upper, b.upper)
     assert np.all(a.upper >= a.estimate)
 
