@@ -288,3 +288,4 @@ def _stack_columns(columns: list[np.ndarray], atoms: np.ndarray) -> np.ndarray:
             out[:, j] = c
         return out
     return np.column_stack(columns)
+from .baselines import dirichlet_sampling_epsilon, gaussian_sigma, smoothed_histogram_lambda  # noqa: E402,F401  (SPEC §7 names)

@@ -120,7 +120,8 @@ def _beta_binomial_logpmf(m: int, a, b, s_min: int = 0) -> np.ndarray:
     pad = (-width) % _ANCHOR_EVERY
     if pad:
         x = np.concatenate([x, np.zeros((x.shape[0], pad))], axis=1)
-    logpmf = np.cumsum(x.reshape(x.shape[0], -1, _ANCHOR_EVERY), axis=2).reshape(x.shape[0], -1)
+    with np.errstate(invalid="ignore"):  # only the degenerate rows below produce NaN
+        logpmf = np.cumsum(x.reshape(x.shape[0], -1, _ANCHOR_EVERY), axis=2).reshape(x.shape[0], -1)
     logpmf = logpmf[:, :width]
     # b = 0 (σ < 0 with a single public category) is the point mass at m.
     degenerate = b[:, 0] <= 0
@@ -131,7 +132,8 @@ def _beta_binomial_logpmf(m: int, a, b, s_min: int = 0) -> np.ndarray:
 
 
 def _reverse_logcumsumexp(log_terms: np.ndarray) -> np.ndarray:
-    return np.logaddexp.accumulate(log_terms[:, ::-1], axis=1)[:, ::-1]
+    with np.errstate(invalid="ignore"):  # log(0 + 0) = -inf is the right answer
+        return np.logaddexp.accumulate(log_terms[:, ::-1], axis=1)[:, ::-1]
 
 
 def beta_binomial_log_tail(m: int, a, b, s_min: int = 0) -> np.ndarray:
@@ -266,7 +268,8 @@ def instance_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, s
     m = check_m(m)
     eps_arr, scalar = check_eps(eps)
     n = int(counts.sum())
-    c = np.expm1(eps_arr)
+    with np.errstate(over="ignore"):
+        c = np.expm1(eps_arr)
     if sigma == 0:
         delta = _dp_instance_tails(values, theta, n, m, c).max(axis=0)
     elif z is not None:
@@ -513,7 +516,8 @@ def max_synthetic_size(n, theta, eps, delta) -> int:
     if not scalar:
         raise ValueError("eps must be a scalar here; use synthetic_size_curve for arrays")
     delta = check_delta(delta)
-    c = float(np.expm1(eps_arr[0]))
+    with np.errstate(over="ignore"):
+        c = float(np.expm1(eps_arr[0]))
     upper = singleton_limit(n, theta, delta)
     return _largest_m(lambda m: _global_delta_one(n, theta, m, c) * _ROUND_UP <= delta, upper)
 

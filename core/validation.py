@@ -190,3 +190,141 @@ def check_rng(rng, name: str = "rng") -> np.random.Generator:
             f"{name} must be a numpy.random.Generator (make one with numpy.random.default_rng(seed)), "
             f"got {type(rng).__name__}")
     return rng
+
+
+__all__ += ["check_bounds"]
+
+
+def check_bounds(bounds, name: str = "bounds", *, positive: bool = False) -> tuple[float, float]:
+    """Public bounds ``(lo, hi)`` of a numeric column: finite reals with ``lo < hi``.
+
+    With ``positive`` (the column is log-transformed) also ``lo > 0``.
+
+    Returns
+    -------
+    lo, hi : float
+    """
+    try:
+        lo, hi = bounds
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lo, hi) of finite numbers with lo < hi, got {bounds!r}") from None
+    if not (_is_real_scalar(lo) and _is_real_scalar(hi) and math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"{name} must be a pair (lo, hi) of finite numbers with lo < hi, got {bounds!r}")
+    lo, hi = float(lo), float(hi)
+    if not lo < hi:
+        raise ValueError(f"{name} must satisfy lo < hi, got lo={lo!r}, hi={hi!r}")
+    if positive and lo <= 0:
+        raise ValueError(f"{name} must have lo > 0 for a log-transformed column (log needs positive values), "
+                         f"got lo={lo!r}")
+    return lo, hi
+
+
+__all__ += ["check_finite_eps", "check_sample", "check_sample_weights", "check_unit_data"]
+
+
+def check_finite_eps(eps, name: str = "eps") -> float:
+    """A scalar privacy parameter ε in (0, ∞): finite, for mechanisms whose noise scale is 1/ε."""
+    if not _is_real_scalar(eps) or not math.isfinite(eps) or not eps > 0:
+        raise ValueError(f"{name} must be a finite real number in (0, ∞), got {eps!r}")
+    return float(eps)
+
+
+def check_sample(values, name: str = "data", *, min_size: int = 1) -> np.ndarray:
+    """A numeric sample: shape ``(n,)`` or ``(n, d)``, ``n ≥ min_size``, ``d ≥ 1``, finite values.
+
+    Returns a ``float64`` array of the same shape.
+    """
+    try:
+        arr = np.asarray(values)
+    except Exception:  # pragma: no cover - exotic inputs
+        raise ValueError(f"{name} must be a numeric array of shape (n,) or (n, d)") from None
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"{name} must have shape (n,) or (n, d), got shape {arr.shape}")
+    if arr.shape[0] < min_size:
+        what = "is empty" if arr.shape[0] == 0 else f"has {arr.shape[0]} rows"
+        raise ValueError(f"{name} {what}: at least {min_size} value(s) are needed")
+    if arr.ndim == 2 and arr.shape[1] == 0:
+        raise ValueError(f"{name} has no columns: shape {arr.shape}")
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (no NaN or infinity); "
+                         f"{int(np.count_nonzero(~np.isfinite(arr)))} non-finite value(s) found")
+    return arr
+
+
+def check_sample_weights(weights, size: int, name: str = "weights") -> np.ndarray:
+    """Non-negative finite weights of a sample of ``size`` points, with a positive total.
+
+    Returns a ``float64`` array of shape ``(size,)`` normalised to sum to one.
+    """
+    try:
+        arr = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a 1-D array of non-negative numbers") from None
+    if arr.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},) to match its sample, got {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"{name} must be finite and >= 0")
+    total = arr.sum()
+    if not total > 0:
+        raise ValueError(f"{name} must have a positive sum, got {total!r}")
+    return arr / total
+
+
+def check_unit_data(data, name: str = "data") -> np.ndarray:
+    """Confidential data already scaled to the unit box: shape ``(n,)`` or ``(n, d)``, values in [0, 1].
+
+    The scaling must use public bounds (SPEC §4); a value outside [0, 1] means the bounds
+    did not cover the data.
+    """
+    arr = check_sample(data, name)
+    lo, hi = float(arr.min()), float(arr.max())
+    if lo < 0.0 or hi > 1.0:
+        raise ValueError(f"{name} must lie in [0, 1] after scaling by public bounds, got values in "
+                         f"[{lo!r}, {hi!r}]")
+    return arr
+
+
+__all__ += ["check_positive_integer_array", "check_probability"]
+
+
+def check_positive_integer_array(values, name: str, *, maximum: int | None = None) -> np.ndarray:
+    """Integers ``>= 1`` (and ``<= maximum``), scalar or array of any shape, non-empty.
+
+    Returns an ``int64`` array (at least 0-D) of the same shape.
+    """
+    try:
+        arr = np.asarray(values)
+    except Exception:  # pragma: no cover - exotic inputs
+        raise ValueError(f"{name} must be positive integers") from None
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be positive integers, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.floor(arr))
+        if bad.any():
+            raise ValueError(f"{name} must be integers, got {arr[bad].ravel()[0]!r}")
+        if np.any(np.abs(arr) >= 2.0**62):
+            raise ValueError(f"{name} must be integers below 2**62")
+    arr = arr.astype(np.int64)
+    if np.any(arr < 1):
+        hi = "∞" if maximum is None else str(maximum)
+        raise ValueError(f"{name} must be integers in [1, {hi}], got {int(arr.min())}")
+    if maximum is not None and np.any(arr > maximum):
+        raise ValueError(f"{name} must be integers in [1, {maximum}], got {int(arr.max())}")
+    return arr
+
+
+def check_probability(value, name: str, *, allow_zero: bool = False, allow_one: bool = False) -> float:
+    """A probability or level: a real number in (0, 1), optionally closed at either end."""
+    left, right = ("[" if allow_zero else "("), ("]" if allow_one else ")")
+    ok = _is_real_scalar(value) and math.isfinite(value)
+    if ok:
+        v = float(value)
+        ok = (v > 0 or (allow_zero and v == 0)) and (v < 1 or (allow_one and v == 1))
+    if not ok:
+        raise ValueError(f"{name} must be in {left}0, 1{right}, got {value!r}")
+    return float(value)
