@@ -323,28 +323,30 @@ def tight_instance_delta(multiplicities, theta, m, eps):
     eps_arr, scalar = check_eps(eps)
     n = int(counts.sum())
     c = np.expm1(eps_arr)
+    # Rows and tails are computed exactly as in instance_delta (the singleton row's
+    # weight (r−1)/(r−1+S) is 0, leaving P(S ≥ 1)), so the profile can never exceed the
+    # probabilistic curve, not even by a rounding error.
+    r = values.astype(float)
+    thresholds = np.where(r[:, None] == 1, 0.0, c[None, :] * (r[:, None] - 1))
+    start = _first_bad_count(thresholds)
     result = np.zeros(eps_arr.shape)
-    if values[0] == 1:
-        result[:] = m / (m + theta + n - 1.0)
-    r = values[values >= 2].astype(float)
-    if r.size:
-        start = _first_bad_count(c[None, :] * (r[:, None] - 1))
-        needed = start[start <= m]
-        if needed.size:
-            s_min = int(needed.min())
-            log_pmf = _beta_binomial_logpmf(m, r, theta + n - r, s_min)
-            log_tail = _reverse_logcumsumexp(log_pmf)
-            # (1 − e^ε (r−1)/(r−1+S))_+ is positive exactly on the bad event S ≥ start, so
-            # the profile is P(S ≥ start) − e^ε E[(r−1)/(r−1+S); S ≥ start].
-            s_grid = np.arange(s_min, m + 1, dtype=float)[None, :]
+    needed = start[start <= m]
+    if needed.size:
+        s_min = int(needed.min())
+        log_pmf = _beta_binomial_logpmf(m, r, theta + n - r, s_min)
+        log_tail = _reverse_logcumsumexp(log_pmf)
+        # (1 − e^ε (r−1)/(r−1+S))_+ is positive exactly on the bad event S ≥ start, so
+        # the profile is P(S ≥ start) − e^ε E[(r−1)/(r−1+S); S ≥ start].
+        s_grid = np.arange(s_min, m + 1, dtype=float)[None, :]
+        with np.errstate(divide="ignore"):
             log_w = log_pmf + np.log(r[:, None] - 1) - np.log(r[:, None] - 1 + s_grid)
-            log_wtail = _reverse_logcumsumexp(log_w)
-            tail = _tail_at(log_tail, s_min, start)
-            wtail = _tail_at(log_wtail, s_min, start)
-            with np.errstate(invalid="ignore"):
-                value = tail - np.exp(eps_arr)[None, :] * wtail
-            value = np.where(np.isfinite(value), value, 0.0)
-            result = np.maximum(result, np.clip(value, 0.0, None).max(axis=0))
+        log_wtail = _reverse_logcumsumexp(log_w)
+        tail = _tail_at(log_tail, s_min, start)
+        wtail = _tail_at(log_wtail, s_min, start)
+        with np.errstate(invalid="ignore", over="ignore"):
+            value = tail - np.exp(eps_arr)[None, :] * wtail
+        value = np.where(np.isfinite(value), value, 0.0)
+        result = np.clip(value, 0.0, tail).max(axis=0)
     return _as_output(_round_up(result), scalar)
 
 

@@ -1,0 +1,217 @@
+"""Tests of the command line ``python -m core release`` (core.cli)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import privacy
+from core.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+N = 240
+THETA = 2.0
+
+
+@pytest.fixture(scope="module")
+def data_csv(tmp_path_factory) -> Path:
+    """Earnings-like data with ties and singletons, a categorical column and an integer column."""
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame({
+        "wage": np.round(rng.lognormal(2.5, 0.6, N), 1),
+        "sex": rng.choice(["female", "male"], N),
+        "age": rng.integers(20, 60, N),
+    })
+    path = tmp_path_factory.mktemp("cli") / "data.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def run_cli(*args, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "core", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_release_with_given_m(data_csv, tmp_path):
+    out, report_path = tmp_path / "synth.csv", tmp_path / "report.json"
+    result = run_cli("release", data_csv, "--column", "wage", "--column", "age", "--categorical", "sex",
+                     "--theta", THETA, "--m", 150, "--eps", 2.0, "--delta", 0.2,
+                     "--bounds", 1, 200, "--bounds", 18, 65, "--log", "--decimals", 1, "--decimals", 0,
+                     "--seed", 5, "--out", out, "--report", report_path, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+
+    synth = pd.read_csv(out)
+    assert list(synth.columns) == ["wage", "age", "sex"]
+    assert len(synth) == 150
+    assert synth["wage"].between(1, 200).all() and synth["age"].between(18, 65).all()
+    np.testing.assert_array_equal(synth["wage"], np.round(synth["wage"], 1))
+    assert synth["age"].dtype == np.int64
+    assert synth["sex"].isin(["female", "male"]).sum() + synth["sex"].str.startswith("new_category_").sum() == 150
+
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    original = pd.read_csv(data_csv)
+    rows = Counter(zip(np.round(original["wage"], 1), original["age"], original["sex"]))
+    params = report["parameters"]
+    assert params == {"sigma": 0.0, "theta": THETA, "m": 150, "eps": 2.0, "delta_target": 0.2, "seed": 5}
+    data = report["data"]
+    assert (data["n"], data["k"], data["singletons"]) == (N, len(rows), sum(c == 1 for c in rows.values()))
+    assert data["columns"] == ["wage", "age", "sex"] and data["source"] == str(data_csv)
+    assert [t["column"] for t in data["transforms"]] == ["wage", "age", "sex"]
+    assert data["transforms"][0]["log"] is True and data["transforms"][0]["bounds"] == [1.0, 200.0]
+    assert not any(t.get("bounds_from_data") for t in data["transforms"])
+    assert report["release"]["m"] == 150 and report["release"]["m_chosen_by"] == "given with --m"
+    assert isinstance(report["release"]["new_values"], int)
+    assert report["warnings"] == []
+    assert "--seed 5" in report["command"]
+
+    counts = np.array(list(rows.values()))
+    by_name = {g["name"]: g for g in report["guarantees"]}
+    assert set(by_name) == {"instance_delta", "tight_instance_delta", "global_delta"}
+    assert by_name["instance_delta"]["delta"] == privacy.instance_delta(counts, 0.0, THETA, 150, 2.0)
+    assert by_name["tight_instance_delta"]["delta"] == privacy.tight_instance_delta(counts, THETA, 150, 2.0)
+    assert by_name["global_delta"]["delta"] == privacy.global_delta(N, THETA, 150, 2.0)
+    for g in by_name.values():
+        assert {"scope", "kind", "eps", "delta", "meets_target", "description"} <= set(g)
+        assert g["scope"] in ("instance-level", "global") and g["description"]
+    # m = 150 of n = 240 with singletons: the singleton term alone exceeds δ = 0.2.
+    assert by_name["global_delta"]["meets_target"] is False
+    assert "warning: global guarantee global_delta" in result.stderr
+
+
+def test_release_largest_admissible_m(data_csv, tmp_path):
+    """--eps/--delta without --m releases m*(ε, δ) of Theorem 2, and no more."""
+    eps, delta = 3.0, 0.05
+    out, report_path = tmp_path / "synth.csv", tmp_path / "report.json"
+    result = run_cli("release", data_csv, "--column", "wage", "--theta", THETA, "--eps", eps, "--delta", delta,
+                     "--bounds", 0, 500, "--seed", 1, "--out", out, "--report", report_path, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    m_star = privacy.max_synthetic_size(N, THETA, eps, delta)
+    assert m_star >= 2
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert report["parameters"]["m"] == report["release"]["m"] == m_star
+    assert "Theorem 2" in report["release"]["m_chosen_by"]
+    assert len(pd.read_csv(out)) == m_star
+    glob = next(g for g in report["guarantees"] if g["name"] == "global_delta")
+    assert glob["delta"] <= delta and glob["meets_target"] is True
+    assert privacy.global_delta(N, THETA, m_star + 1, eps) > delta  # m* is the largest
+
+
+def test_bounds_from_data_are_warned_and_recorded(data_csv, tmp_path, capsys):
+    out = tmp_path / "synth.csv"
+    assert main(["release", str(data_csv), "--column", "wage", "--theta", str(THETA), "--m", "20", "--eps", "1",
+                 "--delta", "0.5", "--seed", "2", "--out", str(out)]) == 0  # report on stdout
+    captured = capsys.readouterr()
+    assert "warning: The bounds of column 'wage' were computed from the confidential data" in captured.err
+    report = json.loads(captured.out)
+    assert report["data"]["transforms"][0]["bounds_from_data"] is True
+    assert any("not private" in w for w in report["warnings"])
+    wage = pd.read_csv(data_csv)["wage"]
+    assert pd.read_csv(out)["wage"].between(wage.min(), wage.max()).all()
+
+
+def test_same_seed_same_release(data_csv, tmp_path):
+    args = ["release", str(data_csv), "--column", "wage", "--theta", "5", "--m", "40", "--eps", "1",
+            "--delta", "0.5", "--bounds", "0", "500", "--seed", "9"]
+    assert main([*args, "--out", str(tmp_path / "a.csv"), "--report", str(tmp_path / "a.json")]) == 0
+    assert main([*args, "--out", str(tmp_path / "b.csv"), "--report", str(tmp_path / "b.json")]) == 0
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+
+
+def test_seed_drawn_when_missing_is_recorded(data_csv, tmp_path):
+    report_path = tmp_path / "r.json"
+    assert main(["release", str(data_csv), "--column", "wage", "--theta", "2", "--m", "10", "--eps", "1",
+                 "--delta", "0.5", "--bounds", "0", "500", "--out", str(tmp_path / "s.csv"),
+                 "--report", str(report_path)]) == 0
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    seed = report["parameters"]["seed"]
+    assert isinstance(seed, int) and f"--seed {seed}" in report["command"]
+
+
+def test_bad_arguments_in_a_subprocess_exit_cleanly(data_csv, tmp_path):
+    result = run_cli("release", data_csv, "--column", "salary", "--theta", 2, "--m", 10, "--eps", 1,
+                     "--delta", 0.1, "--out", tmp_path / "s.csv", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "error: no column named 'salary'; the columns are 'wage', 'sex', 'age'" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "s.csv").exists()
+
+
+BAD = [
+    (["--column", "wage", "--theta", "2", "--m", "10", "--eps", "1"], "missing --delta"),
+    (["--column", "wage", "--theta", "2", "--m", "10"], "missing --eps and --delta"),
+    (["--column", "wage", "--theta", "2", "--m", "0", "--eps", "1", "--delta", "0.1"], r"m must be an integer in \[1"),
+    (["--column", "wage", "--theta", "2", "--m", "1.5", "--eps", "1", "--delta", "0.1"], "invalid int value: '1.5'"),
+    (["--column", "wage", "--theta", "2", "--m", "5", "--eps", "-1", "--delta", "0.1"], r"eps must be in \(0, ∞\]"),
+    (["--column", "wage", "--theta", "2", "--m", "5", "--eps", "1", "--delta", "1.5"], r"delta must be in \(0, 1\)"),
+    (["--column", "wage", "--theta", "-1", "--m", "5", "--eps", "1", "--delta", "0.1"], "theta must be > -sigma"),
+    (["--column", "wage", "--sigma", "1.2", "--theta", "2", "--m", "5", "--eps", "1", "--delta", "0.1"],
+     "sigma must be < 1"),
+    (["--column", "wage", "--sigma", "0.5", "--theta", "2", "--eps", "1", "--delta", "0.1"],
+     "without --m needs --sigma 0"),
+    (["--column", "wage", "--column", "age", "--bounds", "0", "9", "--theta", "2", "--m", "5", "--eps", "1",
+      "--delta", "0.1"], r"--bounds LO HI once per numeric column, in order \(2: wage, age\), got 1"),
+    (["--column", "wage", "--bounds", "9", "0", "--theta", "2", "--m", "5", "--eps", "1", "--delta", "0.1"],
+     "bounds of column 'wage' must satisfy lo < hi"),
+    (["--column", "wage", "--bounds", "0", "100", "--log", "--theta", "2", "--m", "5", "--eps", "1",
+      "--delta", "0.1"], "lo > 0 for a log-transformed column"),
+    (["--column", "wage", "--column", "age", "--decimals", "1", "--decimals", "0", "--decimals", "2", "--theta",
+      "2", "--m", "5", "--eps", "1", "--delta", "0.1"], "--decimals once .* or once per numeric column"),
+    (["--column", "sex", "--theta", "2", "--m", "5", "--eps", "1", "--delta", "0.1"],
+     r"column 'sex' has 240 non-numeric value\(s\).*categorical"),
+    (["--categorical", "sex", "--log", "--theta", "2", "--m", "5", "--eps", "1", "--delta", "0.1"],
+     "--log applies to numeric columns"),
+    (["--theta", "2", "--m", "5", "--eps", "1", "--delta", "0.1"], "choose at least one column"),
+    (["--column", "wage", "--theta", "2", "--eps", "0.5", "--delta", "1e-9", "--bounds", "0", "500"],
+     "no synthetic row can be released .* singleton limit"),
+    (["--column", "wage", "--theta", "2", "--m", "5", "--eps", "1", "--delta", "0.1", "--seed", "-3"],
+     "--seed must be an integer >= 0"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD)
+def test_bad_arguments_give_a_clear_error(data_csv, tmp_path, capsys, args, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["release", str(data_csv), *args, "--out", str(tmp_path / "s.csv")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: python -m core release" in err
+    assert re.search(message, err), err
+    assert not (tmp_path / "s.csv").exists()
+
+
+@pytest.mark.parametrize("content, message", [
+    ("", "is empty"),
+    ("wage\n", r"has a header \('wage'\) but no data rows"),
+    ("wage\n1.5\n\n2.5\nNaN\n", r"column 'wage' has 1 missing value\(s\) \(empty or NaN\) at row 3"),
+    ("wage\n1.5\n", r"the data have 1 row\(s\); the mechanism needs at least 2 records"),
+])
+def test_bad_data_give_a_clear_error(tmp_path, capsys, content, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(content)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["release", str(path), "--column", "wage", "--theta", "2", "--m", "5", "--eps", "1",
+              "--delta", "0.1", "--bounds", "0", "10", "--out", str(tmp_path / "s.csv")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err), err
+
+
+def test_missing_input_and_output_directory(data_csv, tmp_path, capsys):
+    common = ["--column", "wage", "--theta", "2", "--m", "5", "--eps", "1", "--delta", "0.1"]
+    with pytest.raises(SystemExit):
+        main(["release", str(tmp_path / "nope.csv"), *common, "--out", str(tmp_path / "s.csv")])
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["release", str(data_csv), *common, "--out", str(tmp_path / "no_dir" / "s.csv")])
+    assert "does not exist" in capsys.readouterr().err
