@@ -1,0 +1,94 @@
+"""Timing of the comparison experiment (issue 3 target). Prints JSON; not a test.
+
+Run: python benchmarks/bench_compare.py [--repeats 3]
+
+Target: R = 100 runs of PYPP, the five histogram baselines and the bootstrap, n = 5·10^4,
+m = 2000, one column: at most 5 s on the 2-core development machine. Each figure is the
+best of a few repeats; the reference is the bootstrap alone (100 releases of m plus their
+exact W1), measured in the same run, and every timing is also reported as a ratio to it.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.baselines import Bootstrap  # noqa: E402
+from core.compare import calibrate, run_comparison  # noqa: E402
+from core.utility import wasserstein1_runs  # noqa: E402
+
+N, M, RUNS, EPS, DELTA, THETA, BINS = 50_000, 2000, 100, 2.5, 0.05, 2.0, 25
+TARGET_SECONDS = 5.0
+
+
+def timings(fn, repeats):
+    out = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def income_like(rng, *, rounding):
+    """Log-normal 'incomes', rounded (ties, like the thesis's US income data), log then min–max scaled."""
+    income = np.exp(rng.normal(10.5, 0.8, size=N))
+    if rounding is not None:
+        income = np.round(income, rounding)
+    logged = np.log(income)
+    return (logged - logged.min()) / (logged.max() - logged.min())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    rng = np.random.default_rng(2026)
+    out = {"config": {"n": N, "m": M, "runs": RUNS, "eps": EPS, "delta": DELTA, "theta": THETA,
+                      "bins": BINS, "columns": 1, "repeats": args.repeats,
+                      "mechanisms": None}}
+
+    for label, rounding in (("income_rounded_to_100", -2), ("continuous_all_distinct", None)):
+        x = income_like(rng, rounding=rounding)
+        boot = Bootstrap()
+
+        def reference():
+            z = boot.release_runs(x, M, RUNS, rng)
+            wasserstein1_runs(z, x)
+
+        def full():
+            cal = calibrate(N, EPS, DELTA, M, theta=THETA, bins=BINS)
+            run_comparison(x, cal, runs=RUNS, rng=rng)
+
+        cal = calibrate(N, EPS, DELTA, M, theta=THETA, bins=BINS)
+        out["config"]["mechanisms"] = [mech.name for mech in cal.mechanisms]
+        t_ref = timings(reference, args.repeats)
+        t_full = timings(full, args.repeats)
+        t_cal = timings(lambda: calibrate(N, EPS, DELTA, M, theta=THETA, bins=BINS), args.repeats)
+        per_mech = {}
+        for mech in cal.mechanisms:
+            per_mech[mech.name] = min(timings(lambda mech=mech: mech.release_runs(x, M, RUNS, rng),
+                                              args.repeats))
+        best_ref, best_full = min(t_ref), min(t_full)
+        out[label] = {
+            "distinct_values": int(np.unique(x).size),
+            "comparison_seconds_best": best_full,
+            "comparison_seconds_all": t_full,
+            "target_seconds_max": TARGET_SECONDS,
+            "meets_target": best_full <= TARGET_SECONDS and max(t_full) <= TARGET_SECONDS,
+            "calibration_seconds_best": min(t_cal),
+            "reference_bootstrap_release_plus_w1_seconds_best": best_ref,
+            "ratio_comparison_to_reference": best_full / best_ref,
+            "release_runs_seconds_best": per_mech,
+            "release_runs_ratio_to_reference": {k: v / best_ref for k, v in per_mech.items()},
+        }
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

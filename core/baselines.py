@@ -1,0 +1,877 @@
+"""Histogram baselines and the non-private bootstrap (SPEC §4).
+
+All five baselines work on data already scaled to the unit box :math:`[0,1]^d` with
+*public* bounds, cut into ``B`` bins per axis (:math:`k_B = B^d` cells). From the cell
+counts :math:`C_j` each one produces a vector of cell probabilities :math:`q`, then
+releases ``m`` synthetic points: a cell drawn with probabilities ``q``, then a uniform
+point inside it (``m`` iid draws, emitted in uniformly random order).
+
+==============================  ============================================  =======================
+mechanism                       cell probabilities                            guarantee
+==============================  ============================================  =======================
+perturbed histogram, Laplace    :math:`q\\propto\\max(C+\\mathrm{Lap}(2/\\varepsilon),0)`   pure ε-DP, global, any m
+perturbed histogram, Gaussian   :math:`q\\propto\\max(C+N(0,s^2),0)`, analytic s  (ε, δ)-DP, global, any m
+smoothed histogram              :math:`(1-\\lambda)C/n+\\lambda/k_B`               pure ε-DP, global, for m
+Dirichlet–multinomial           :math:`p\\sim\\mathrm{Dir}(C+\\alpha)`, α = m/(e^ε−1)    pure ε-DP, global, for m
+Dirichlet posterior sampling    one :math:`p\\sim\\mathrm{Dir}(C+\\alpha)`           (ε, δ)-DP, global, any m
+bootstrap                       m draws with replacement from x               no privacy
+==============================  ============================================  =======================
+
+Neighbouring datasets differ by the *replacement* of one record (SPEC §3), so one count
+goes down by one and another goes up by one: L1 sensitivity 2, L2 sensitivity √2,
+L∞ sensitivity 1.
+
+The three calibration functions of the API contract (SPEC §7) live here and are
+re-exported by :mod:`core.mechanisms`: :func:`smoothed_histogram_lambda`,
+:func:`gaussian_sigma`, :func:`dirichlet_sampling_epsilon`. Every number they return is
+rounded toward the conservative side (more noise, more smoothing, larger ε).
+
+This module must not import :mod:`core.mechanisms` (which imports it back).
+
+References: Wasserman & Zhou (2010) for the perturbed and smoothed histograms;
+Balle & Wang (2018) for the analytic Gaussian mechanism; Machanavajjhala et al. (2008)
+for the Dirichlet–multinomial; seed 003 (*Differential Privacy of Dirichlet Posterior
+Sampling*, eqs. 6–8) for Dirichlet posterior sampling; the thesis (seed 002, §3.3) for
+the baselines as used in the paper's comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special
+
+from .validation import (
+    check_bins,
+    check_delta,
+    check_eps,
+    check_finite_eps,
+    check_integer,
+    check_m,
+    check_positive,
+    check_rng,
+    check_unit_data,
+)
+
+__all__ = [
+    "MAX_CELLS",
+    "Bootstrap",
+    "DirichletMultinomialHistogram",
+    "DirichletPosteriorSampling",
+    "GaussianHistogram",
+    "Guarantee",
+    "HistogramMechanism",
+    "Knob",
+    "LaplaceHistogram",
+    "Mechanism",
+    "SmoothedHistogram",
+    "cells_to_points",
+    "dirichlet_multinomial_alpha",
+    "dirichlet_sampling_alpha",
+    "dirichlet_sampling_epsilon",
+    "gaussian_delta",
+    "gaussian_sigma",
+    "histogram_counts",
+    "smoothed_histogram_epsilon",
+    "smoothed_histogram_lambda",
+]
+
+#: Largest number of histogram cells ``B**d`` a baseline accepts (8 MB of counts per run).
+MAX_CELLS = 1_000_000
+
+#: Sensitivities of a histogram under replacement of one record.
+L1_SENSITIVITY = 2.0
+L2_SENSITIVITY = math.sqrt(2.0)
+LINF_SENSITIVITY = 1.0
+
+
+# ============================================================== calibration functions
+def smoothed_histogram_epsilon(n, cells, m, lam):
+    """Privacy of ``m`` iid draws from a smoothed histogram (SPEC §4.3).
+
+    The density is :math:`f = (1-\\lambda)\\hat f + \\lambda`, with :math:`\\hat f` the
+    histogram of ``n`` records on ``cells`` equal cells of :math:`[0,1]^d`. The worst
+    density ratio of one draw between neighbours is reached in a cell that is empty under
+    one of them, so ``m`` draws are ε-DP exactly for
+
+    .. math:: \\varepsilon(\\lambda) = m \\log\\Big(\\frac{(1-\\lambda)k_B}{n\\lambda} + 1\\Big).
+
+    Parameters
+    ----------
+    n : int ≥ 1
+    cells : int ≥ 1
+        Number of cells :math:`k_B = B^d`.
+    m : int ≥ 1
+    lam : float in (0, 1]
+
+    Returns
+    -------
+    float
+    """
+    n = check_integer("n", n, minimum=1)
+    cells = check_integer("cells", cells, minimum=1)
+    m = check_m(m)
+    lam = check_positive("lam", lam)
+    if lam > 1:
+        raise ValueError(f"lam must be in (0, 1], got {lam!r}")
+    return m * math.log1p((1.0 - lam) * cells / (n * lam))
+
+
+def smoothed_histogram_lambda(n, cells, m, eps):
+    """Smallest smoothing weight λ making ``m`` smoothed-histogram draws ε-DP (SPEC §4.3, §7).
+
+    .. math:: \\lambda_{\\min} = \\frac{k_B}{k_B + n\\,(e^{\\varepsilon/m}-1)},
+
+    the root of :math:`m\\log((1-\\lambda)k_B/(n\\lambda)+1) = \\varepsilon` (Wasserman &
+    Zhou 2010; thesis §3.3). The condition is tight: at :math:`\\lambda_{\\min}` the
+    worst-case likelihood ratio of the ``m`` draws equals :math:`e^{\\varepsilon}`. The
+    returned value is moved up by at most a few ulps so that the condition holds in
+    floating point.
+
+    Parameters
+    ----------
+    n : int ≥ 1
+        Number of confidential records (public under replacement neighbours).
+    cells : int ≥ 1
+        Number of histogram cells :math:`k_B = B^d`.
+    m : int ≥ 1
+        Number of released draws.
+    eps : float or array_like of float, in (0, ∞]
+        ``ε = ∞`` gives λ = 0.
+
+    Returns
+    -------
+    float or ndarray (same shape as ``eps``), in [0, 1)
+    """
+    n = check_integer("n", n, minimum=1)
+    cells = check_integer("cells", cells, minimum=1)
+    m = check_m(m)
+    eps_arr, scalar = check_eps(eps)
+    out = np.empty(eps_arr.shape)
+    for i, e in enumerate(eps_arr):
+        if math.isinf(e):
+            out[i] = 0.0
+            continue
+        lam = cells / (cells + n * math.expm1(e / m))
+        while lam < 1.0 and m * math.log1p((1.0 - lam) * cells / (n * lam)) > e:
+            lam = float(np.nextafter(lam, 1.0))
+        out[i] = lam
+    return float(out[0]) if scalar else out
+
+
+def _gaussian_log_delta(sigma: float, eps: float, sensitivity: float) -> float:
+    """log δ(σ) of the Gaussian mechanism, exact (Balle & Wang 2018, Theorem 8).
+
+    .. math:: \\delta(\\sigma) = \\Phi\\Big(\\frac{\\Delta}{2\\sigma}-\\frac{\\varepsilon\\sigma}{\\Delta}\\Big)
+              - e^{\\varepsilon}\\Phi\\Big(-\\frac{\\Delta}{2\\sigma}-\\frac{\\varepsilon\\sigma}{\\Delta}\\Big)
+
+    evaluated as :math:`\\log\\Phi(a) + \\log(1 - e^{\\varepsilon+\\log\\Phi(b)-\\log\\Phi(a)})`
+    so that neither term underflows and the difference keeps its relative precision.
+    """
+    a = sensitivity / (2.0 * sigma) - eps * sigma / sensitivity
+    b = -sensitivity / (2.0 * sigma) - eps * sigma / sensitivity
+    log_a = special.log_ndtr(a)
+    ratio = eps + special.log_ndtr(b) - log_a
+    if ratio >= 0.0:  # only through rounding when δ(σ) is below ~1e-300
+        return -math.inf
+    return float(log_a + math.log(-math.expm1(ratio)))
+
+
+def gaussian_delta(sigma, eps, l2_sensitivity):
+    """Exact δ of the Gaussian mechanism with noise SD ``sigma`` at ``eps`` (Balle & Wang 2018).
+
+    .. math:: \\delta = \\Phi\\Big(\\frac{\\Delta}{2\\sigma}-\\frac{\\varepsilon\\sigma}{\\Delta}\\Big)
+              - e^{\\varepsilon}\\Phi\\Big(-\\frac{\\Delta}{2\\sigma}-\\frac{\\varepsilon\\sigma}{\\Delta}\\Big)
+
+    Parameters
+    ----------
+    sigma : float > 0
+    eps : float > 0
+    l2_sensitivity : float > 0
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    sigma = check_positive("sigma", sigma)
+    eps = check_finite_eps(eps)
+    sens = check_positive("l2_sensitivity", l2_sensitivity)
+    return math.exp(_gaussian_log_delta(sigma, eps, sens))
+
+
+def gaussian_sigma(eps, delta, l2_sensitivity):
+    """Noise SD of the analytic Gaussian mechanism (Balle & Wang 2018; SPEC §4.2, §7).
+
+    The Gaussian mechanism :math:`f(x) + N(0, s^2 I)` with L2 sensitivity Δ is (ε, δ)-DP
+    if and only if
+
+    .. math:: \\Phi\\Big(\\frac{\\Delta}{2s}-\\frac{\\varepsilon s}{\\Delta}\\Big)
+              - e^{\\varepsilon}\\Phi\\Big(-\\frac{\\Delta}{2s}-\\frac{\\varepsilon s}{\\Delta}\\Big) \\le \\delta .
+
+    The left side decreases in ``s``; the smallest admissible ``s`` is found by Brent's
+    method on :math:`\\log s` to a relative 1e-14 and then moved up until the condition
+    holds in floating point (so the result is never below the exact calibration by more
+    than ~1e-12 relative, and never on the unsafe side of the computed condition).
+
+    Parameters
+    ----------
+    eps : float or array_like of float, in (0, ∞]
+        ``ε = ∞`` gives s = 0.
+    delta : float in (0, 1)
+    l2_sensitivity : float > 0
+        √2 for a histogram under replacement.
+
+    Returns
+    -------
+    float or ndarray (same shape as ``eps``)
+    """
+    eps_arr, scalar = check_eps(eps)
+    delta = check_delta(delta)
+    sens = check_positive("l2_sensitivity", l2_sensitivity)
+    log_delta = math.log(delta)
+    out = np.empty(eps_arr.shape)
+    for i, e in enumerate(eps_arr):
+        e = float(e)
+        if math.isinf(e):
+            out[i] = 0.0
+            continue
+
+        def excess(t, e=e):
+            return _gaussian_log_delta(math.exp(t), e, sens) - log_delta
+
+        lo = hi = math.log(sens)
+        while excess(lo) <= 0.0:
+            lo -= 1.0
+        while excess(hi) > 0.0:
+            hi += 1.0
+        t = optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
+        step = max(abs(t), 1.0) * 1e-15
+        while excess(t) > 0.0:
+            t += step
+            step *= 2.0
+        out[i] = math.exp(t)
+    return float(out[0]) if scalar else out
+
+
+def _dirichlet_sampling_epsilon_one(alpha: float, delta: float, l2_sq: float, linf: float) -> float:
+    """Seed 003, Theorem 2: ε = min over γ ∈ (0, γ_M] of f(γ) (eqs. 6–8); see the public docstring."""
+    log_inv_delta = -math.log(delta)
+    half = 0.5 * l2_sq
+
+    def rho(u):  # ρ(γ) with u = α − γ, so that α − γ keeps full precision near γ → α
+        return half * float(special.polygamma(1, u))
+
+    # γ_M solves log(1/δ) = γ²ρ(γ)/Δ∞²; h decreases in u = α − γ from +∞ (u → 0) to −log(1/δ) (u = α).
+    def h(u):
+        return (alpha - u) ** 2 * rho(u) / linf ** 2 - log_inv_delta
+
+    u_lo = alpha
+    while h(u_lo) <= 0.0:
+        u_lo *= 0.5
+        if u_lo < 1e-300:  # pragma: no cover - h → +∞ as u → 0
+            raise RuntimeError("could not bracket gamma_M")
+    u_m = optimize.brentq(h, u_lo, alpha, xtol=1e-300, rtol=1e-15, maxiter=1000)
+    gamma_max = alpha - u_m
+
+    def f(gamma):  # eq. (7)
+        return rho(alpha - gamma) * (gamma / linf + 1.0) + log_inv_delta * linf / gamma
+
+    def f_prime(gamma):  # f is convex on (0, γ_M]: its derivative is increasing
+        u = alpha - gamma
+        return (half * (float(special.polygamma(1, u)) / linf
+                        - float(special.polygamma(2, u)) * (gamma / linf + 1.0))
+                - log_inv_delta * linf / gamma ** 2)
+
+    if f_prime(gamma_max) <= 0.0:
+        gamma_min = gamma_max
+    else:
+        g_lo = gamma_max
+        while f_prime(g_lo) >= 0.0:
+            g_lo *= 0.5
+        gamma_min = optimize.brentq(f_prime, g_lo, gamma_max, xtol=1e-300, rtol=1e-15, maxiter=1000)
+    # f(γ) is a valid ε for every γ in (0, γ_M]; evaluating it at the computed minimiser
+    # (whatever its rounding) therefore never understates ε.
+    return f(gamma_min)
+
+
+def dirichlet_sampling_epsilon(alpha, delta, *, l2_sq: float = 2.0, linf: float = 1.0):
+    """ε of one Dirichlet posterior draw :math:`p\\sim\\mathrm{Dir}(C+\\alpha)` at δ (SPEC §4.5, §7).
+
+    Seed 003 (Theorem 1, Corollary/Theorem 2, eqs. 6–8): the draw is
+    :math:`(\\rho(\\gamma), \\gamma/\\Delta_\\infty + 1)`-tCDP for every
+    :math:`\\gamma\\in(0,\\alpha)` with :math:`\\rho(\\gamma)=\\tfrac12\\Delta_2^2\\psi'(\\alpha-\\gamma)`,
+    hence (ε, δ)-DP with
+
+    .. math::
+
+        \\varepsilon(\\delta) = \\min_{\\gamma,\\lambda}\\ \\rho(\\gamma)\\lambda + \\frac{\\log(1/\\delta)}{\\lambda-1},
+        \\qquad \\gamma\\in(0,\\alpha),\\ \\lambda\\in(1,\\gamma/\\Delta_\\infty+1].
+
+    The inner minimum over λ is eq. (6); over γ it is attained on :math:`(0,\\gamma_M]`
+    where :math:`\\log(1/\\delta)=\\gamma_M^2\\rho(\\gamma_M)/\\Delta_\\infty^2`, and there it
+    is the minimum of the convex function (eq. 7)
+
+    .. math:: f(\\gamma)=\\rho(\\gamma)\\Big(\\frac{\\gamma}{\\Delta_\\infty}+1\\Big)+\\frac{\\log(1/\\delta)\\Delta_\\infty}{\\gamma},
+
+    found by solving :math:`f'(\\gamma)=0` with Brent's method (eq. 8). Any ``m`` draws
+    from ``p`` are post-processing, so the guarantee does not depend on ``m``.
+
+    Parameters
+    ----------
+    alpha : float or array_like of float > 0
+        Symmetric prior weight per cell (for a non-symmetric prior pass :math:`\\min_i\\alpha_i`).
+        An array gives the curve ε(α).
+    delta : float or array_like of float in (0, 1)
+        Broadcast against ``alpha``.
+    l2_sq, linf : float > 0
+        :math:`\\Delta_2^2` and :math:`\\Delta_\\infty`: 2 and 1 for a histogram under replacement.
+
+    Returns
+    -------
+    float, or ndarray of the broadcast shape
+    """
+    l2_sq = check_positive("l2_sq", l2_sq)
+    linf = check_positive("linf", linf)
+    scalar = np.ndim(alpha) == 0 and np.ndim(delta) == 0
+    try:
+        a_arr, d_arr = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(delta, dtype=float))
+    except ValueError:
+        raise ValueError(f"alpha and delta must broadcast together, got shapes "
+                         f"{np.shape(alpha)} and {np.shape(delta)}") from None
+    out = np.empty(a_arr.shape)
+    for idx in np.ndindex(a_arr.shape):
+        a = check_positive("alpha", float(a_arr[idx]))
+        d = check_delta(float(d_arr[idx]))
+        out[idx] = _dirichlet_sampling_epsilon_one(a, d, l2_sq, linf)
+    return float(out) if scalar else out
+
+
+def dirichlet_sampling_alpha(eps, delta, *, l2_sq: float = 2.0, linf: float = 1.0) -> float:
+    """Smallest symmetric prior α with ``dirichlet_sampling_epsilon(α, δ) ≤ ε`` (SPEC §4.5).
+
+    ε(α, δ) decreases in α (ψ′ decreases and the range of γ grows), so the root of
+    :math:`\\varepsilon(\\alpha,\\delta)=\\varepsilon` is found by Brent's method on
+    :math:`\\log\\alpha` and moved up until the condition holds in floating point.
+
+    Parameters
+    ----------
+    eps : float in (0, ∞)
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    float > 0
+    """
+    eps = check_finite_eps(eps)
+    delta = check_delta(delta)
+
+    def excess(t):
+        return _dirichlet_sampling_epsilon_one(math.exp(t), delta, l2_sq, linf) - eps
+
+    lo = hi = 0.0
+    while excess(lo) <= 0.0:
+        lo -= 2.0
+    while excess(hi) > 0.0:
+        hi += 2.0
+    t = optimize.brentq(excess, lo, hi, xtol=1e-13, rtol=1e-15, maxiter=500)
+    step = max(abs(t), 1.0) * 1e-14
+    while excess(t) > 0.0:
+        t += step
+        step *= 2.0
+    return math.exp(t)
+
+
+def dirichlet_multinomial_alpha(eps, m) -> float:
+    """Prior weight per cell making the Dirichlet–multinomial release globally ε-DP (SPEC §4.4).
+
+    The release :math:`S\\sim\\mathrm{DirMult}(m, C+\\alpha)` is globally ε-DP iff
+    :math:`m\\le(e^{\\varepsilon}-1)\\alpha` (SPEC §3.3: the worst neighbour empties a
+    singleton cell and all ``m`` draws land in it), so
+
+    .. math:: \\alpha = \\frac{m}{e^{\\varepsilon}-1},
+
+    moved up by at most a few ulps so that :math:`\\log(1+m/\\alpha)\\le\\varepsilon` in floating point.
+
+    Parameters
+    ----------
+    eps : float in (0, ∞)
+    m : int ≥ 1
+
+    Returns
+    -------
+    float > 0
+    """
+    eps = check_finite_eps(eps)
+    m = check_m(m)
+    # For ε beyond ~700, e^ε − 1 overflows and m/(e^ε − 1) underflows: the smallest
+    # normal float then satisfies the condition (checked in log form below).
+    alpha = max(m / math.expm1(eps) if eps < 700 else 0.0, np.finfo(float).tiny)
+    while _log1p_ratio(m, alpha) > eps:
+        alpha = float(np.nextafter(alpha, math.inf))
+    return alpha
+
+
+def _log1p_ratio(m: float, alpha: float) -> float:
+    """log(1 + m/α) without overflow for tiny α."""
+    if alpha > m * 1e-300:
+        return math.log1p(m / alpha)
+    return math.log(m) - math.log(alpha) + math.log1p(alpha / m)
+
+
+# ======================================================================= interface
+@dataclass(frozen=True)
+class Guarantee:
+    """The privacy guarantee a mechanism states.
+
+    Attributes
+    ----------
+    kind : {"pure", "approximate", "none"}
+        Pure ε-DP (δ = 0), approximate (ε, δ)-DP, or no privacy.
+    scope : {"global", "instance", "none"}
+        Global: holds for every dataset of size n. Instance: only at the dataset released.
+    eps : float
+        ε actually guaranteed (∞ for no privacy).
+    delta : float
+        δ actually guaranteed (0 for pure DP, 1 for no privacy).
+    notion : str
+        How the guarantee is obtained, in a few words, for the UI.
+    """
+
+    kind: str
+    scope: str
+    eps: float
+    delta: float
+    notion: str
+
+    def __post_init__(self):
+        if self.kind not in ("pure", "approximate", "none"):
+            raise ValueError(f"kind must be 'pure', 'approximate' or 'none', got {self.kind!r}")
+        if self.scope not in ("global", "instance", "none"):
+            raise ValueError(f"scope must be 'global', 'instance' or 'none', got {self.scope!r}")
+
+    @property
+    def is_private(self) -> bool:
+        return self.kind != "none"
+
+    @property
+    def label(self) -> str:
+        """A one-line statement for the UI, e.g. ``"pure ε-DP, global (ε = 2.5)"``."""
+        if self.kind == "none":
+            return "no privacy"
+        if self.kind == "pure":
+            return f"pure ε-DP, {self.scope} (ε = {self.eps:.6g})"
+        return f"approximate (ε, δ)-DP, {self.scope} (ε = {self.eps:.6g}, δ = {self.delta:.3g})"
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One calibrated parameter of a mechanism and why it has that value."""
+
+    parameter: str
+    value: float
+    reason: str
+
+
+class Mechanism(ABC):
+    """Common interface of every mechanism compared in the dashboard.
+
+    Subclasses set :attr:`name` (a stable key) and :attr:`label` (display name), state
+    their :attr:`guarantee`, list their calibrated parameters with :meth:`knobs`, and
+    release synthetic data from confidential data on :math:`[0,1]^d`.
+    """
+
+    name: str = ""
+    label: str = ""
+
+    @property
+    @abstractmethod
+    def guarantee(self) -> Guarantee:
+        """The guarantee stated for releases of any size this object accepts."""
+
+    @abstractmethod
+    def knobs(self, n: int, m: int, d: int = 1) -> list[Knob]:
+        """Calibrated parameters for ``n`` confidential records, ``m`` released points, ``d`` columns."""
+
+    @abstractmethod
+    def release_runs(self, data, m, runs, rng) -> np.ndarray:
+        """``runs`` independent releases of ``m`` points.
+
+        Parameters
+        ----------
+        data : ndarray, shape (n,) or (n, d), values in [0, 1]
+        m : int ≥ 1
+        runs : int ≥ 1
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        ndarray, shape (runs, m) for 1-D data, (runs, m, d) otherwise
+        """
+
+    def release(self, data, m, rng) -> np.ndarray:
+        """One release of ``m`` points: shape (m,) for 1-D data, (m, d) otherwise."""
+        return self.release_runs(data, m, 1, rng)[0]
+
+
+# ================================================================ histogram helpers
+def _cell_shape(bins: int, d: int) -> int:
+    cells = bins ** d
+    if cells > MAX_CELLS:
+        raise ValueError(f"bins must satisfy bins**d <= {MAX_CELLS} cells; got bins={bins} with d={d} "
+                         f"columns ({cells} cells)")
+    return cells
+
+
+def histogram_counts(data, bins) -> np.ndarray:
+    """Cell counts :math:`C_j` of data on :math:`[0,1]^d` with ``bins`` equal bins per axis.
+
+    Bin ``b`` of an axis is :math:`[b/B, (b+1)/B)`, the last one closed at 1. Cells are
+    numbered in C order of the per-axis bin indices (``numpy.ravel_multi_index``).
+
+    Parameters
+    ----------
+    data : array_like, shape (n,) or (n, d), values in [0, 1]
+    bins : int ≥ 1
+
+    Returns
+    -------
+    ndarray of int64, shape (bins**d,)
+    """
+    x = check_unit_data(data)
+    bins = check_bins(bins)
+    x2 = x.reshape(x.shape[0], -1)
+    d = x2.shape[1]
+    cells = _cell_shape(bins, d)
+    idx = np.minimum((x2 * bins).astype(np.int64), bins - 1)
+    flat = np.ravel_multi_index(tuple(idx.T), (bins,) * d) if d > 1 else idx[:, 0]
+    return np.bincount(flat, minlength=cells).astype(np.int64)
+
+
+def cells_to_points(cell_counts, bins: int, d: int, rng: np.random.Generator, *,
+                    squeeze: bool = True) -> np.ndarray:
+    """Uniform points inside cells, given how many land in each cell, in random order.
+
+    Parameters
+    ----------
+    cell_counts : ndarray of int, shape (runs, bins**d)
+        Each row sums to the same ``m``.
+    bins, d : int
+    rng : numpy.random.Generator
+    squeeze : bool
+        Return shape (runs, m) when ``d == 1``.
+
+    Returns
+    -------
+    ndarray, shape (runs, m) or (runs, m, d)
+    """
+    counts = np.asarray(cell_counts, dtype=np.int64)
+    runs, cells = counts.shape
+    m = int(counts[0].sum())
+    occupied = np.flatnonzero(counts.ravel())  # memory O(runs·m), not O(runs·cells)
+    flat = np.repeat(occupied % cells, counts.ravel()[occupied]).reshape(runs, m)
+    flat = rng.permuted(flat, axis=1)
+    if d == 1:
+        idx = flat[..., None]
+    else:
+        idx = np.stack(np.unravel_index(flat, (bins,) * d), axis=-1)
+    points = (idx + rng.random(idx.shape)) / bins
+    return points[..., 0] if (d == 1 and squeeze) else points
+
+
+def _normalise_rows(weights: np.ndarray) -> np.ndarray:
+    """Rows divided by their sums; an all-zero row becomes uniform (SPEC §4.1)."""
+    totals = weights.sum(axis=1, keepdims=True)
+    empty = totals[:, 0] <= 0
+    if empty.any():
+        weights = weights.copy()
+        weights[empty] = 1.0
+        totals = weights.sum(axis=1, keepdims=True)
+    return weights / totals
+
+
+class HistogramMechanism(Mechanism):
+    """A histogram baseline: cell probabilities from the counts, then ``m`` uniform-in-cell draws."""
+
+    def __init__(self, bins):
+        self.bins = check_bins(bins)
+
+    @abstractmethod
+    def cell_probabilities(self, counts: np.ndarray, m: int, runs: int,
+                           rng: np.random.Generator) -> np.ndarray:
+        """Released cell probabilities, shape (runs, cells), rows summing to one."""
+
+    def release_runs(self, data, m, runs, rng) -> np.ndarray:
+        x = check_unit_data(data)
+        m = check_m(m)
+        runs = check_integer("runs", runs, minimum=1)
+        rng = check_rng(rng)
+        d = 1 if x.ndim == 1 else x.shape[1]
+        counts = histogram_counts(x, self.bins)
+        # Runs are processed in blocks so that the (runs × cells) probability matrix stays
+        # within ~32 MB however many cells there are.
+        block = max(1, (1 << 22) // counts.size)
+        parts = []
+        for start in range(0, runs, block):
+            size = min(block, runs - start)
+            q = self.cell_probabilities(counts, m, size, rng)
+            parts.append(cells_to_points(rng.multinomial(m, q), self.bins, d, rng, squeeze=x.ndim == 1))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+# ======================================================================= baselines
+class LaplaceHistogram(HistogramMechanism):
+    """Perturbed histogram with Laplace noise (Wasserman & Zhou 2010; SPEC §4.1).
+
+    :math:`D_j = C_j + \\mathrm{Laplace}(2/\\varepsilon)`, :math:`q_j\\propto\\max(D_j,0)`
+    (uniform if every :math:`D_j\\le0`). The noisy counts are pure ε-DP (L1 sensitivity 2
+    under replacement); any number of draws from ``q`` is post-processing.
+
+    Parameters
+    ----------
+    eps : float in (0, ∞)
+    bins : int ≥ 1
+    """
+
+    name = "laplace_histogram"
+    label = "Perturbed histogram (Laplace)"
+
+    def __init__(self, eps, bins):
+        super().__init__(bins)
+        self.eps = check_finite_eps(eps)
+        self.scale = L1_SENSITIVITY / self.eps
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee("pure", "global", self.eps, 0.0, "Laplace noise on the counts; any m")
+
+    def knobs(self, n, m, d: int = 1):
+        return [Knob("laplace_scale", self.scale,
+                     "b = 2/ε: the L1 sensitivity of a histogram under replacement is 2; "
+                     "releasing m draws from the noisy histogram is post-processing")]
+
+    def noisy_counts(self, counts, runs, rng) -> np.ndarray:
+        """:math:`D = C + \\mathrm{Laplace}(2/\\varepsilon)`, shape (runs, cells) (the ε-DP release)."""
+        return counts + rng.laplace(0.0, self.scale, size=(runs, counts.size))
+
+    def cell_probabilities(self, counts, m, runs, rng):
+        return _normalise_rows(np.maximum(self.noisy_counts(counts, runs, rng), 0.0))
+
+
+class GaussianHistogram(HistogramMechanism):
+    """Perturbed histogram with analytic-Gaussian noise (SPEC §4.2).
+
+    :math:`D_j = C_j + N(0, s^2)` with ``s = gaussian_sigma(ε, δ, √2)``,
+    :math:`q_j\\propto\\max(D_j,0)`. (ε, δ)-DP for any ``m``.
+
+    Parameters
+    ----------
+    eps : float in (0, ∞)
+    delta : float in (0, 1)
+    bins : int ≥ 1
+    """
+
+    name = "gaussian_histogram"
+    label = "Perturbed histogram (Gaussian)"
+
+    def __init__(self, eps, delta, bins):
+        super().__init__(bins)
+        self.eps = check_finite_eps(eps)
+        self.delta = check_delta(delta)
+        self.sigma = gaussian_sigma(self.eps, self.delta, L2_SENSITIVITY)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee("approximate", "global", self.eps, self.delta,
+                         "analytic Gaussian noise on the counts (Balle & Wang 2018); any m")
+
+    def knobs(self, n, m, d: int = 1):
+        return [Knob("gaussian_sd", self.sigma,
+                     "smallest s with Φ(Δ/2s − εs/Δ) − e^ε Φ(−Δ/2s − εs/Δ) ≤ δ, Δ = √2 "
+                     "(analytic Gaussian mechanism, exact); m draws are post-processing")]
+
+    def noisy_counts(self, counts, runs, rng) -> np.ndarray:
+        """:math:`D = C + N(0, s^2)`, shape (runs, cells) (the (ε, δ)-DP release)."""
+        return counts + rng.normal(0.0, self.sigma, size=(runs, counts.size))
+
+    def cell_probabilities(self, counts, m, runs, rng):
+        return _normalise_rows(np.maximum(self.noisy_counts(counts, runs, rng), 0.0))
+
+
+class SmoothedHistogram(HistogramMechanism):
+    """Smoothed histogram (Wasserman & Zhou 2010; SPEC §4.3).
+
+    :math:`q = (1-\\lambda)C/n + \\lambda/k_B` with the smallest admissible λ for the
+    ``n`` and ``m`` of each release, :math:`\\lambda_{\\min} = k_B/(k_B + n(e^{\\varepsilon/m}-1))`.
+    Pure ε-DP for the ``m`` requested (the guarantee is spent on the draws themselves).
+
+    Parameters
+    ----------
+    eps : float in (0, ∞)
+    bins : int ≥ 1
+    """
+
+    name = "smoothed_histogram"
+    label = "Smoothed histogram"
+
+    def __init__(self, eps, bins):
+        super().__init__(bins)
+        self.eps = check_finite_eps(eps)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee("pure", "global", self.eps, 0.0,
+                         "m iid draws from the smoothed histogram; λ depends on m")
+
+    def smoothing(self, n, m, d: int = 1) -> float:
+        """λ for ``n`` records, ``m`` draws and ``d`` columns."""
+        return smoothed_histogram_lambda(n, _cell_shape(self.bins, d), m, self.eps)
+
+    def knobs(self, n, m, d: int = 1):
+        cells = _cell_shape(self.bins, d)
+        return [Knob("lambda", self.smoothing(n, m, d),
+                     f"λ_min = k_B/(k_B + n(e^(ε/m) − 1)) with k_B = {cells}: smallest λ with "
+                     "m·log((1 − λ)k_B/(nλ) + 1) ≤ ε")]
+
+    def cell_probabilities(self, counts, m, runs, rng):
+        n = int(counts.sum())
+        lam = smoothed_histogram_lambda(n, counts.size, m, self.eps)
+        q = (1.0 - lam) * counts / n + lam / counts.size
+        return np.broadcast_to(q, (runs, counts.size))
+
+
+class DirichletMultinomialHistogram(HistogramMechanism):
+    """Dirichlet–multinomial synthesiser (Machanavajjhala et al. 2008; SPEC §4.4).
+
+    :math:`p\\sim\\mathrm{Dir}(C+\\alpha)`, then ``m`` draws from ``p`` (the counts are
+    :math:`\\mathrm{DirMult}(m, C+\\alpha)`); this is PYPP with σ = −α over the cells.
+
+    * ``alpha_rule="global"`` (default): α = m/(e^ε − 1) in every cell, globally pure ε-DP.
+    * ``alpha_rule="data-dependent"``: the thesis's
+      :math:`\\alpha_j=\\max(\\alpha_0, m/(e^{\\varepsilon}-1)-C_j)`. The prior depends on the
+      confidential counts, so this is **not DP**; it is labelled so.
+
+    Parameters
+    ----------
+    eps : float in (0, ∞)
+    bins : int ≥ 1
+    alpha_rule : {"global", "data-dependent"}
+    alpha_floor : float > 0
+        :math:`\\alpha_0` of the data-dependent rule (thesis: 1e-4).
+    """
+
+    name = "dirichlet_multinomial"
+    label = "Dirichlet–multinomial"
+
+    def __init__(self, eps, bins, *, alpha_rule: str = "global", alpha_floor: float = 1e-4):
+        super().__init__(bins)
+        self.eps = check_finite_eps(eps)
+        if alpha_rule not in ("global", "data-dependent"):
+            raise ValueError(f"alpha_rule must be 'global' or 'data-dependent', got {alpha_rule!r}")
+        self.alpha_rule = alpha_rule
+        self.alpha_floor = check_positive("alpha_floor", alpha_floor)
+        if alpha_rule == "data-dependent":
+            self.name = "dirichlet_multinomial_data_dependent"
+            self.label = "Dirichlet–multinomial, data-dependent α (not DP)"
+
+    @property
+    def guarantee(self) -> Guarantee:
+        if self.alpha_rule == "data-dependent":
+            return Guarantee("none", "none", math.inf, 1.0,
+                             "not DP: the prior α_j = max(α_0, m/(e^ε − 1) − C_j) depends on the data")
+        return Guarantee("pure", "global", self.eps, 0.0,
+                         "Dirichlet–multinomial with α = m/(e^ε − 1); α depends on m")
+
+    def alpha(self, m) -> float:
+        """The global prior weight per cell for ``m`` draws."""
+        return dirichlet_multinomial_alpha(self.eps, m)
+
+    def knobs(self, n, m, d: int = 1):
+        if self.alpha_rule == "data-dependent":
+            return [Knob("alpha_floor", self.alpha_floor,
+                         f"α_j = max(α_0, m/(e^ε − 1) − C_j) with m/(e^ε − 1) = {self.alpha(m):.6g}: "
+                         "thesis rule, NOT differentially private (α depends on the counts)")]
+        return [Knob("alpha", self.alpha(m),
+                     "α = m/(e^ε − 1) per cell: global ε-DP iff m ≤ (e^ε − 1)α "
+                     "(worst case: a singleton cell, SPEC §3.3)")]
+
+    def cell_probabilities(self, counts, m, runs, rng):
+        alpha = self.alpha(m)
+        if self.alpha_rule == "data-dependent":
+            prior = np.maximum(self.alpha_floor, alpha - counts)
+        else:
+            prior = np.full(counts.size, alpha)
+        return rng.dirichlet(counts + prior, size=runs)
+
+
+class DirichletPosteriorSampling(HistogramMechanism):
+    """Dirichlet posterior sampling (seed 003; SPEC §4.5).
+
+    Release one :math:`p\\sim\\mathrm{Dir}(C+\\alpha)`; any number ``m`` of draws from
+    ``p`` is post-processing. α is the smallest symmetric prior with
+    ``dirichlet_sampling_epsilon(α, δ) ≤ ε`` (truncated CDP with Δ₂² = 2, Δ∞ = 1), unless
+    given.
+
+    Parameters
+    ----------
+    eps : float in (0, ∞)
+    delta : float in (0, 1)
+    bins : int ≥ 1
+    alpha : float > 0, optional
+        A fixed prior weight; the stated ε is then ``dirichlet_sampling_epsilon(alpha, delta)``.
+    """
+
+    name = "dirichlet_posterior_sampling"
+    label = "Dirichlet posterior sampling"
+
+    def __init__(self, eps, delta, bins, *, alpha=None):
+        super().__init__(bins)
+        self.delta = check_delta(delta)
+        if alpha is None:
+            self.target_eps = check_finite_eps(eps)
+            self.alpha = dirichlet_sampling_alpha(self.target_eps, self.delta)
+        else:
+            self.target_eps = None if eps is None else check_finite_eps(eps)
+            self.alpha = check_positive("alpha", alpha)
+        self.eps = dirichlet_sampling_epsilon(self.alpha, self.delta)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee("approximate", "global", self.eps, self.delta,
+                         "one Dirichlet posterior draw, truncated CDP (seed 003, Thm 2); any m")
+
+    def knobs(self, n, m, d: int = 1):
+        return [Knob("alpha", self.alpha,
+                     "smallest symmetric α with min over γ, λ of ρ(γ)λ + log(1/δ)/(λ − 1) ≤ ε, "
+                     f"ρ(γ) = ψ′(α − γ) (Δ₂² = 2, Δ∞ = 1); achieved ε = {self.eps:.6g}; "
+                     "m draws are post-processing")]
+
+    def cell_probabilities(self, counts, m, runs, rng):
+        return rng.dirichlet(counts + self.alpha, size=runs)
+
+
+class Bootstrap(Mechanism):
+    """Non-private bootstrap: ``m`` draws with replacement from the confidential data.
+
+    The utility ceiling of the comparison (SPEC §4); it releases confidential records
+    verbatim and has **no privacy**.
+    """
+
+    name = "bootstrap"
+    label = "Bootstrap (no privacy)"
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee("none", "none", math.inf, 1.0, "no privacy: resamples the confidential records")
+
+    def knobs(self, n, m, d: int = 1):
+        return [Knob("m", float(m), "utility ceiling: m draws with replacement from the data, no privacy")]
+
+    def release_runs(self, data, m, runs, rng) -> np.ndarray:
+        x = check_unit_data(data)
+        m = check_m(m)
+        runs = check_integer("runs", runs, minimum=1)
+        rng = check_rng(rng)
+        return x[rng.integers(0, x.shape[0], size=(runs, m))]

@@ -1,0 +1,533 @@
+"""PYPP against the histogram baselines at one privacy level (SPEC §4, §5).
+
+* :func:`calibrate` sets every mechanism's knobs for a common target (ε, δ) and release
+  size ``m`` and returns a :class:`Calibration` whose ``table`` says what was chosen and
+  why, what each mechanism actually guarantees (pure / approximate, global / instance)
+  and whether that meets the target.
+* :func:`run_comparison` runs every calibrated mechanism ``R`` times (default 100) on
+  the same confidential data and returns a tidy DataFrame — one row per
+  (mechanism, run, column) with W1, KDE-L2 and the summaries — ready for boxplots.
+  Releases are generated run-vectorised where the mechanism allows it (all histogram
+  baselines and the bootstrap); W1 and KDE-L2 are computed for all runs at once.
+* :func:`comparison_summary` averages the runs per mechanism next to the confidential
+  values; :func:`sweep_comparison` repeats the comparison over a grid of ε (frontier).
+
+The PYPP mechanism is compared at σ = 0 on the data scaled to :math:`[0,1]^d` with base
+measure Uniform[0, 1] per column; its privacy is the global guarantee of Theorem 2
+(:func:`core.privacy.global_delta`), and the "largest admissible m" is
+:func:`core.privacy.max_synthetic_size`.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .baselines import (
+    Bootstrap,
+    DirichletMultinomialHistogram,
+    DirichletPosteriorSampling,
+    GaussianHistogram,
+    Guarantee,
+    Knob,
+    LaplaceHistogram,
+    Mechanism,
+    SmoothedHistogram,
+)
+from .mechanisms import UniformBase, pypp_release
+from .privacy import global_delta, max_synthetic_size
+from .utility import (
+    DEFAULT_MAX_COST_BYTES,
+    binned_kde_runs,
+    column_summary,
+    kde_grid,
+    kde_l2_runs,
+    scott_bandwidth,
+    sliced_wasserstein1_runs,
+    summary_runs,
+    wasserstein1,
+    wasserstein1_runs,
+)
+from .validation import (
+    check_bins,
+    check_delta,
+    check_finite_eps,
+    check_integer,
+    check_m,
+    check_py_parameters,
+    check_rng,
+    check_unit_data,
+)
+
+__all__ = [
+    "ALL_MECHANISMS",
+    "DEFAULT_MECHANISMS",
+    "Calibration",
+    "PYPPMechanism",
+    "calibrate",
+    "comparison_summary",
+    "run_comparison",
+    "sweep_comparison",
+]
+
+#: Keys of the mechanisms compared by default (SPEC §4 plus PYPP), in display order.
+DEFAULT_MECHANISMS = ("pypp", "laplace_histogram", "gaussian_histogram", "smoothed_histogram",
+                      "dirichlet_multinomial", "dirichlet_posterior_sampling", "bootstrap")
+#: Every key :func:`calibrate` accepts (the data-dependent Dirichlet–multinomial is not DP).
+ALL_MECHANISMS = DEFAULT_MECHANISMS + ("dirichlet_multinomial_data_dependent",)
+
+Progress = Callable[[float, str], None]
+
+
+class PYPPMechanism(Mechanism):
+    """The Pitman–Yor posterior-predictive mechanism at σ = 0 in the comparison (SPEC §2, §3.1).
+
+    Data on :math:`[0,1]^d`; a row is one atom; new values are drawn from the base measure
+    Uniform[0, 1] per column. The guarantee is global (ε, δ*) with
+    :math:`\\delta^* = \\texttt{global\\_delta}(n,\\theta,m,\\varepsilon)` (Theorem 2), so
+    it is fixed at construction for one ``n`` and ``m``.
+
+    Parameters
+    ----------
+    eps : float in (0, ∞)
+    theta : float > 0
+    n : int ≥ 1
+    m : int ≥ 1
+    """
+
+    name = "pypp"
+    label = "PYPP (σ = 0)"
+
+    def __init__(self, eps, theta, n, m):
+        self.eps = check_finite_eps(eps)
+        _, self.theta, _ = check_py_parameters(0.0, theta)
+        self.n = check_integer("n", n, minimum=1)
+        self.m = check_m(m)
+        self.delta = float(global_delta(self.n, self.theta, self.m, self.eps))
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee("approximate", "global", self.eps, self.delta,
+                         "probabilistic DP for every dataset of size n (Theorem 2, δ*(ε)); "
+                         "implies (ε, δ)-DP")
+
+    def knobs(self, n, m, d: int = 1):
+        return [Knob("theta", self.theta, "strength of the DP prior (σ = 0), chosen by the user"),
+                Knob("delta_star", self.delta,
+                     f"δ*(ε) = max over r = 1..n of P(S_r > (e^ε − 1)(r − 1)), S_r ~ BB(m, r, θ + n − r) "
+                     f"(Theorem 2, global); singleton term m/(m + θ + n − 1) = "
+                     f"{m / (m + self.theta + n - 1):.6g}")]
+
+    def release_runs(self, data, m, runs, rng) -> np.ndarray:
+        x = check_unit_data(data)
+        m = check_m(m)
+        runs = check_integer("runs", runs, minimum=1)
+        rng = check_rng(rng)
+        if x.shape[0] != self.n or m != self.m:
+            raise ValueError(f"this PYPP mechanism was calibrated for n = {self.n} and m = {self.m}; "
+                             f"got n = {x.shape[0]} and m = {m}")
+        if x.ndim == 1:
+            atoms, counts = np.unique(x, return_counts=True)
+            base = UniformBase(0.0, 1.0)
+        else:
+            atoms, counts = np.unique(x, axis=0, return_counts=True)
+            base = [UniformBase(0.0, 1.0)] * x.shape[1]
+        # One exact posterior-predictive draw per run: the sampler's cost is O(k + m) per
+        # run, with no loop over m or n.
+        out = np.empty((runs,) + ((m,) if x.ndim == 1 else (m, x.shape[1])))
+        for r in range(runs):
+            out[r] = pypp_release(atoms, counts, 0.0, self.theta, m, rng, base=base).values
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    """Mechanisms calibrated to a common (ε, δ) and ``m`` (see :func:`calibrate`).
+
+    Attributes
+    ----------
+    eps, delta : float
+        The target.
+    m : int
+        The common release size.
+    m_rule : str
+        ``"given"`` or ``"largest admissible for PYPP (Theorem 2)"``.
+    n, d, bins : int
+    theta : float
+    mechanisms : tuple of Mechanism
+    table : pandas.DataFrame
+        One row per (mechanism, calibrated parameter): ``mechanism, label, parameter,
+        value, reason, guarantee, kind, scope, eps, delta, meets_target, m, caveat``.
+    bounds_from_data : bool
+    """
+
+    eps: float
+    delta: float
+    m: int
+    m_rule: str
+    n: int
+    d: int
+    bins: int
+    theta: float
+    mechanisms: tuple
+    table: pd.DataFrame = field(repr=False)
+    bounds_from_data: bool = False
+
+    def mechanism(self, name: str) -> Mechanism:
+        for mech in self.mechanisms:
+            if mech.name == name:
+                return mech
+        raise ValueError(f"no mechanism {name!r}; calibrated: {[m.name for m in self.mechanisms]}")
+
+
+def _meets(g: Guarantee, eps: float, delta: float) -> bool:
+    if g.kind == "none":
+        return False
+    # A relative 1e-9 slack: each calibration rounds toward safety at ~1e-12, and a
+    # comparison at exactly the target must not flip on the last bit.
+    return g.eps <= eps * (1 + 1e-9) and g.delta <= delta * (1 + 1e-9)
+
+
+def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
+              mechanisms: Sequence[str] = DEFAULT_MECHANISMS, bounds_from_data: bool = False) -> Calibration:
+    """Set every mechanism's knobs for a common (ε, δ) and release size ``m`` (SPEC §4).
+
+    ===============================  ==============================================================
+    mechanism                        knob and rule
+    ===============================  ==============================================================
+    PYPP (σ = 0)                     θ as given; δ* = ``global_delta(n, θ, m, ε)`` (Theorem 2);
+                                     meets the target iff δ* ≤ δ
+    perturbed histogram, Laplace     scale 2/ε (L1 sensitivity 2); pure ε-DP
+    perturbed histogram, Gaussian    s = ``gaussian_sigma(ε, δ, √2)`` (analytic, exact)
+    smoothed histogram               λ = ``smoothed_histogram_lambda(n, B^d, m, ε)``
+    Dirichlet–multinomial            α = m/(e^ε − 1) per cell (global pure ε-DP)
+    Dirichlet posterior sampling     smallest α with ``dirichlet_sampling_epsilon(α, δ) ≤ ε``
+    bootstrap                        none (no privacy: the utility ceiling)
+    ===============================  ==============================================================
+
+    Pure-DP baselines ignore δ (their δ is 0 ≤ δ).
+
+    Parameters
+    ----------
+    n : int ≥ 1
+        Number of confidential records.
+    eps : float in (0, ∞)
+    delta : float in (0, 1)
+    m : int ≥ 1, or "largest"
+        Common release size. ``"largest"``: the largest m admissible for PYPP under
+        Theorem 2, ``max_synthetic_size(n, θ, ε, δ)``, used by every mechanism.
+    theta : float > 0
+        PYPP strength.
+    d : int ≥ 1
+        Number of (numeric, scaled) columns.
+    bins : int ≥ 1
+        Histogram bins per axis (``bins**d`` cells).
+    mechanisms : sequence of str
+        Keys from :data:`ALL_MECHANISMS`.
+    bounds_from_data : bool
+        The scaling bounds were read off the data: every guarantee is then weakened,
+        and the table says so.
+
+    Returns
+    -------
+    Calibration
+    """
+    n = check_integer("n", n, minimum=1)
+    eps = check_finite_eps(eps)
+    delta = check_delta(delta)
+    _, theta, _ = check_py_parameters(0.0, theta)
+    d = check_integer("d", d, minimum=1)
+    bins = check_bins(bins)
+    names = list(mechanisms)
+    if not names:
+        raise ValueError(f"mechanisms must name at least one of {list(ALL_MECHANISMS)}")
+    unknown = [k for k in names if k not in ALL_MECHANISMS]
+    if unknown:
+        raise ValueError(f"mechanisms {unknown} are unknown; choose from {list(ALL_MECHANISMS)}")
+    if isinstance(m, str):
+        if m != "largest":
+            raise ValueError(f"m must be an integer >= 1 or 'largest', got {m!r}")
+        m_val = max_synthetic_size(n, theta, eps, delta)
+        if m_val < 1:
+            raise ValueError(
+                f"m: no synthetic value can be released by PYPP at eps={eps!r}, delta={delta!r}, "
+                f"theta={theta!r}, n={n} (m*(eps, delta) = 0); raise delta or theta, or give m")
+        m_rule = "largest admissible for PYPP (Theorem 2)"
+        m_reason = (f"m = m*(ε, δ) = max{{m : δ*(ε; m) ≤ δ}} = {m_val} for PYPP with θ = {theta:g} "
+                    "(Theorem 2), used by every mechanism")
+    else:
+        m_val = check_m(m)
+        m_rule = "given"
+        m_reason = "common release size, given by the user"
+
+    built: list[Mechanism] = []
+    for key in names:
+        if key == "pypp":
+            built.append(PYPPMechanism(eps, theta, n, m_val))
+        elif key == "laplace_histogram":
+            built.append(LaplaceHistogram(eps, bins))
+        elif key == "gaussian_histogram":
+            built.append(GaussianHistogram(eps, delta, bins))
+        elif key == "smoothed_histogram":
+            built.append(SmoothedHistogram(eps, bins))
+        elif key == "dirichlet_multinomial":
+            built.append(DirichletMultinomialHistogram(eps, bins))
+        elif key == "dirichlet_multinomial_data_dependent":
+            built.append(DirichletMultinomialHistogram(eps, bins, alpha_rule="data-dependent"))
+        elif key == "dirichlet_posterior_sampling":
+            built.append(DirichletPosteriorSampling(eps, delta, bins))
+        else:
+            built.append(Bootstrap())
+    for mech in built:
+        if hasattr(mech, "bins"):
+            mech.knobs(n, m_val, d)  # raises ValueError early when bins**d is too large
+
+    caveat = ("scaling bounds read from the data: the guarantee does not cover them"
+              if bounds_from_data else "")
+    rows = [{"mechanism": "all", "label": "all mechanisms", "parameter": "m", "value": float(m_val),
+             "reason": m_reason, "guarantee": "", "kind": "", "scope": "", "eps": math.nan,
+             "delta": math.nan, "meets_target": True, "m": m_val, "caveat": ""}]
+    for mech in built:
+        g = mech.guarantee
+        for knob in mech.knobs(n, m_val, d):
+            rows.append({"mechanism": mech.name, "label": mech.label, "parameter": knob.parameter,
+                         "value": float(knob.value), "reason": knob.reason, "guarantee": g.label,
+                         "kind": g.kind, "scope": g.scope, "eps": g.eps, "delta": g.delta,
+                         "meets_target": _meets(g, eps, delta), "m": m_val,
+                         "caveat": caveat if g.is_private else ""})
+    table = pd.DataFrame(rows)
+    return Calibration(eps=eps, delta=delta, m=m_val, m_rule=m_rule, n=n, d=d, bins=bins, theta=theta,
+                       mechanisms=tuple(built), table=table, bounds_from_data=bool(bounds_from_data))
+
+
+def _joint_w1(x: np.ndarray, releases: list[np.ndarray], max_cost_bytes: float, n_projections: int,
+              rng: np.random.Generator) -> tuple[list[np.ndarray], str]:
+    """Multi-column W1 of every run of every mechanism.
+
+    Exact (``ot.emd2`` on distinct rows, one run at a time) while the ``k_x × m`` cost
+    matrix fits ``max_cost_bytes``; otherwise the sliced W1 with one set of random
+    directions shared by every run and mechanism (common random numbers), all runs at once.
+    """
+    k_x = np.unique(x, axis=0).shape[0]
+    m = releases[0].shape[1]
+    if 8.0 * k_x * m <= max_cost_bytes:
+        out, methods = [], set()
+        for z in releases:
+            values = [wasserstein1(x, zr, max_cost_bytes=max_cost_bytes, n_projections=n_projections, rng=rng)
+                      for zr in z]
+            methods |= {v.method for v in values}
+            out.append(np.array([float(v) for v in values]))
+        return out, "exact-emd" if methods == {"exact-emd"} else "exact-emd/sliced"
+    stacked = sliced_wasserstein1_runs(np.concatenate(releases), x, n_projections=n_projections, rng=rng)
+    return np.split(stacked, np.cumsum([z.shape[0] for z in releases])[:-1]), f"sliced ({n_projections} directions)"
+
+
+def _grid_points(requested: int, x: np.ndarray, samples: list[np.ndarray], cap: int = 1 << 14) -> int:
+    """Grid size with a step at most a third of the smallest positive bandwidth (capped).
+
+    The binned KDE and the trapezoidal KDE-L2 are accurate only when the grid resolves
+    the narrowest kernel; very concentrated columns need more than the default points.
+    """
+    bandwidths = np.concatenate([np.atleast_1d(scott_bandwidth(x))] + [scott_bandwidth(z) for z in samples])
+    positive = bandwidths[bandwidths > 0]
+    if positive.size == 0:
+        return requested
+    lo = min(float(x.min()), min(float(z.min()) for z in samples))
+    hi = max(float(x.max()), max(float(z.max()) for z in samples))
+    span = hi - lo + 8.0 * positive.max()  # kde_grid pads 4 bandwidths on each side
+    return int(min(cap, max(requested, math.ceil(3.0 * span / positive.min()) + 1)))
+
+
+_COLUMNS = ["mechanism", "label", "run", "column", "W1", "W1_method", "KDE_L2", "mean", "sd", "q1",
+            "median", "q3", "eps", "delta", "guarantee", "m"]
+
+
+def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.random.Generator,
+                   progress: Progress | None = None, columns: Sequence[str] | None = None,
+                   grid_size: int = 1024, max_cost_bytes: float = DEFAULT_MAX_COST_BYTES,
+                   n_projections: int = 50) -> pd.DataFrame:
+    """R independent runs of every calibrated mechanism on the same data (SPEC §5).
+
+    Each mechanism gets its own generator, seeded by one draw from ``rng`` and the
+    mechanism's name, so adding or removing a mechanism does not change the others' draws. For each run and each column:
+
+    * ``W1``: exact 1-D W1 between the column of the release and of the data
+      (:func:`core.utility.wasserstein1_runs`); with ``d > 1`` there is also one row per
+      run with ``column = "(joint)"`` holding the multi-column W1 — exact (``ot.emd2``)
+      while the cost matrix fits ``max_cost_bytes``, sliced otherwise (``W1_method``);
+    * ``KDE_L2``: :math:`(\\int(\\hat f_x-\\hat f_Z)^2)^{1/2}` with Gaussian KDEs (Scott
+      bandwidth) on one grid per column common to all mechanisms and runs, evaluated by
+      linear binning + FFT (:func:`core.utility.binned_kde_runs`, within ~1e-3 of
+      ``gaussian_kde``); NaN for a run whose column has a single distinct value;
+    * ``mean, sd, q1, median, q3`` of the release.
+
+    Parameters
+    ----------
+    data : array_like, shape (n,) or (n, d), values in [0, 1]
+        The confidential data scaled with public bounds (e.g. :func:`core.data.prepare`).
+    calibration : Calibration
+        From :func:`calibrate` with the same ``n`` and ``d``.
+    runs : int ≥ 1
+    rng : numpy.random.Generator
+    progress : callable ``progress(fraction: float, message: str)``, optional
+    columns : sequence of str, optional
+        Column names (default ``x0, x1, …``).
+    grid_size : int ≥ 16
+        Minimum KDE grid points per column; more are used when a bandwidth is smaller
+        than three grid steps (up to 16 384).
+    max_cost_bytes : float
+        Memory budget of the exact multi-column W1 cost matrix (``k_x × m`` entries of 8 bytes).
+    n_projections : int
+        Random directions of the sliced W1 when the budget is exceeded (shared by all runs).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``mechanism, label, run, column, W1, W1_method, KDE_L2, mean, sd, q1,
+        median, q3, eps, delta, guarantee, m``; ``attrs["confidential"]`` holds the
+        data's own summaries per column (a dict of dicts of floats).
+    """
+    x = check_unit_data(data)
+    if not isinstance(calibration, Calibration):
+        raise ValueError(f"calibration must be a Calibration from calibrate(), got {type(calibration).__name__}")
+    runs = check_integer("runs", runs, minimum=1)
+    rng = check_rng(rng)
+    grid_size = check_integer("grid_size", grid_size, minimum=16)
+    x2 = x.reshape(x.shape[0], -1)
+    n, d = x2.shape
+    if n != calibration.n or d != calibration.d:
+        raise ValueError(f"data has n = {n}, d = {d} but the calibration is for n = {calibration.n}, "
+                         f"d = {calibration.d}")
+    names = [f"x{j}" for j in range(d)] if columns is None else [str(c) for c in columns]
+    if len(names) != d:
+        raise ValueError(f"columns must name the {d} columns, got {len(names)} names")
+    report = progress if progress is not None else (lambda fraction, message: None)
+    mechs = calibration.mechanisms
+    m = calibration.m
+    # One child generator per mechanism, keyed by its name: adding or removing a
+    # mechanism leaves the others' draws unchanged for the same rng.
+    root = int(rng.integers(0, 2**63 - 1))
+    children = [np.random.default_rng([root, zlib.crc32(mech.name.encode())]) for mech in mechs]
+    children.append(np.random.default_rng([root, zlib.crc32(b"(joint W1)")]))
+    total_steps = len(mechs) + 1
+
+    releases = []
+    for i, mech in enumerate(mechs):
+        report(i / total_steps, f"{mech.label}: {runs} releases of m = {m}")
+        z = mech.release_runs(x, m, runs, children[i])
+        releases.append(z.reshape(runs, m, d))
+    report(len(mechs) / total_steps, "utility metrics (W1, KDE-L2, summaries)")
+
+    frames = []
+    confidential = {}
+    per_mech: list[dict[str, np.ndarray]] = [dict() for _ in mechs]
+    for j, col in enumerate(names):
+        xj = x2[:, j]
+        confidential[col] = column_summary(xj)
+        zs = [z[:, :, j] for z in releases]
+        grid = kde_grid(xj, *zs, size=_grid_points(grid_size, xj, zs))
+        fx = binned_kde_runs(xj[None, :], grid)[0] if np.ptp(xj) > 0 else None
+        for i, zj in enumerate(zs):
+            w1 = wasserstein1_runs(zj, xj)
+            if fx is None or zj.shape[1] < 2:
+                l2 = np.full(runs, np.nan)
+            else:
+                l2 = kde_l2_runs(zj, fx, grid)
+            per_mech[i][col] = (w1, l2, summary_runs(zj))
+    if d > 1:
+        report((len(mechs) + 0.5) / total_steps, "multi-column W1")
+        joint, method = _joint_w1(x2, releases, max_cost_bytes, n_projections, children[-1])
+    for i, mech in enumerate(mechs):
+        g = mech.guarantee
+        for col in names:
+            w1, l2, summ = per_mech[i][col]
+            frames.append(pd.DataFrame({
+                "mechanism": mech.name, "label": mech.label, "run": np.arange(runs), "column": col,
+                "W1": w1, "W1_method": "exact-1d", "KDE_L2": l2, **summ,
+                "eps": g.eps, "delta": g.delta, "guarantee": g.label, "m": m}))
+        if d > 1:
+            w1j = joint[i]
+            frames.append(pd.DataFrame({
+                "mechanism": mech.name, "label": mech.label, "run": np.arange(runs), "column": "(joint)",
+                "W1": w1j, "W1_method": method, "KDE_L2": np.nan, "mean": np.nan, "sd": np.nan,
+                "q1": np.nan, "median": np.nan, "q3": np.nan,
+                "eps": g.eps, "delta": g.delta, "guarantee": g.label, "m": m}))
+    out = pd.concat(frames, ignore_index=True)[_COLUMNS]
+    out.attrs["confidential"] = confidential
+    report(1.0, "done")
+    return out
+
+
+def comparison_summary(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean over runs of every metric per (mechanism, column), with the confidential row first.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Output of :func:`run_comparison`.
+
+    Returns
+    -------
+    pandas.DataFrame with columns ``mechanism, label, column, mean, sd, q1, median, q3,
+    W1, W1_sd, KDE_L2, KDE_L2_sd, runs, guarantee``
+    """
+    needed = {"mechanism", "label", "column", "W1", "KDE_L2", "mean", "sd", "q1", "median", "q3", "guarantee"}
+    missing = needed - set(results.columns)
+    if missing:
+        raise ValueError(f"results must come from run_comparison; missing columns {sorted(missing)}")
+    grouped = results.groupby(["mechanism", "column"], sort=False)
+    table = grouped.agg(label=("label", "first"), mean=("mean", "mean"), sd=("sd", "mean"),
+                        q1=("q1", "mean"), median=("median", "mean"), q3=("q3", "mean"),
+                        W1=("W1", "mean"), W1_sd=("W1", "std"), KDE_L2=("KDE_L2", "mean"),
+                        KDE_L2_sd=("KDE_L2", "std"), runs=("W1", "size"),
+                        guarantee=("guarantee", "first")).reset_index()
+    confidential = results.attrs.get("confidential", {})
+    rows = [{"mechanism": "confidential", "label": "confidential data", "column": col, **summ,
+             "W1": 0.0, "W1_sd": 0.0, "KDE_L2": 0.0, "KDE_L2_sd": 0.0, "runs": 0, "guarantee": ""}
+            for col, summ in confidential.items()]
+    return pd.concat([pd.DataFrame(rows, columns=table.columns), table], ignore_index=True) if rows else table
+
+
+def sweep_comparison(data, eps_values, delta, m, *, theta, runs: int = 100, rng: np.random.Generator,
+                     bins: int = 25, mechanisms: Sequence[str] = DEFAULT_MECHANISMS,
+                     progress: Progress | None = None, **kwargs) -> pd.DataFrame:
+    """:func:`run_comparison` at each ε of a grid (the W1-vs-ε frontier); adds a column ``target_eps``.
+
+    Parameters
+    ----------
+    data : array_like, shape (n,) or (n, d), values in [0, 1]
+    eps_values : array_like of float in (0, ∞), shape (E,)
+    delta, m, theta, bins, mechanisms
+        As in :func:`calibrate` (``m`` may be ``"largest"``, then it varies with ε).
+    runs : int
+    rng : numpy.random.Generator
+    progress : callable, optional
+    **kwargs
+        Passed to :func:`run_comparison`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The concatenated tidy results with ``target_eps``.
+    """
+    x = check_unit_data(data)
+    rng = check_rng(rng)
+    eps_list = [check_finite_eps(float(e)) for e in np.atleast_1d(np.asarray(eps_values, dtype=float))]
+    if not eps_list:
+        raise ValueError("eps_values must not be empty")
+    x2 = x.reshape(x.shape[0], -1)
+    children = rng.spawn(len(eps_list))
+    frames = []
+    for i, e in enumerate(eps_list):
+        def sub(fraction, message, i=i, e=e):
+            if progress is not None:
+                progress((i + fraction) / len(eps_list), f"ε = {e:g}: {message}")
+        cal = calibrate(x2.shape[0], e, delta, m, theta=theta, d=x2.shape[1], bins=bins, mechanisms=mechanisms)
+        frame = run_comparison(x, cal, runs=runs, rng=children[i], progress=sub, **kwargs)
+        frames.append(frame.assign(target_eps=e))
+    return pd.concat(frames, ignore_index=True)

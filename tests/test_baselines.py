@@ -1,0 +1,482 @@
+"""Tests of core.baselines (SPEC §4): calibration against external oracles and brute force,
+samplers against their literal laws, statistical sanity, bad input."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import mpmath as mp
+import numpy as np
+import pytest
+from scipy import optimize, special, stats
+
+from core import baselines as bl
+from core.baselines import (
+    Bootstrap,
+    DirichletMultinomialHistogram,
+    DirichletPosteriorSampling,
+    GaussianHistogram,
+    LaplaceHistogram,
+    SmoothedHistogram,
+    cells_to_points,
+    dirichlet_multinomial_alpha,
+    dirichlet_sampling_alpha,
+    dirichlet_sampling_epsilon,
+    gaussian_sigma,
+    histogram_counts,
+    smoothed_histogram_lambda,
+)
+from core.utility import wasserstein1_runs
+
+SQRT2 = math.sqrt(2.0)
+
+
+# ------------------------------------------------------------------ helpers
+def compositions(total: int, parts: int):
+    """All vectors of `parts` non-negative integers summing to `total`."""
+    for cuts in itertools.combinations(range(total + parts - 1), parts - 1):
+        prev, out = -1, []
+        for c in cuts:
+            out.append(c - prev - 1)
+            prev = c
+        out.append(total + parts - 1 - prev - 1)
+        yield np.array(out)
+
+
+def neighbours(counts: np.ndarray):
+    """Replacement neighbours: one record moves from cell a to another cell b."""
+    for a in range(counts.size):
+        if counts[a] == 0:
+            continue
+        for b in range(counts.size):
+            if b != a:
+                y = counts.copy()
+                y[a] -= 1
+                y[b] += 1
+                yield y
+
+
+# ------------------------------------------------------- API contract (SPEC §7)
+def test_mechanisms_reexports_the_spec_names():
+    from core import mechanisms
+    assert mechanisms.gaussian_sigma is gaussian_sigma
+    assert mechanisms.smoothed_histogram_lambda is smoothed_histogram_lambda
+    assert mechanisms.dirichlet_sampling_epsilon is dirichlet_sampling_epsilon
+
+
+def test_baselines_does_not_import_mechanisms():
+    import ast
+    import inspect
+    tree = ast.parse(inspect.getsource(bl))
+    imported = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    assert "mechanisms" not in imported and "core.mechanisms" not in imported
+
+
+# ------------------------------------------------------- analytic Gaussian
+def _diffprivlib_scale(eps, delta, sensitivity):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from diffprivlib.mechanisms import GaussianAnalytic
+        # The oracle's calibrated SD is only exposed as the private attribute `_scale`.
+        return GaussianAnalytic(epsilon=eps, delta=delta, sensitivity=sensitivity)._scale
+
+
+@pytest.mark.parametrize("sensitivity", [1.0, SQRT2, 3.0])
+def test_gaussian_sigma_matches_diffprivlib(sensitivity):
+    # diffprivlib evaluates Φ through erf, which loses precision for δ below ~1e-8 at large ε;
+    # the grid stays where the oracle itself is accurate (the corners are checked with mpmath below).
+    worst = 0.0
+    for eps in [0.05, 0.1, 0.5, 1.0, 2.0, 5.0]:
+        for delta in [1e-8, 1e-6, 1e-3, 0.05, 0.3]:
+            ours = gaussian_sigma(eps, delta, sensitivity)
+            ref = _diffprivlib_scale(eps, delta, sensitivity)
+            worst = max(worst, abs(ours - ref) / ref)
+    assert worst < 1e-6
+
+
+def _mp_gaussian_delta(sigma, eps, sens):
+    with mp.workdps(60):
+        s, e, d = mp.mpf(sigma), mp.mpf(eps), mp.mpf(sens)
+        return mp.ncdf(d / (2 * s) - e * s / d) - mp.exp(e) * mp.ncdf(-d / (2 * s) - e * s / d)
+
+
+@pytest.mark.parametrize("eps,delta", [(0.01, 1e-12), (1.0, 1e-10), (5.0, 1e-12), (10.0, 1e-12),
+                                       (20.0, 1e-8), (50.0, 1e-15), (1.0, 0.9)])
+def test_gaussian_sigma_is_the_exact_calibration(eps, delta):
+    # Balle & Wang (2018) Theorem 8 evaluated in 60-digit arithmetic: the returned σ meets
+    # δ(σ) ≤ δ (up to the 1e-12 root tolerance) and any σ 1e-9 smaller violates it.
+    sigma = gaussian_sigma(eps, delta, SQRT2)
+    at = float(_mp_gaussian_delta(sigma, eps, SQRT2))
+    below = float(_mp_gaussian_delta(sigma * (1 - 1e-9), eps, SQRT2))
+    assert at <= delta * (1 + 1e-10)
+    assert abs(at / delta - 1) < 1e-10
+    assert below > delta
+
+
+def test_gaussian_sigma_array_and_limits():
+    eps = np.array([0.5, 1.0, 2.0])
+    arr = gaussian_sigma(eps, 1e-5, SQRT2)
+    assert arr.shape == (3,)
+    assert np.all(np.diff(arr) < 0)  # more ε, less noise
+    assert arr[1] == gaussian_sigma(1.0, 1e-5, SQRT2)
+    assert gaussian_sigma(math.inf, 1e-5, SQRT2) == 0.0
+    # Scale invariance: σ is proportional to the sensitivity.
+    assert gaussian_sigma(1.0, 1e-5, 3.0) == pytest.approx(3.0 * gaussian_sigma(1.0, 1e-5, 1.0), rel=1e-12)
+    assert bl.gaussian_delta(arr[1], 1.0, SQRT2) == pytest.approx(1e-5, rel=1e-10)
+
+
+# ------------------------------------------------------- smoothed histogram
+def test_smoothed_lambda_closed_form():
+    n, cells, m, eps = 1000, 25, 200, 2.5
+    lam = smoothed_histogram_lambda(n, cells, m, eps)
+    assert lam == pytest.approx(cells / (cells + n * math.expm1(eps / m)), rel=1e-14)
+    assert bl.smoothed_histogram_epsilon(n, cells, m, lam) <= eps
+    arr = smoothed_histogram_lambda(n, cells, m, [0.5, 2.5, math.inf])
+    assert arr[1] == lam and arr[2] == 0.0 and arr[0] > arr[1]
+
+
+def _smoothed_worst_log_ratio(n, cells, m, lam):
+    """Largest log-likelihood ratio of m iid draws over all datasets, neighbours and outputs."""
+    worst = -math.inf
+    outputs = list(compositions(m, cells))
+    for counts in compositions(n, cells):
+        fx = (1 - lam) * counts * cells / n + lam   # density of a draw in each cell
+        for y in neighbours(counts):
+            fy = (1 - lam) * y * cells / n + lam
+            step = np.log(fx) - np.log(fy)
+            worst = max(worst, max(float(s @ step) for s in outputs))
+    return worst
+
+
+@pytest.mark.parametrize("n,cells,m,eps", [(4, 3, 3, 0.5), (3, 4, 2, 1.0), (5, 2, 4, 3.0), (2, 3, 1, 0.1)])
+def test_smoothed_lambda_is_tight_by_direct_computation(n, cells, m, eps):
+    lam = smoothed_histogram_lambda(n, cells, m, eps)
+    assert _smoothed_worst_log_ratio(n, cells, m, lam) == pytest.approx(eps, rel=1e-12)
+    assert _smoothed_worst_log_ratio(n, cells, m, lam * (1 - 1e-6)) > eps
+
+
+# ------------------------------------------------------- Dirichlet–multinomial
+@pytest.mark.parametrize("eps,m", [(0.1, 1), (1.0, 50), (2.5, 2000), (8.0, 10**6), (50.0, 500)])
+def test_dirichlet_multinomial_alpha_meets_spec_33_and_fails_just_below(eps, m):
+    alpha = dirichlet_multinomial_alpha(eps, m)
+    # SPEC §3.3 global pure-DP condition: m ≤ (e^ε − 1)·α.
+    assert m <= math.expm1(eps) * alpha * (1 + 1e-15)
+    assert alpha == pytest.approx(m / math.expm1(eps), rel=1e-14)
+    assert m > math.expm1(eps) * alpha * (1 - 1e-9)
+    # The same condition as core.privacy states it (which rounds ε up by a relative ~1e-12..1e-10).
+    from core.privacy import dirichlet_multinomial_pure_epsilon
+    assert dirichlet_multinomial_pure_epsilon([1, 5], alpha, m, instance=False) == pytest.approx(eps, rel=1e-9)
+    assert dirichlet_multinomial_pure_epsilon([1, 5], alpha * (1 - 1e-6), m, instance=False) > eps
+
+
+def _dirmult_worst_log_ratio(n, cells, m, alpha):
+    worst = -math.inf
+    outputs = np.array(list(compositions(m, cells)))
+    for counts in compositions(n, cells):
+        def logpmf(c):
+            a = c + alpha
+            return special.gammaln(a + outputs).sum(1) - special.gammaln(a).sum() \
+                - special.gammaln(a.sum() + m) + special.gammaln(a.sum())
+        lx = logpmf(counts)
+        for y in neighbours(counts):
+            worst = max(worst, float(np.max(lx - logpmf(y))))
+    return worst
+
+
+@pytest.mark.parametrize("n,cells,m,eps", [(3, 3, 3, 1.0), (4, 2, 5, 0.3), (2, 4, 2, 2.0)])
+def test_dirichlet_multinomial_pure_dp_by_enumeration(n, cells, m, eps):
+    alpha = dirichlet_multinomial_alpha(eps, m)
+    assert _dirmult_worst_log_ratio(n, cells, m, alpha) == pytest.approx(eps, rel=1e-12)
+    assert _dirmult_worst_log_ratio(n, cells, m, alpha * (1 - 1e-6)) > eps
+
+
+def test_dirichlet_multinomial_extreme_eps_stays_valid():
+    alpha = dirichlet_multinomial_alpha(1e4, 500)
+    assert alpha > 0
+    rng = np.random.default_rng(0)
+    z = DirichletMultinomialHistogram(1e4, 10).release(rng.random(100), 50, rng)
+    assert z.shape == (50,) and np.all((z >= 0) & (z < 1))
+
+
+# ------------------------------------------------------- Dirichlet posterior sampling
+def _eq6(gamma, alpha, log_inv_delta):
+    rho = special.polygamma(1, alpha - gamma)  # ρ = ½Δ₂²ψ′ with Δ₂² = 2
+    return np.where(log_inv_delta <= gamma ** 2 * rho,
+                    rho + 2 * np.sqrt(rho * log_inv_delta),
+                    rho * (gamma + 1) + log_inv_delta / gamma)
+
+
+def _spec_nested_minimum(alpha, delta):
+    """SPEC §4.5 literally: min over γ ∈ (0, α) of min over λ ∈ (1, γ + 1] of ρ(γ)λ + log(1/δ)/(λ − 1)."""
+    L = -math.log(delta)
+
+    def inner(gamma):
+        rho = float(special.polygamma(1, alpha - gamma))
+        res = optimize.minimize_scalar(lambda lam: rho * lam + L / (lam - 1), bounds=(1 + 1e-12, gamma + 1),
+                                       method="bounded", options={"xatol": 1e-13})
+        return min(res.fun, rho * (gamma + 1) + L / gamma)
+
+    grid = np.linspace(0, alpha, 402)[1:-1]
+    g0 = grid[np.argmin([inner(g) for g in grid])]
+    step = alpha / 401
+    res = optimize.minimize_scalar(inner, bounds=(max(g0 - step, 1e-12 * alpha), min(g0 + step, alpha * (1 - 1e-12))),
+                                   method="bounded", options={"xatol": 1e-14 * max(1.0, alpha)})
+    return res.fun
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 200.0, 1e4])
+@pytest.mark.parametrize("delta", [1e-10, 1e-5, 1e-2, 0.3])
+def test_dirichlet_sampling_epsilon_matches_seed003_eqs_6_to_8(alpha, delta):
+    eps = dirichlet_sampling_epsilon(alpha, delta)
+    L = -math.log(delta)
+    # eq. (6) on a dense γ grid: ε is its minimum (never above it, at most 1e-7 below the grid).
+    gammas = np.linspace(0.0, alpha, 400_001)[1:-1]
+    grid_min = float(np.min(_eq6(gammas, alpha, L)))
+    assert eps <= grid_min * (1 + 1e-12)
+    assert eps == pytest.approx(grid_min, rel=1e-7)
+    # the literal joint minimum of SPEC §4.5 by nested numerical optimisation
+    assert eps == pytest.approx(_spec_nested_minimum(alpha, delta), rel=1e-8)
+
+
+def _mp_bisect(fun, lo, hi, steps=200):
+    """Root of a function with fun(lo) < 0 < fun(hi), by plain bisection (robust oracle)."""
+    assert fun(lo) < 0 < fun(hi)
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        if fun(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+@pytest.mark.parametrize("alpha,delta", [(1.0, 1e-5), (20.0, 1e-6), (0.3, 0.05)])
+def test_dirichlet_sampling_epsilon_gamma_m_identity(alpha, delta):
+    # eq. (7)–(8): at γ_M (γ²ρ(γ) = log(1/δ)) both branches of eq. (6) coincide, and the
+    # minimum over (0, γ_M] of f is ε. Checked in 40-digit arithmetic with mpmath.
+    with mp.workdps(40):
+        a, L = mp.mpf(alpha), -mp.log(mp.mpf(delta))
+        rho = lambda g: mp.polygamma(1, a - g)  # noqa: E731
+        gamma_m = _mp_bisect(lambda g: g ** 2 * rho(g) - L, a * mp.mpf("1e-6"), a * (1 - mp.mpf("1e-12")))
+        f = lambda g: rho(g) * (g + 1) + L / g  # noqa: E731
+        assert abs(f(gamma_m) - (rho(gamma_m) + 2 * mp.sqrt(rho(gamma_m) * L))) < mp.mpf("1e-30")
+        # stationary point of f (eq. 8), or γ_M itself when f decreases all the way
+        fp = lambda g: mp.diff(f, g)  # noqa: E731
+        if fp(gamma_m) <= 0:
+            best = f(gamma_m)
+        else:
+            best = f(_mp_bisect(fp, gamma_m * mp.mpf("1e-8"), gamma_m))
+    assert dirichlet_sampling_epsilon(alpha, delta) == pytest.approx(float(best), rel=1e-10)
+
+
+def test_dirichlet_sampling_epsilon_monotone_and_broadcast():
+    alphas = np.geomspace(0.05, 1e3, 30)
+    eps = dirichlet_sampling_epsilon(alphas, 1e-5)
+    assert eps.shape == (30,) and np.all(np.diff(eps) < 0)
+    deltas = np.array([1e-8, 1e-5, 1e-2])
+    assert np.all(np.diff(dirichlet_sampling_epsilon(5.0, deltas)) < 0)
+    assert isinstance(dirichlet_sampling_epsilon(5.0, 1e-5), float)
+
+
+@pytest.mark.parametrize("eps,delta", [(0.5, 1e-6), (2.5, 1e-5), (10.0, 0.05), (1000.0, 1e-6)])
+def test_dirichlet_sampling_alpha_inverts_epsilon(eps, delta):
+    alpha = dirichlet_sampling_alpha(eps, delta)
+    assert dirichlet_sampling_epsilon(alpha, delta) <= eps
+    assert dirichlet_sampling_epsilon(alpha * (1 - 1e-9), delta) > eps
+    mech = DirichletPosteriorSampling(eps, delta, 10)
+    assert mech.alpha == alpha and mech.guarantee.eps <= eps and mech.guarantee.delta == delta
+
+
+# ------------------------------------------------------- histogram helpers
+def test_histogram_counts_matches_histogramdd():
+    rng = np.random.default_rng(3)
+    x = rng.random((500, 2))
+    x[0] = [1.0, 1.0]
+    x[1] = [0.0, 0.5]
+    counts = histogram_counts(x, 4)
+    ref, _ = np.histogramdd(x, bins=(4, 4), range=((0, 1), (0, 1)))
+    assert np.array_equal(counts, ref.astype(int).ravel())
+    ref1, _ = np.histogram(x[:, 0], bins=7, range=(0, 1))
+    assert np.array_equal(histogram_counts(x[:, 0], 7), ref1)
+
+
+def test_cells_to_points_land_in_their_cells_uniformly():
+    rng = np.random.default_rng(4)
+    counts = np.array([[3, 0, 5, 2], [0, 10, 0, 0]])
+    pts = cells_to_points(counts, 2, 2, rng)
+    assert pts.shape == (2, 10, 2)
+    back = np.array([histogram_counts(p, 2) for p in pts])
+    assert np.array_equal(back, counts)
+    many = cells_to_points(np.array([[20000, 0, 0]]), 3, 1, rng)[0]
+    assert stats.kstest(many * 3, "uniform").pvalue > 1e-3
+
+
+# ------------------------------------------------------- samplers vs their literal laws
+def test_laplace_noise_law_and_literal_probabilities():
+    mech = LaplaceHistogram(0.7, 5)
+    counts = np.array([0, 3, 10, 0, 40])
+    noisy = mech.noisy_counts(counts, 20000, np.random.default_rng(5))
+    noise = (noisy - counts).ravel()
+    assert stats.kstest(noise, "laplace", args=(0.0, 2 / 0.7)).pvalue > 1e-3
+    q = mech.cell_probabilities(counts, 10, 3, np.random.default_rng(6))
+    d = counts + np.random.default_rng(6).laplace(0.0, 2 / 0.7, size=(3, 5))
+    literal = np.maximum(d, 0) / np.maximum(d, 0).sum(1, keepdims=True)
+    assert np.allclose(q, literal, rtol=1e-14)
+    # All noisy counts ≤ 0: uniform.
+    tiny = LaplaceHistogram(1e-3, 4)
+    rng = np.random.default_rng(7)
+    q = tiny.cell_probabilities(np.zeros(4, int), 10, 4000, rng)
+    assert np.all(np.isclose(q.sum(1), 1.0))
+    assert np.any(np.all(q == 0.25, axis=1))
+
+
+def test_gaussian_noise_law():
+    mech = GaussianHistogram(1.0, 1e-5, 5)
+    assert mech.sigma == gaussian_sigma(1.0, 1e-5, SQRT2)
+    counts = np.array([1, 2, 3, 4, 5])
+    noise = (mech.noisy_counts(counts, 20000, np.random.default_rng(8)) - counts).ravel()
+    assert stats.kstest(noise, "norm", args=(0.0, mech.sigma)).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("mech", [DirichletMultinomialHistogram(1.5, 4), DirichletPosteriorSampling(1.5, 1e-4, 4)])
+def test_dirichlet_cell_probabilities_have_beta_marginals(mech):
+    counts = np.array([0, 2, 7, 1])
+    m = 30
+    alpha = mech.alpha(m) if callable(mech.alpha) else mech.alpha
+    p = mech.cell_probabilities(counts, m, 20000, np.random.default_rng(9))
+    total = counts.sum() + 4 * alpha
+    for j in range(4):
+        a = counts[j] + alpha
+        assert stats.kstest(p[:, j], "beta", args=(a, total - a)).pvalue > 1e-3
+
+
+def test_release_chi_square_against_the_released_probabilities():
+    # Smoothed histogram: q is deterministic, so pooled cell counts of many releases are
+    # multinomial(m·runs, q).
+    rng = np.random.default_rng(10)
+    x = rng.beta(2, 5, size=400)
+    mech = SmoothedHistogram(1.0, 8)
+    m, runs = 50, 400
+    z = mech.release_runs(x, m, runs, rng)
+    counts = histogram_counts(x, 8)
+    lam = smoothed_histogram_lambda(400, 8, m, 1.0)
+    q = (1 - lam) * counts / 400 + lam / 8
+    observed = histogram_counts(z.ravel(), 8)
+    assert stats.chisquare(observed, m * runs * q).pvalue > 1e-3
+    # within-cell positions are uniform
+    assert stats.kstest((z.ravel() * 8) % 1.0, "uniform").pvalue > 1e-3
+
+
+def test_bootstrap_resamples_the_records():
+    rng = np.random.default_rng(11)
+    x = np.array([0.1, 0.1, 0.5, 0.9])
+    z = Bootstrap().release_runs(x, 1000, 20, rng)
+    assert set(np.unique(z)) <= {0.1, 0.5, 0.9}
+    observed = np.array([(z == v).sum() for v in (0.1, 0.5, 0.9)])
+    assert stats.chisquare(observed, 20000 * np.array([0.5, 0.25, 0.25])).pvalue > 1e-3
+
+
+def test_two_column_release_shapes():
+    rng = np.random.default_rng(12)
+    x = rng.random((300, 2))
+    for mech in (LaplaceHistogram(1.0, 4), GaussianHistogram(1.0, 1e-3, 4), SmoothedHistogram(1.0, 4),
+                 DirichletMultinomialHistogram(1.0, 4), DirichletPosteriorSampling(1.0, 1e-3, 4), Bootstrap()):
+        z = mech.release_runs(x, 25, 3, rng)
+        assert z.shape == (3, 25, 2)
+        assert mech.release(x, 7, rng).shape == (7, 2)
+        assert np.all((z >= 0) & (z <= 1))
+
+
+# ------------------------------------------------------- guarantees
+def test_each_baseline_states_its_guarantee():
+    cases = {
+        LaplaceHistogram(1.0, 5): ("pure", "global"),
+        GaussianHistogram(1.0, 1e-5, 5): ("approximate", "global"),
+        SmoothedHistogram(1.0, 5): ("pure", "global"),
+        DirichletMultinomialHistogram(1.0, 5): ("pure", "global"),
+        DirichletPosteriorSampling(1.0, 1e-5, 5): ("approximate", "global"),
+        Bootstrap(): ("none", "none"),
+        DirichletMultinomialHistogram(1.0, 5, alpha_rule="data-dependent"): ("none", "none"),
+    }
+    for mech, (kind, scope) in cases.items():
+        g = mech.guarantee
+        assert (g.kind, g.scope) == (kind, scope), mech.name
+        assert mech.label and mech.name
+        assert all(k.reason for k in mech.knobs(100, 10))
+    assert "not DP" in DirichletMultinomialHistogram(1.0, 5, alpha_rule="data-dependent").label
+    assert Bootstrap().guarantee.label == "no privacy"
+    assert "pure ε-DP" in LaplaceHistogram(1.0, 5).guarantee.label
+
+
+# ------------------------------------------------------- statistical sanity
+def _mean_w1(mech, x, m, runs, seed):
+    return float(wasserstein1_runs(mech.release_runs(x, m, runs, np.random.default_rng(seed)), x).mean())
+
+
+def test_large_eps_approaches_bootstrap_small_eps_is_noise():
+    rng = np.random.default_rng(13)
+    x = rng.beta(2, 5, size=2000)
+    bins, m, runs = 20, 500, 40
+    boot = _mean_w1(Bootstrap(), x, m, runs, 1)
+    binning = 1 / (2 * bins)  # W1 cost of spreading each record uniformly over its cell
+    large = {
+        "laplace": LaplaceHistogram(1e3, bins), "gaussian": GaussianHistogram(1e3, 1e-6, bins),
+        "smoothed": SmoothedHistogram(1e4, bins), "dirmult": DirichletMultinomialHistogram(50.0, bins),
+        "dps": DirichletPosteriorSampling(1e3, 1e-6, bins),
+    }
+    small = {
+        "laplace": LaplaceHistogram(0.01, bins), "gaussian": GaussianHistogram(0.01, 1e-6, bins),
+        "smoothed": SmoothedHistogram(0.01, bins), "dirmult": DirichletMultinomialHistogram(0.01, bins),
+        "dps": DirichletPosteriorSampling(0.01, 1e-6, bins),
+    }
+    # Uniform data on [0,1] is the limit of overwhelming noise/smoothing.
+    uniform_w1 = float(wasserstein1_runs(np.linspace(0, 1, 2001)[None, :], x)[0])
+    for key in large:
+        w_large = _mean_w1(large[key], x, m, runs, 2)
+        w_small = _mean_w1(small[key], x, m, runs, 3)
+        assert w_large <= boot + binning, key
+        assert w_large <= 1.5 * boot, key  # in practice the binning cost is far below its bound
+        assert w_small > 3 * w_large, key
+        assert w_small > 0.5 * uniform_w1, key
+
+
+# ------------------------------------------------------- bad input
+@pytest.mark.parametrize("call,name", [
+    (lambda: LaplaceHistogram(1.0, 0), "bins"),
+    (lambda: SmoothedHistogram(1.0, 2.5), "bins"),
+    (lambda: LaplaceHistogram(0.0, 5), "eps"),
+    (lambda: GaussianHistogram(-1.0, 1e-5, 5), "eps"),
+    (lambda: GaussianHistogram(1.0, 0.0, 5), "delta"),
+    (lambda: GaussianHistogram(1.0, 1.0, 5), "delta"),
+    (lambda: DirichletPosteriorSampling(1.0, 1.5, 5), "delta"),
+    (lambda: gaussian_sigma(0.0, 1e-5, 1.0), "eps"),
+    (lambda: gaussian_sigma(1.0, 1e-5, 0.0), "l2_sensitivity"),
+    (lambda: smoothed_histogram_lambda(10, 5, 0, 1.0), "m"),
+    (lambda: smoothed_histogram_lambda(0, 5, 1, 1.0), "n"),
+    (lambda: smoothed_histogram_lambda(10, 5, 3, -1.0), "eps"),
+    (lambda: dirichlet_sampling_epsilon(0.0, 1e-5), "alpha"),
+    (lambda: dirichlet_sampling_epsilon(1.0, 0.0), "delta"),
+    (lambda: dirichlet_multinomial_alpha(1.0, 0), "m"),
+    (lambda: LaplaceHistogram(1.0, 5).release(np.array([]), 10, np.random.default_rng()), "data"),
+    (lambda: LaplaceHistogram(1.0, 5).release(np.array([0.2, np.nan]), 10, np.random.default_rng()), "data"),
+    (lambda: LaplaceHistogram(1.0, 5).release(np.array([0.2, 1.5]), 10, np.random.default_rng()), "data"),
+    (lambda: LaplaceHistogram(1.0, 5).release(np.array([0.2, 0.5]), 0, np.random.default_rng()), "m"),
+    (lambda: Bootstrap().release(np.array([0.2]), 3, 42), "rng"),
+    (lambda: LaplaceHistogram(1.0, 1001).release(np.random.default_rng(0).random((5, 2)), 3,
+                                                  np.random.default_rng()), "bins"),
+    (lambda: DirichletMultinomialHistogram(1.0, 5, alpha_rule="thesis"), "alpha_rule"),
+])
+def test_bad_input_raises_value_error_naming_it(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_release_in_blocks_when_there_are_many_cells():
+    # 50³ = 125 000 cells: runs are generated in blocks of 33; the result must not depend on it.
+    rng = np.random.default_rng(14)
+    x = rng.random((100, 3))
+    z = SmoothedHistogram(2.0, 50).release_runs(x, 20, 70, rng)
+    assert z.shape == (70, 20, 3) and np.all((z >= 0) & (z < 1))
+    assert len({tuple(row.ravel()) for row in np.round(z, 12)}) == 70  # independent runs, not copies

@@ -1,0 +1,231 @@
+"""Tests of core.compare: calibration to a common (ε, δ, m), the R-run comparison, bad input."""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from core import privacy
+from core.baselines import (
+    dirichlet_multinomial_alpha,
+    dirichlet_sampling_alpha,
+    gaussian_sigma,
+    smoothed_histogram_lambda,
+)
+from core.compare import (
+    ALL_MECHANISMS,
+    DEFAULT_MECHANISMS,
+    PYPPMechanism,
+    calibrate,
+    comparison_summary,
+    run_comparison,
+    sweep_comparison,
+)
+from core.utility import kde_grid, kde_l2
+
+
+@pytest.fixture(scope="module")
+def income():
+    """Rounded log-normal 'incomes', log then min–max scaled (ties and singletons)."""
+    rng = np.random.default_rng(2026)
+    logged = np.log(np.round(np.exp(rng.normal(10.5, 0.8, size=3000)), -2))
+    return (logged - logged.min()) / (logged.max() - logged.min())
+
+
+def _value(table, mechanism, parameter):
+    row = table[(table.mechanism == mechanism) & (table.parameter == parameter)]
+    assert len(row) == 1, (mechanism, parameter)
+    return float(row["value"].iloc[0])
+
+
+# ------------------------------------------------------------------ calibration
+def test_calibration_table_states_what_was_chosen():
+    n, eps, delta, m, bins = 3000, 2.5, 0.05, 100, 25
+    cal = calibrate(n, eps, delta, m, theta=2.0, bins=bins, mechanisms=ALL_MECHANISMS)
+    t = cal.table
+    assert _value(t, "all", "m") == m
+    assert _value(t, "laplace_histogram", "laplace_scale") == 2 / eps
+    assert _value(t, "gaussian_histogram", "gaussian_sd") == gaussian_sigma(eps, delta, math.sqrt(2))
+    assert _value(t, "smoothed_histogram", "lambda") == smoothed_histogram_lambda(n, bins, m, eps)
+    assert _value(t, "dirichlet_multinomial", "alpha") == dirichlet_multinomial_alpha(eps, m)
+    assert _value(t, "dirichlet_posterior_sampling", "alpha") == dirichlet_sampling_alpha(eps, delta)
+    assert _value(t, "pypp", "theta") == 2.0
+    assert _value(t, "pypp", "delta_star") == privacy.global_delta(n, 2.0, m, eps)
+    assert t.reason.str.len().min() > 0
+    by_mech = t.drop_duplicates("mechanism").set_index("mechanism")
+    assert by_mech.loc["laplace_histogram", "kind"] == "pure"
+    assert by_mech.loc["gaussian_histogram", "kind"] == "approximate"
+    assert by_mech.loc["pypp", "scope"] == "global"
+    assert not by_mech.loc["bootstrap", "meets_target"]
+    assert not by_mech.loc["dirichlet_multinomial_data_dependent", "meets_target"]
+    assert "not DP" in by_mech.loc["dirichlet_multinomial_data_dependent", "label"]
+    for key in ("pypp", "laplace_histogram", "gaussian_histogram", "smoothed_histogram",
+                "dirichlet_multinomial", "dirichlet_posterior_sampling"):
+        assert by_mech.loc[key, "meets_target"], key
+        assert by_mech.loc[key, "eps"] <= eps * (1 + 1e-9)
+        assert by_mech.loc[key, "delta"] <= delta
+    assert (t.caveat == "").all()
+
+
+def test_largest_admissible_m_is_theorem_2():
+    n, eps, delta, theta = 3000, 2.0, 0.05, 2.0
+    cal = calibrate(n, eps, delta, "largest", theta=theta)
+    m_star = privacy.max_synthetic_size(n, theta, eps, delta)
+    assert cal.m == m_star and cal.m_rule.startswith("largest")
+    assert privacy.global_delta(n, theta, m_star, eps) <= delta
+    assert privacy.global_delta(n, theta, m_star + 1, eps) > delta
+    assert cal.mechanism("pypp").guarantee.delta <= delta
+    # A fixed m above m* is accepted but flagged: PYPP does not meet the target.
+    over = calibrate(n, eps, delta, m_star + 50, theta=theta)
+    row = over.table[over.table.mechanism == "pypp"].iloc[0]
+    assert not row["meets_target"] and row["delta"] > delta
+
+
+def test_bounds_from_data_caveat():
+    cal = calibrate(100, 1.0, 0.1, 5, theta=1.0, bounds_from_data=True)
+    private = cal.table[cal.table.kind.isin(["pure", "approximate"])]
+    assert private.caveat.str.contains("bounds").all()
+    assert (cal.table[cal.table.mechanism == "bootstrap"].caveat == "").all()
+
+
+# ------------------------------------------------------------------ the experiment
+def test_run_comparison_tidy_frame_and_metrics(income):
+    n, m, runs = income.size, 150, 12
+    cal = calibrate(n, 2.5, 0.05, m, theta=2.0, bins=20)
+    seen = []
+    df = run_comparison(income, cal, runs=runs, rng=np.random.default_rng(7),
+                        progress=lambda f, msg: seen.append((f, msg)))
+    assert list(df.columns) == ["mechanism", "label", "run", "column", "W1", "W1_method", "KDE_L2", "mean", "sd",
+                                "q1", "median", "q3", "eps", "delta", "guarantee", "m"]
+    assert len(df) == runs * len(DEFAULT_MECHANISMS)
+    assert set(df.mechanism) == set(DEFAULT_MECHANISMS)
+    assert (df.W1_method == "exact-1d").all() and (df.m == m).all()
+    assert df.groupby("mechanism").run.apply(lambda r: sorted(r) == list(range(runs))).all()
+    assert np.all(np.isfinite(df[["W1", "KDE_L2", "mean", "sd"]].to_numpy()))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and 0 <= fractions[0] < 1
+    assert all(isinstance(msg, str) and msg for _, msg in seen)
+    assert df.attrs["confidential"]["x0"]["mean"] == pytest.approx(income.mean())
+
+    # Recompute the metrics from the same releases (each mechanism's generator is seeded
+    # by one draw of rng and its name).
+    root = int(np.random.default_rng(7).integers(0, 2**63 - 1))
+    grid_samples = []
+    releases = {}
+    for mech in cal.mechanisms:
+        child = np.random.default_rng([root, zlib.crc32(mech.name.encode())])
+        releases[mech.name] = mech.release_runs(income, m, runs, child)
+        grid_samples.append(releases[mech.name])
+    grid = kde_grid(income, *grid_samples, size=1024)
+    for name, z in releases.items():
+        rows = df[df.mechanism == name].sort_values("run")
+        want_w1 = [stats.wasserstein_distance(income, zr) for zr in z]
+        assert np.allclose(rows.W1, want_w1, rtol=1e-10, atol=1e-14), name
+        assert np.allclose(rows["mean"], z.mean(axis=1), rtol=1e-12)
+        assert np.allclose(rows["median"], np.median(z, axis=1), rtol=1e-12)
+        want_l2 = [kde_l2(income, zr, grid) for zr in z[:3]]
+        assert np.allclose(rows.KDE_L2.to_numpy()[:3], want_l2, rtol=2e-3), name
+
+
+def test_run_comparison_is_reproducible_and_mechanism_independent(income):
+    cal_all = calibrate(income.size, 1.0, 0.05, 80, theta=1.0)
+    cal_two = calibrate(income.size, 1.0, 0.05, 80, theta=1.0, mechanisms=["smoothed_histogram", "pypp"])
+    a = run_comparison(income, cal_all, runs=5, rng=np.random.default_rng(3))
+    b = run_comparison(income, cal_all, runs=5, rng=np.random.default_rng(3))
+    c = run_comparison(income, cal_two, runs=5, rng=np.random.default_rng(3))
+    pd.testing.assert_frame_equal(a, b)
+    for name in ("smoothed_histogram", "pypp"):
+        assert np.array_equal(a[a.mechanism == name].W1.to_numpy(), c[c.mechanism == name].W1.to_numpy())
+
+
+def test_pypp_in_the_comparison_follows_the_predictive_law():
+    # E[L]/m = θ/(θ + n) new values from Uniform[0, 1]; the rest are confidential atoms.
+    rng = np.random.default_rng(11)
+    x = np.round(rng.random(40), 1)
+    theta, m, runs = 10.0, 200, 400
+    mech = PYPPMechanism(2.0, theta, x.size, m)
+    z = mech.release_runs(x, m, runs, rng)
+    new = ~np.isin(z, np.unique(x))
+    share = new.mean(axis=1)
+    expected = theta / (theta + x.size)
+    assert abs(share.mean() - expected) < 4 * share.std(ddof=1) / math.sqrt(runs)
+    # New values repeat within a run (one CRP table = one value); the distinct ones are iid H.
+    distinct_new = np.concatenate([np.unique(zr[nr]) for zr, nr in zip(z, new)])
+    assert stats.kstest(distinct_new, "uniform").pvalue > 1e-3
+    assert mech.guarantee.delta == privacy.global_delta(x.size, theta, m, 2.0)
+    with pytest.raises(ValueError, match="calibrated"):
+        mech.release_runs(x, m + 1, 1, rng)
+
+
+def test_two_columns_joint_w1_exact_or_sliced_and_labelled():
+    rng = np.random.default_rng(12)
+    x = np.round(rng.random((200, 2)), 1)
+    cal = calibrate(200, 2.0, 0.1, 30, theta=1.0, d=2, bins=5)
+    df = run_comparison(x, cal, runs=4, rng=rng, columns=["a", "b"])
+    assert set(df.column) == {"a", "b", "(joint)"}
+    joint = df[df.column == "(joint)"]
+    assert (joint.W1_method == "exact-emd").all() and joint.KDE_L2.isna().all()
+    assert len(joint) == 4 * len(DEFAULT_MECHANISMS)
+    sliced = run_comparison(x, cal, runs=4, rng=rng, max_cost_bytes=100, n_projections=16)
+    js = sliced[sliced.column == "(joint)"]
+    assert (js.W1_method == "sliced (16 directions)").all() and np.all(js.W1 > 0)
+    # the marginal W1 never exceeds the joint exact W1 (projection on an axis is 1-Lipschitz)
+    for name in DEFAULT_MECHANISMS:
+        sub = df[df.mechanism == name].set_index(["run", "column"]).W1
+        for r in range(4):
+            assert max(sub[(r, "a")], sub[(r, "b")]) <= sub[(r, "(joint)")] + 1e-12
+
+
+def test_comparison_summary(income):
+    cal = calibrate(income.size, 2.0, 0.05, 60, theta=2.0, mechanisms=["pypp", "bootstrap"])
+    df = run_comparison(income, cal, runs=6, rng=np.random.default_rng(4))
+    summ = comparison_summary(df)
+    assert list(summ.mechanism) == ["confidential", "pypp", "bootstrap"]
+    conf = summ.iloc[0]
+    assert conf["mean"] == pytest.approx(income.mean()) and conf["W1"] == 0
+    pypp = summ[summ.mechanism == "pypp"].iloc[0]
+    assert pypp["W1"] == pytest.approx(df[df.mechanism == "pypp"].W1.mean())
+    assert pypp["runs"] == 6
+
+
+def test_sweep_comparison(income):
+    seen = []
+    df = sweep_comparison(income, [0.5, 5.0], 0.05, 50, theta=2.0, runs=3, rng=np.random.default_rng(5),
+                          mechanisms=["laplace_histogram", "bootstrap"], progress=lambda f, m: seen.append(f))
+    assert sorted(df.target_eps.unique()) == [0.5, 5.0]
+    assert len(df) == 2 * 2 * 3
+    assert seen == sorted(seen) and seen[-1] == 1.0
+    lap = df[df.mechanism == "laplace_histogram"]
+    assert set(lap.eps) == {0.5, 5.0}
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("call,name", [
+    (lambda: calibrate(100, 0.0, 0.1, 5, theta=1.0), "eps"),
+    (lambda: calibrate(100, 1.0, 1.0, 5, theta=1.0), "delta"),
+    (lambda: calibrate(100, 1.0, 0.0, 5, theta=1.0), "delta"),
+    (lambda: calibrate(100, 1.0, 0.1, 0, theta=1.0), "m"),
+    (lambda: calibrate(100, 1.0, 0.1, "biggest", theta=1.0), "m"),
+    (lambda: calibrate(100, 1.0, 1e-6, "largest", theta=1.0), "m"),
+    (lambda: calibrate(100, 1.0, 0.1, 5, theta=1.0, bins=0), "bins"),
+    (lambda: calibrate(0, 1.0, 0.1, 5, theta=1.0), "n"),
+    (lambda: calibrate(100, 1.0, 0.1, 5, theta=0.0), "theta"),
+    (lambda: calibrate(100, 1.0, 0.1, 5, theta=1.0, mechanisms=["magic"]), "mechanisms"),
+    (lambda: calibrate(100, 1.0, 0.1, 5, theta=1.0, d=4, bins=100), "bins"),
+    (lambda: run_comparison(np.array([]), calibrate(100, 1.0, 0.1, 5, theta=1.0), rng=np.random.default_rng()),
+     "data"),
+    (lambda: run_comparison(np.full(50, 0.5), calibrate(100, 1.0, 0.1, 5, theta=1.0), rng=np.random.default_rng()),
+     "calibration"),
+    (lambda: run_comparison(np.full(100, 0.5), calibrate(100, 1.0, 0.1, 5, theta=1.0), runs=0,
+                            rng=np.random.default_rng()), "runs"),
+    (lambda: run_comparison(np.full(100, 0.5), "table", rng=np.random.default_rng()), "calibration"),
+    (lambda: run_comparison(np.full(100, 0.5), calibrate(100, 1.0, 0.1, 5, theta=1.0), rng=1), "rng"),
+])
+def test_bad_input_raises_value_error_naming_it(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

@@ -1,0 +1,230 @@
+"""Tests of core.utility (SPEC §5): W1 against scipy / an independent LP / POT, KDE against
+gaussian_kde and a closed form, summaries, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import ot
+import pandas as pd
+import pytest
+from scipy import optimize, stats
+
+from core.utility import (
+    W1Distance,
+    binned_kde_runs,
+    column_summary,
+    kde_grid,
+    kde_l2,
+    kde_l2_runs,
+    kde_on_grid,
+    random_directions,
+    scott_bandwidth,
+    sliced_wasserstein1_runs,
+    summary_runs,
+    summary_table,
+    wasserstein1,
+    wasserstein1_runs,
+)
+
+
+def _lp_w1(a, b, wa, wb):
+    """W1 as the transport linear program, solved by scipy's HiGHS (independent of POT)."""
+    cost = np.linalg.norm(a[:, None, :] - b[None, :, :], axis=2)
+    na, nb = cost.shape
+    rows = np.zeros((na + nb, na * nb))
+    for i in range(na):
+        rows[i, i * nb:(i + 1) * nb] = 1
+    for j in range(nb):
+        rows[na + j, j::nb] = 1
+    res = optimize.linprog(cost.ravel(), A_eq=rows, b_eq=np.concatenate([wa, wb]), bounds=(0, None),
+                           method="highs")
+    assert res.status == 0
+    return res.fun
+
+
+# ------------------------------------------------------------------ W1
+def test_wasserstein1_one_column_matches_scipy():
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        a = np.round(rng.normal(size=rng.integers(1, 300)), 1)
+        b = rng.exponential(size=rng.integers(1, 300))
+        wa = rng.random(a.size)
+        w = wasserstein1(a, b)
+        assert isinstance(w, float) and w.method == "exact-1d" and w.label == "W1 (exact)"
+        assert w == pytest.approx(stats.wasserstein_distance(a, b), rel=1e-9, abs=1e-12)
+        assert wasserstein1(a, b, a_weights=wa) == pytest.approx(stats.wasserstein_distance(a, b, wa), rel=1e-9)
+        assert wasserstein1(a[:, None], b[:, None]) == pytest.approx(float(w), rel=1e-12)
+
+
+def test_wasserstein1_multi_column_matches_lp_and_emd():
+    rng = np.random.default_rng(1)
+    for d in (2, 3):
+        a = np.round(rng.random((12, d)), 1)          # rounding creates duplicate rows
+        b = np.round(rng.random((9, d)) * 1.3, 1)
+        wa, wb = rng.random(12), rng.random(9)
+        w = wasserstein1(a, b, wa, wb)
+        assert w.method == "exact-emd"
+        lp = _lp_w1(a, b, wa / wa.sum(), wb / wb.sum())
+        raw = ot.emd2(wa / wa.sum(), wb / wb.sum(), np.linalg.norm(a[:, None] - b[None], axis=2))
+        assert w == pytest.approx(lp, rel=1e-8, abs=1e-12)
+        assert w == pytest.approx(raw, rel=1e-10, abs=1e-14)
+    # a constant second column leaves the 1-D distance unchanged
+    x, y = rng.random(40), rng.random(30)
+    two = wasserstein1(np.column_stack([x, np.zeros(40)]), np.column_stack([y, np.zeros(30)]))
+    assert two == pytest.approx(stats.wasserstein_distance(x, y), rel=1e-9)
+
+
+def test_wasserstein1_switches_to_sliced_beyond_the_budget_and_says_so():
+    rng = np.random.default_rng(2)
+    a, b = rng.random((200, 2)), rng.random((150, 2)) ** 2
+    exact = wasserstein1(a, b)
+    assert exact.method == "exact-emd"
+    sliced = wasserstein1(a, b, max_cost_bytes=1000, n_projections=64, rng=np.random.default_rng(5))
+    assert sliced.method == "sliced" and sliced.n_projections == 64
+    assert "sliced" in sliced.label and "64" in sliced.label
+    # Each projection is 1-Lipschitz, so the sliced W1 never exceeds the exact one.
+    assert 0 < sliced <= exact
+    again = wasserstein1(a, b, max_cost_bytes=1000, n_projections=64, rng=np.random.default_rng(5))
+    assert float(again) == float(sliced)
+    pot = ot.sliced_wasserstein_distance(a, b, n_projections=64, p=1, seed=sliced.seed)
+    assert sliced == pytest.approx(pot, rel=1e-12)
+    # without a generator the directions are fixed (deterministic)
+    assert float(wasserstein1(a, b, max_cost_bytes=1000)) == float(wasserstein1(a, b, max_cost_bytes=1000))
+
+
+def test_wasserstein1_identical_and_shifted():
+    rng = np.random.default_rng(3)
+    a = rng.random((50, 2))
+    assert wasserstein1(a, a) == pytest.approx(0.0, abs=1e-12)
+    shift = np.array([0.3, 0.4])
+    assert wasserstein1(a, a + shift) == pytest.approx(0.5, rel=1e-9)
+
+
+def test_wasserstein1_runs_matches_scipy_row_by_row():
+    rng = np.random.default_rng(4)
+    cases = [
+        (np.round(rng.beta(2, 5, 5000), 3), None),       # many ties
+        (rng.normal(1e5, 3e4, 3000), None),              # large offset
+        (rng.random(800), rng.random(800)),              # weighted reference
+        (np.array([0.25]), None),                        # a single atom
+    ]
+    for ref, w in cases:
+        z = rng.random((7, 333)) * (np.ptp(ref) + 1) + ref.min()
+        got = wasserstein1_runs(z, ref, w)
+        want = [stats.wasserstein_distance(ref, row, w) for row in z]
+        assert np.allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert wasserstein1_runs(np.array([[0.1, 0.2, 0.3]]), np.array([0.1, 0.2, 0.3]))[0] == pytest.approx(0, abs=1e-15)
+
+
+def test_sliced_runs_match_pot_with_the_same_directions():
+    rng = np.random.default_rng(5)
+    ref = rng.random((400, 3))
+    z = rng.random((4, 120, 3)) ** 1.5
+    proj = random_directions(3, 25, rng)
+    assert np.allclose(np.linalg.norm(proj, axis=0), 1.0)
+    got = sliced_wasserstein1_runs(z, ref, rng=rng, projections=proj)
+    want = [ot.sliced_wasserstein_distance(ref, row, projections=proj, p=1) for row in z]
+    assert np.allclose(got, want, rtol=1e-10)
+
+
+# ------------------------------------------------------------------ KDE
+def test_kde_on_grid_is_gaussian_kde():
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=300)
+    g = kde_grid(x)
+    assert np.allclose(kde_on_grid(x, g), stats.gaussian_kde(x)(g), rtol=1e-14)
+    assert scott_bandwidth(x) == pytest.approx(math.sqrt(stats.gaussian_kde(x).covariance[0, 0]), rel=1e-12)
+
+
+def test_kde_l2_matches_the_gaussian_closed_form():
+    # ∫(f_a − f_b)² for Gaussian KDEs: mean of N(a_i − a_j; 0, 2h_a²) − 2·N(a_i − b_j; 0, h_a² + h_b²) + ...
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(size=6), rng.normal(0.5, 1.5, size=9)
+    ha, hb = scott_bandwidth(a), scott_bandwidth(b)
+
+    def cross(u, v, hu, hv):
+        return stats.norm.pdf(u[:, None] - v[None, :], scale=math.sqrt(hu ** 2 + hv ** 2)).mean()
+
+    exact = math.sqrt(cross(a, a, ha, ha) - 2 * cross(a, b, ha, hb) + cross(b, b, hb, hb))
+    grid = kde_grid(a, b, size=8001, pad=10.0)
+    assert kde_l2(a, b, grid) == pytest.approx(exact, rel=1e-7)
+    assert kde_l2(a, a) == 0.0
+
+
+def test_binned_kde_agrees_with_gaussian_kde():
+    rng = np.random.default_rng(8)
+    x = rng.beta(2, 5, size=5000)
+    z = rng.beta(2, 4, size=(6, 2000))
+    grid = kde_grid(x, z, size=1024)
+    dens = binned_kde_runs(z, grid)
+    exact = np.array([stats.gaussian_kde(row)(grid) for row in z])
+    assert np.max(np.abs(dens - exact)) < 1e-3 * exact.max()
+    fx = binned_kde_runs(x[None, :], grid)[0]
+    got = kde_l2_runs(z, fx, grid)
+    want = [kde_l2(x, row, grid) for row in z]
+    assert np.allclose(got, want, rtol=1e-3)
+    # a row with a single distinct value has no KDE
+    z[0] = 0.5
+    assert np.isnan(kde_l2_runs(z, fx, grid)[0]) and np.all(np.isfinite(kde_l2_runs(z, fx, grid)[1:]))
+
+
+# ------------------------------------------------------------------ summaries
+def test_column_summary_and_runs():
+    rng = np.random.default_rng(9)
+    x = rng.random(101)
+    s = column_summary(x)
+    assert s == pytest.approx({"mean": x.mean(), "sd": x.std(ddof=1), "q1": np.quantile(x, 0.25),
+                               "median": np.median(x), "q3": np.quantile(x, 0.75)})
+    z = rng.random((3, 50))
+    runs = summary_runs(z)
+    for r in range(3):
+        assert {k: v[r] for k, v in runs.items()} == pytest.approx(column_summary(z[r]))
+
+
+def test_summary_table():
+    rng = np.random.default_rng(10)
+    data = pd.DataFrame({"income": rng.random(500), "age": rng.random(500)})
+    releases = {"A": rng.random((200, 2)), "B": pd.DataFrame({"age": rng.random(300), "income": rng.random(300)})}
+    table = summary_table(data, releases)
+    assert list(table.columns) == ["mechanism", "column", "mean", "sd", "q1", "median", "q3", "W1", "KDE_L2"]
+    assert len(table) == 2 * 3
+    conf = table[(table.mechanism == "confidential") & (table.column == "income")].iloc[0]
+    assert conf["mean"] == pytest.approx(data["income"].mean()) and conf["W1"] == 0 and conf["KDE_L2"] == 0
+    b_age = table[(table.mechanism == "B") & (table.column == "age")].iloc[0]
+    assert b_age["W1"] == pytest.approx(stats.wasserstein_distance(data["age"], releases["B"]["age"]))
+    assert b_age["KDE_L2"] == pytest.approx(kde_l2(data["age"], releases["B"]["age"],
+                                                   kde_grid(data["age"], releases["A"][:, 1],
+                                                            releases["B"]["age"])), rel=1e-12)
+    # 1-D array input
+    t1 = summary_table(rng.random(50), {"x": rng.random(20)}, columns=["v"])
+    assert list(t1.column.unique()) == ["v"]
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("call,name", [
+    (lambda: wasserstein1([], [1.0]), "a"),
+    (lambda: wasserstein1([1.0, np.nan], [1.0]), "a"),
+    (lambda: wasserstein1([1.0], ["x"]), "b"),
+    (lambda: wasserstein1(np.ones((3, 2)), np.ones((3, 3))), "columns"),
+    (lambda: wasserstein1([1.0, 2.0], [1.0], a_weights=[1.0]), "a_weights"),
+    (lambda: wasserstein1([1.0, 2.0], [1.0], a_weights=[-1.0, 2.0]), "a_weights"),
+    (lambda: wasserstein1([1.0], [1.0], max_cost_bytes=0), "max_cost_bytes"),
+    (lambda: wasserstein1_runs(np.ones(3), [1.0]), "samples"),
+    (lambda: kde_on_grid([0.3, 0.3, 0.3], np.linspace(0, 1, 5)), "single distinct value"),
+    (lambda: kde_on_grid([0.3], np.linspace(0, 1, 5)), "values"),
+    (lambda: kde_l2([], [0.1, 0.2]), "a"),
+    (lambda: binned_kde_runs(np.ones((2, 5)), np.array([0.0, 0.1, 0.5])), "grid"),
+    (lambda: summary_table(pd.DataFrame({"a": ["x", "y"]}), {}), "not numeric"),
+    (lambda: summary_table(np.ones((4, 2)), {"r": np.ones((4, 3))}), "columns"),
+    (lambda: summary_table(pd.DataFrame({"a": [0.1, 0.2]}), {}, columns=["b"]), "not in the data"),
+])
+def test_bad_input_raises_value_error_naming_it(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_w1distance_behaves_as_a_float():
+    w = W1Distance(0.25, "exact-emd")
+    assert w + 1 == 1.25 and float(w) == 0.25 and "exact-emd" in repr(w)
