@@ -264,8 +264,8 @@ def pypp_release(atoms, multiplicities, sigma, theta, m, rng, *,
         all_atoms = np.concatenate([atoms, new_atoms])  # numpy promotes int+float, str+object
     else:
         all_atoms = atoms
-    index = np.repeat(np.arange(k + n_new, dtype=np.int32 if k + n_new < 2**31 else np.int64),
-                      np.concatenate([old, new]))
+    # intp, not a narrower type: numpy's shuffle has a fast path for native-width items.
+    index = np.repeat(np.arange(k + n_new, dtype=np.intp), np.concatenate([old, new]))
     rng.shuffle(index)
     return SyntheticRelease(values=all_atoms[index], is_new=index >= k, old_counts=old, new_counts=new)
 
