@@ -342,3 +342,20 @@ def test_scalar_in_scalar_out_and_array_in_array_out():
 def test_invalid_parameters_raise_value_error_naming_them(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 400), theta=st.floats(0.05, 20), m=st.integers(1, 150), eps=st.floats(0.02, 6))
+def test_global_delta_grows_with_m_as_the_bisection_assumes(n, theta, m, eps):
+    assert P.global_delta(n, theta, m, eps) <= P.global_delta(n, theta, m + 1, eps)
+
+
+@settings(max_examples=40, deadline=None)
+@given(mult=st.lists(st.integers(1, 30), min_size=1, max_size=12), theta=st.floats(0.05, 20),
+       m=st.integers(1, 150), eps=st.floats(0.02, 6))
+def test_instance_curves_grow_with_m_and_are_ordered(mult, theta, m, eps):
+    a = P.instance_delta(mult, 0.0, theta, m, eps)
+    assert a <= P.instance_delta(mult, 0.0, theta, m + 1, eps)
+    assert P.tight_instance_delta(mult, theta, m, eps) <= a
+    # instance and global take different floating-point routes to the same tails
+    assert a <= P.global_delta(sum(mult), theta, m, eps) * (1 + 1e-9)
