@@ -1,0 +1,154 @@
+"""Privacy page: mechanism settings, live δ(ε) and m*(ε) curves, inverse calibration.
+
+Every number comes from ``core.privacy`` (SPEC §3); this page only lays it out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+import ui_state as ui
+from core import plots
+
+st.set_page_config(page_title="bnp-synth · Privacy", page_icon="🔒", layout="wide")
+ui.init_state()
+st.title("Privacy: what a release of m synthetic values guarantees")
+
+selection, problem = ui.load_selection()
+if problem:
+    st.error(problem)
+    ui.sidebar_summary(None)
+    st.stop()
+table = selection.table
+n, k = table.n, table.k
+multiplicities = table.counts
+
+# ------------------------------------------------------------------ settings
+with st.container(border=True):
+    st.selectbox("Mechanism family", list(ui.REGIMES), format_func=ui.REGIMES.get, **ui.bind("regime"))
+    regime = st.session_state.regime
+    a, b = st.columns(2)
+    with a:
+        if regime == "py":
+            st.slider("σ (discount)", 0.01, 0.95, step=0.01, **ui.bind("sigma_py"))
+        if regime == "dm":
+            st.slider("α = |σ| (symmetric Dirichlet prior per category)", 0.05, 50.0, step=0.05, **ui.bind("alpha_dm"))
+            if st.session_state.z_dm < k:
+                st.session_state.z_dm = k
+            st.number_input(f"z: size of the public category domain (≥ k = {k:,})", min_value=k, step=1,
+                            **ui.bind("z_dm"))
+        else:
+            st.slider("θ (strength)", 0.1, 100.0, step=0.1, **ui.bind("theta"))
+        st.slider("m (synthetic sample size)", 1, 5000, step=1, **ui.bind("m"))
+    with b:
+        st.slider("ε", 0.05, 12.0, step=0.05, **ui.bind("eps"))
+        st.select_slider("δ target", options=[1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1],
+                         format_func=lambda d: f"{d:g}", **ui.bind("delta"))
+
+sigma, theta = ui.py_parameters(k)
+m, eps, delta = int(st.session_state.m), float(st.session_state.eps), float(st.session_state.delta)
+ui.sidebar_summary(selection.profile())
+fmt = plots.format_upper
+eps_grid = ui.EPS_GRID
+
+if selection.prepared.any_bounds_from_data:
+    st.warning("The bounds of the base measure were read off the confidential data (see the data page): "
+               "they are not covered by the guarantees below.", icon="⚠️")
+
+# ------------------------------------------------------------------ δ(ε)
+if regime == "dp":
+    curves = ui.dp_delta_curves(selection.key, multiplicities, n, theta, m, eps_grid)
+    point = ui.dp_point_guarantees(selection.key, multiplicities, n, theta, m, eps)
+    meets = point["instance"] <= delta
+    st.markdown(
+        f"**Guarantee at ε = {eps:g}, m = {m:,}, θ = {theta:g} (σ = 0, Dirichlet process).** "
+        f"For *your data* the release is **instance-level** (ε, δ)-probabilistic DP with "
+        f"**δ = {fmt(point['instance'])}** (the paper's notion; the tight privacy profile gives "
+        f"δ = {fmt(point['tight'])}). This is an *instance-level* guarantee: it depends on the "
+        f"confidential data and is not itself private. **Globally** — for every dataset of "
+        f"n = {n:,} records (Theorem 2) — the release is (ε, δ)-DP with **δ = {fmt(point['global'])}** "
+        f"(simple bound {fmt(point['simple'])}). Both are *approximate* DP (δ > 0), not pure ε-DP.")
+    verdict = (st.success if meets else st.error)
+    verdict(f"Instance-level δ = {fmt(point['instance'])} {'≤' if meets else '>'} δ target {delta:g}; "
+            f"global δ = {fmt(point['global'])} {'≤' if point['global'] <= delta else '>'} δ target.")
+    plateau = curves["singleton_term"] if table.singletons else None
+    series = {"instance-level δ_x(ε) (paper)": curves["instance"],
+              "tight profile δ_x^tight(ε)": curves["tight"],
+              "global δ*(ε) (Theorem 2)": curves["global"],
+              "global simple bound": curves["simple"]}
+    fig = plots.delta_curves_figure(eps_grid, series, plateau=plateau,
+                                    plateau_label="singleton plateau m/(m+θ+n−1)",
+                                    delta_target=delta, eps_selected=eps)
+    st.plotly_chart(fig, key="delta_curve")
+    if plateau is not None:
+        st.caption(f"Your data contain {table.singletons:,} singleton(s): δ_x(ε) never falls below "
+                   f"the singleton plateau {fmt(plateau)}, whatever ε. Lower m or raise θ to lower it.")
+elif regime == "dm":
+    z = int(round(theta / -sigma))
+    res = ui.dm_delta_curve(selection.key, multiplicities, sigma, theta, m, eps_grid, eps)
+    pure_inst, pure_glob = res["pure_eps_instance"], res["pure_eps_global"]
+    st.markdown(
+        f"**Guarantee at ε = {eps:g}, m = {m:,} (σ = {sigma:g} < 0: Dirichlet–multinomial over z = {z:,} "
+        f"public categories, α = {-sigma:g}).** The release is **pure** ε-DP **globally** for ε ≥ "
+        f"{fmt(pure_glob)} and pure ε-DP **at your data** (instance-level) for ε ≥ {fmt(pure_inst)}. "
+        f"At ε = {eps:g} the instance-level probabilistic bound is **δ = {fmt(res['at_eps'])}**"
+        + (" (0: the pure condition holds)." if res["at_eps"] == 0 else "."))
+    fig = plots.delta_curves_figure(eps_grid, {"instance-level δ bound (σ < 0)": res["curve"]},
+                                    delta_target=delta, eps_selected=eps)
+    st.plotly_chart(fig, key="delta_curve")
+else:
+    n_mc = int(st.session_state.n_mc)
+    res = ui.py_monte_carlo(selection.key, multiplicities, sigma, theta, m, eps_grid, n_mc,
+                            int(st.session_state.mc_seed))
+    i = int(np.argmin(np.abs(np.asarray(eps_grid) - eps)))
+    st.markdown(
+        f"**Guarantee at ε ≈ {eps_grid[i]:.3g}, m = {m:,}, σ = {sigma:g}, θ = {theta:g} (Pitman–Yor).** "
+        f"Instance-level (ε, δ)-probabilistic DP at your data with **δ = {fmt(res['upper'][i])}**: the "
+        f"one-sided 95% Clopper–Pearson upper bound of a Monte Carlo estimate "
+        f"({res['estimate'][i]:.4g} ± {res['std_error'][i]:.2g} s.e., {res['n_mc']:,} replicates, "
+        f"{res['n_types']} neighbour types). *Approximate* and *instance-level*: it depends on the "
+        "confidential data and is not itself private. No global closed form exists for σ > 0.")
+    fig = plots.delta_curves_figure(
+        eps_grid, {"instance-level δ_x(ε) (Monte Carlo 95% upper bound)": res["upper"],
+                   "Monte Carlo estimate": res["estimate"]},
+        bands={"Monte Carlo estimate": (res["estimate"], res["upper"])}, delta_target=delta, eps_selected=eps)
+    st.plotly_chart(fig, key="delta_curve")
+    st.number_input("Monte Carlo replicates", min_value=500, max_value=200_000, step=500, **ui.bind("n_mc"))
+
+# ------------------------------------------------------------------ m*(ε)
+st.subheader("Largest admissible release size")
+if regime == "dp":
+    sizes = ui.size_curves(selection.key, multiplicities, n, theta, delta, ui.EPS_GRID_SIZE_CURVE)
+    st.markdown(f"With δ = {delta:g} and θ = {theta:g}, no ε allows more than the **singleton limit "
+                f"m_sing = {sizes['m_sing']:,}** synthetic values under Theorem 2 (the ε-vs-m plateau).")
+    fig_m = plots.max_m_figure(ui.EPS_GRID_SIZE_CURVE,
+                               {"global m*(ε, δ) (Theorem 2)": sizes["global"],
+                                "instance-level m*(ε, δ) at your data": sizes["instance"]},
+                               m_sing=sizes["m_sing"], selected=(eps, m), delta=delta, log_x=True)
+    st.plotly_chart(fig_m, key="m_curve")
+else:
+    st.info("The ε-vs-m curve and the singleton limit are closed forms of the Dirichlet-process case "
+            "(σ = 0, SPEC §3.1); choose that family to see them.")
+
+# ------------------------------------------------------------------ inverse calibration
+st.subheader("Inverse calibration: from a target (ε, δ) to feasible (θ, m)")
+st.caption("State the guarantee you need; the chart shows every (θ, m) for which the Dirichlet-process "
+           "release (σ = 0) is globally (ε, δ)-DP by Theorem 2, and marks the largest admissible m.")
+left, right = st.columns(2)
+target_eps = left.number_input("target ε", min_value=0.05, max_value=20.0, value=float(st.session_state.eps),
+                               step=0.25, key="target_eps")
+target_delta = right.select_slider("target δ", options=[1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1],
+                                   value=float(st.session_state.delta), format_func=lambda d: f"{d:g}",
+                                   key="target_delta")
+current_theta = float(st.session_state.theta)
+grid, m_star = ui.feasible_region(n, float(target_eps), float(target_delta), current_theta)
+at_current = int(m_star[grid.index(current_theta)])
+best = int(np.argmax(m_star))
+st.markdown(f"For ε = {target_eps:g}, δ = {target_delta:g} and n = {n:,}: at your θ = {current_theta:g} the "
+            f"largest admissible release is **m\\* = {at_current:,}**; over the θ grid the largest is "
+            f"m\\* = {int(m_star[best]):,} at θ = {grid[best]:.3g} (a larger θ puts more mass on new values, "
+            "which buys a larger release at the cost of more values drawn from H).")
+st.plotly_chart(plots.feasible_region_figure(grid, m_star, delta_target=float(target_delta),
+                                             eps_target=float(target_eps), selected_theta=current_theta,
+                                             log_x=True), key="feasible")

@@ -1,0 +1,155 @@
+"""Fixtures of the end-to-end tests: the real app served on localhost, driven by headless
+Debian Chromium through Python Playwright (never a Playwright-downloaded browser).
+
+* ``app_url``: starts ``streamlit run app.py`` on a free localhost port, waits for
+  ``/_stcore/health`` and yields the base URL; the server is killed afterwards (its
+  whole process group, so no orphan script runner survives).
+* ``browser`` / ``page``: a Chromium launched with ``executable_path=/usr/bin/chromium``.
+  Without Chromium the tests are skipped with the reason, except under CI (environment
+  variable ``CI`` set), where a missing browser is a failure: CI installs it with apt.
+
+Screenshots, downloads and the server log go to ``tests/e2e/artifacts/`` (git-ignored);
+the README screenshot goes to ``docs/privacy_page.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+SERVER_START_TIMEOUT = 60.0
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if here in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    # Keep each phase's report on the item so the page fixture can save a screenshot of
+    # a failing test (the cheapest way to see what the browser showed).
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"_report_{report.when}", report)
+
+
+def _unavailable(reason: str):
+    """Skip locally, fail under CI: CI must really run the browser tests."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (the CI environment variable is set, so this is a failure, not a skip)")
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+            return resp.status == 200 and resp.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def app_url(artifacts_dir):
+    """Base URL of a fresh ``streamlit run app.py`` on a free localhost port."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = artifacts_dir / "streamlit_server.log"
+    log = open(log_path, "w")
+    env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py",
+         "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while not _healthy(url):
+            if proc.poll() is not None:
+                log.flush()
+                pytest.fail(f"streamlit exited with code {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"streamlit not healthy after {SERVER_START_TIMEOUT:.0f} s:\n"
+                            f"{log_path.read_text()[-3000:]}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        # The server was started in its own session: signal its process group only.
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian Chromium driven by Playwright (sync API)."""
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)) and not shutil.which(CHROMIUM):
+        _unavailable(f"Chromium not found at {CHROMIUM} (install Debian's package: apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("Python Playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(request, browser, app_url, artifacts_dir):
+    """A fresh browser context (its own Streamlit session) opened on the app.
+
+    On failure a full-page screenshot is saved as ``artifacts/<test>-failure.png``.
+    """
+    context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(60_000)
+    pg = context.new_page()
+    try:
+        yield pg
+    finally:
+        report = getattr(request.node, "_report_call", None)
+        if report is not None and report.failed:
+            try:
+                pg.screenshot(path=str(artifacts_dir / f"{request.node.name}-failure.png"), full_page=True)
+            except Exception:  # the page may be gone; the traceback says enough then
+                pass
+        context.close()

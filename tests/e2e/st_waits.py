@@ -1,0 +1,176 @@
+"""Waits and probes shared by the end-to-end tests of the Streamlit app.
+
+Streamlit reruns the whole script after every widget change. The frontend exposes the
+state of the run on the app root (``data-test-script-state`` = ``running`` /
+``notRunning``) and shows a "running" status widget while a run is in progress; a test
+must wait for the run it caused to *finish*, not merely for the app to look idle (it is
+idle for a moment right after the change, before the rerun starts). :func:`rerun_after`
+installs a MutationObserver before the action, so a rerun is counted even when it is
+shorter than a polling interval.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+APP = '[data-testid="stApp"]'
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+RUNNING_WIDGET = '[data-testid="stStatusWidget"] [data-testid="stStatusWidgetRunningIcon"]'
+
+_WATCH_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (window.__stWatch) window.__stWatch.disconnect();
+  window.__stStateChanges = 0;
+  window.__stLastChange = performance.now();
+  window.__stWatch = new MutationObserver((records) => {
+    window.__stStateChanges += records.length;
+    window.__stLastChange = performance.now();
+  });
+  window.__stWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+
+_RERUN_DONE_JS = """(quietMs) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return window.__stStateChanges > 0 && app &&
+         app.getAttribute('data-test-script-state') === 'notRunning' &&
+         !document.querySelector('[data-testid="stStatusWidgetRunningIcon"]') &&
+         performance.now() - window.__stLastChange >= quietMs;
+}"""
+
+
+def wait_for_idle(page, timeout: float = 60_000) -> None:
+    """Wait until no script run is in progress and the 'running' widget has gone."""
+    page.wait_for_selector(IDLE, timeout=timeout)
+    page.wait_for_selector(RUNNING_WIDGET, state="detached", timeout=timeout)
+
+
+def open_app(page, url: str, timeout: float = 90_000) -> None:
+    """Load a page of the app and wait for its first run to finish."""
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector(APP, timeout=timeout)
+    wait_for_idle(page, timeout)
+
+
+def rerun_after(page, action: Callable[[], None], timeout: float = 60_000, quiet_ms: float = 300) -> float:
+    """Do ``action`` (a widget change) and wait for the reruns it triggers to finish.
+
+    Done when at least one run started and ended and the app then stayed idle for
+    ``quiet_ms``: some actions cause two runs back to back (replacing an uploaded file
+    first removes the old one, ~15 ms between the runs). Returns the seconds from just
+    before the action to the end of the last run (the quiet period excluded).
+    """
+    page.evaluate(_WATCH_JS)
+    start = time.perf_counter()
+    action()
+    page.wait_for_function(_RERUN_DONE_JS, arg=quiet_ms, timeout=timeout, polling=20)
+    return time.perf_counter() - start - quiet_ms / 1000
+
+
+# Plotly ≥ 6 ships numpy arrays as {dtype, bdata} (base64); the chart's ``data`` keeps
+# them that way, so decode them as plotly.js does.
+_DECODE_JS = """const __decode = (v) => {
+  if (v === undefined || v === null) return [];
+  if (v.bdata !== undefined) {
+    const bin = atob(v.bdata);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    const T = {f8: Float64Array, f4: Float32Array, i1: Int8Array, u1: Uint8Array, i2: Int16Array,
+               u2: Uint16Array, i4: Int32Array, u4: Uint32Array, i8: BigInt64Array, u8: BigUint64Array}[v.dtype];
+    return Array.from(new T(bytes.buffer), Number);
+  }
+  return Array.from(v, x => (x === null ? null : (typeof x === 'string' ? x : Number(x))));
+};"""
+
+
+def plotly_figures(page) -> list[dict]:
+    """Data of every Plotly chart on the page: ``[{title, traces: [{name, x, y}]}]``."""
+    return page.evaluate("() => {" + _DECODE_JS + """
+      return Array.from(document.querySelectorAll('.js-plotly-plot')).map(el => ({
+        title: (el.layout && el.layout.title && (el.layout.title.text || el.layout.title)) || '',
+        traces: (el.data || []).map(t => ({name: t.name || '', x: __decode(t.x), y: __decode(t.y)}))
+      }));
+    }""")
+
+
+def figure_with_title(page, fragment: str) -> dict:
+    """The first Plotly chart whose title contains ``fragment``."""
+    for fig in plotly_figures(page):
+        if fragment in str(fig["title"]):
+            return fig
+    titles = [f["title"] for f in plotly_figures(page)]
+    raise AssertionError(f"no chart titled with {fragment!r}; charts: {titles}")
+
+
+def trace(fig: dict, name: str) -> dict:
+    for t in fig["traces"]:
+        if t["name"] == name:
+            return t
+    raise AssertionError(f"no trace {name!r} in {[t['name'] for t in fig['traces']]}")
+
+
+def slider(page, key: str):
+    """The range input of the Streamlit slider created with ``key=key``.
+
+    Streamlit 1.67 renders a slider as a react-aria group around a visually hidden
+    ``<input type="range">``; its element container carries the class ``st-key-<key>``.
+    """
+    return page.locator(f'.st-key-{key} input[type="range"]').first
+
+
+def slider_value(page, key: str) -> float:
+    return float(slider(page, key).input_value())
+
+
+def press_slider(page, key: str, press: str = "ArrowRight", times: int = 1) -> None:
+    """Move a slider with the keyboard (each press is one committed change)."""
+    thumb = slider(page, key)
+    thumb.focus()
+    for _ in range(times):
+        thumb.press(press)
+
+
+_TRACE_CHANGED_JS = "([name, axis, old]) => {" + _DECODE_JS + """
+  for (const el of document.querySelectorAll('.js-plotly-plot')) {
+    for (const t of (el.data || [])) {
+      if (t.name !== name) continue;
+      const v = __decode(t[axis]);
+      if (v.length && v[0] !== old) return true;
+    }
+  }
+  return false;
+}"""
+
+
+def wait_for_trace_change(page, name: str, old: float, axis: str = "y", timeout: float = 60_000) -> None:
+    """Wait until the first ``axis`` value of the chart trace ``name`` differs from ``old``:
+    the chart the user sees has been redrawn with new numbers."""
+    page.wait_for_function(_TRACE_CHANGED_JS, arg=[name, axis, old], timeout=timeout, polling=10)
+
+
+def first_value(page, name: str, axis: str = "y") -> float:
+    for fig in plotly_figures(page):
+        for t in fig["traces"]:
+            if t["name"] == name:
+                return float(t[axis][0])
+    raise AssertionError(f"no chart trace named {name!r}")
+
+
+def go_to_page(page, label: str, timeout: float = 90_000) -> None:
+    """Switch page with the sidebar navigation (keeps the session, unlike a new URL)."""
+    link = page.locator('[data-testid="stSidebarNav"] a', has_text=label).first
+    href = link.get_attribute("href")   # "/" for the main page (app.py), "/Privacy", …
+    link.click()
+    page.wait_for_url(lambda url: url.rstrip("/").endswith(href.rstrip("/")), timeout=timeout)
+    page.wait_for_timeout(100)
+    wait_for_idle(page, timeout)
+
+
+def alert_texts(page) -> list[str]:
+    """Texts of every st.error / st.warning / st.info / st.success on the page."""
+    return page.locator('[data-testid="stAlert"]').all_inner_texts()
+
+
+def has_exception(page) -> bool:
+    """True if Streamlit rendered a traceback (st.exception or an uncaught error)."""
+    return page.locator('[data-testid="stException"]').count() > 0

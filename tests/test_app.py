@@ -1,0 +1,433 @@
+"""AppTest (streamlit.testing.v1) of every page on the bundled sample data.
+
+The checks compare what the pages *show* with independent computations: counts straight
+from pandas, closed forms of SPEC §3.1 that are one line of arithmetic (the singleton
+term, m_sing), and the ``core`` functions the page is supposed to display.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import plots, privacy
+
+REPO = Path(__file__).resolve().parents[1]
+APP = str(REPO / "app.py")
+SAMPLE = REPO / "sample_data" / "cps_earnings.csv"
+TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def sample() -> pd.DataFrame:
+    return pd.read_csv(SAMPLE)
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _page(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"pages/{page}").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _figures(at: AppTest) -> list[dict]:
+    """Plotly specs on the page, in order (trace arrays decoded from plotly's base64)."""
+    out = []
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        for trace in spec["data"]:
+            for axis in ("x", "y", "z"):
+                v = trace.get(axis)
+                if isinstance(v, dict) and "bdata" in v:
+                    arr = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+                    if "shape" in v:
+                        arr = arr.reshape(tuple(int(d) for d in str(v["shape"]).split(",")))
+                    trace[axis] = arr
+        out.append(spec)
+    return out
+
+
+def _figure_with_trace(at: AppTest, name: str) -> dict:
+    for spec in _figures(at):
+        if any(t.get("name") == name for t in spec["data"]):
+            return spec
+    raise AssertionError(f"no chart with a trace named {name!r}")
+
+
+def _trace(spec: dict, name: str) -> dict:
+    return next(t for t in spec["data"] if t.get("name") == name)
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """Fetch the bytes behind an ``st.download_button`` of an AppTest run.
+
+    AppTest keeps media in a ``MemoryMediaFileStorage`` of a mock runtime that it drops
+    after each run; this keeps a reference to every storage it creates.
+    """
+    import streamlit.testing.v1.app_test as app_test_module
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    storages = []
+
+    class Recording(MemoryMediaFileStorage):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            storages.append(self)
+
+    monkeypatch.setattr(app_test_module, "MemoryMediaFileStorage", Recording)
+
+    def fetch(url: str) -> bytes:
+        name = url.rsplit("/", 1)[-1]
+        for storage in reversed(storages):
+            try:
+                return bytes(storage.get_file(name).content)
+            except Exception:
+                continue
+        raise AssertionError(f"no media file {url!r}")
+
+    return fetch
+
+
+def _metrics(at: AppTest) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+def _markdown(at: AppTest) -> str:
+    return "\n".join(md.value for md in at.markdown)
+
+
+# --------------------------------------------------------------------------- data page
+
+def test_data_page_profile_matches_the_csv(sample):
+    at = _app()
+    counts = sample["earnings"].value_counts()
+    shown = _metrics(at)
+    assert shown["records n"] == f"{len(sample):,}"
+    assert shown["distinct values k"] == f"{counts.size:,}"
+    assert shown["singletons k₁"] == f"{int((counts == 1).sum()):,}"
+    assert shown["largest multiplicity"] == f"{int(counts.max()):,}"
+    # bounds from the data by default: a visible warning
+    assert any("read off the" in w.value and "not private" in w.value for w in at.warning)
+    # the spectrum chart carries the spectrum: bar at r has #{values appearing r times}
+    spec = _figure_with_trace(at, "distinct values")
+    bar = _trace(spec, "distinct values")
+    spectrum = counts.value_counts().sort_index()
+    np.testing.assert_array_equal(np.asarray(bar["x"], float), spectrum.index.to_numpy(float))
+    np.testing.assert_array_equal(np.asarray(bar["y"], float), spectrum.to_numpy(float))
+    # rounding table: 0 decimals -> singletons of the rounded column
+    rounded = np.round(sample["earnings"].to_numpy(), 0)
+    _, c0 = np.unique(rounded, return_counts=True)
+    line = _trace(_figure_with_trace(at, "singletons k₁"), "singletons k₁")
+    x = np.asarray(line["x"], float)
+    assert np.asarray(line["y"], float)[x == 0][0] == (c0 == 1).sum()
+
+
+def test_data_page_public_bounds_and_rounding_change_the_profile(sample):
+    at = _app()
+    at.checkbox(key="_w_tf_earnings_bounds_public").check().run()
+    at.number_input(key="_w_tf_earnings_lo").set_value(0.0).run()
+    at.number_input(key="_w_tf_earnings_hi").set_value(60.0).run()
+    assert not at.exception
+    assert not any("read off the" in w.value for w in at.warning)
+    at.selectbox(key="_w_tf_earnings_decimals").set_value(0).run()
+    _, c0 = np.unique(np.round(sample["earnings"].to_numpy(), 0), return_counts=True)
+    shown = _metrics(at)
+    assert shown["distinct values k"] == f"{c0.size:,}"
+    assert shown["singletons k₁"] == f"{int((c0 == 1).sum()):,}"
+    # the settings persist on the other pages
+    _page(at, "1_Privacy.py")
+    assert f"k = {c0.size:,}" in _markdown(at)
+
+
+@pytest.mark.parametrize("content, expected", [
+    (b"", "empty"),
+    (b"earnings\n1.5\n2.5\nabc\n4.0\n", "non-numeric"),
+    (b"earnings\n1.5\n\n2.5\nnan\n", "missing"),
+    (b"earnings\n3.0\n", "at least 2 records"),
+])
+def test_bad_uploads_show_a_message_not_a_traceback(content, expected):
+    import ui_state
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["source_kind"] = "upload"
+    at.session_state["upload"] = {"name": "bad.csv", "bytes": content, "hash": ui_state.content_hash(content)}
+    at.run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert expected in errors, errors
+    for page in ("1_Privacy.py", "2_Synthetic_data.py", "3_Compare.py"):
+        _page(at, page)
+        assert expected in " ".join(e.value for e in at.error)
+
+
+def test_uploads_are_private_to_their_session():
+    import ui_state
+
+    content = b"income\n" + b"\n".join(str(v).encode() for v in range(1, 51)) + b"\n"
+    first = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    first.session_state["source_kind"] = "upload"
+    first.session_state["upload"] = {"name": "mine.csv", "bytes": content, "hash": ui_state.content_hash(content)}
+    first.run()
+    assert _metrics(first)["records n"] == "50"
+    second = _app()   # another session: the bundled sample, not the other session's upload
+    assert _metrics(second)["records n"] == "13,501"
+    assert "mine.csv" not in _markdown(second)
+
+
+# --------------------------------------------------------------------------- privacy page
+
+def _counts(sample) -> np.ndarray:
+    return sample["earnings"].value_counts().to_numpy()
+
+
+def test_privacy_page_shows_core_values_and_plateau(sample):
+    at = _page(_app(), "1_Privacy.py")
+    n, theta, m, eps, delta = len(sample), 2.0, 100, 2.5, 0.01
+    assert at.session_state["m"] == m and at.session_state["eps"] == eps
+    text = _markdown(at)
+    counts = _counts(sample)
+    inst = privacy.instance_delta(counts, 0.0, theta, m, eps)
+    glob = privacy.global_delta(n, theta, m, eps)
+    assert f"δ = {plots.format_upper(inst)}" in text
+    assert f"δ = {plots.format_upper(glob)}" in text
+    assert "instance-level" in text and "Globally" in text
+    # singleton plateau: T1 = m / (m + θ + n − 1), an independent one-line closed form
+    t1 = m / (m + theta + n - 1)
+    spec = _figure_with_trace(at, "singleton plateau m/(m+θ+n−1)")
+    plateau = _trace(spec, "singleton plateau m/(m+θ+n−1)")
+    assert plateau["y"][0] == pytest.approx(t1, rel=1e-9)
+    instance = np.asarray(_trace(spec, "instance-level δ_x(ε) (paper)")["y"], float)
+    # the data have singletons: the instance curve never falls below the plateau
+    assert np.nanmin(instance) >= t1 * (1 - 1e-12)
+    np.testing.assert_allclose(instance, privacy.instance_delta(counts, 0.0, theta, m, np.asarray(
+        _trace(spec, "instance-level δ_x(ε) (paper)")["x"], float)), rtol=1e-12)
+    # m_sing = floor(δ(θ + n − 1)/(1 − δ))
+    m_sing = math.floor(delta * (theta + n - 1) / (1 - delta))
+    assert f"m_sing = {m_sing:,}" in text
+    line = _trace(_figure_with_trace(at, "singleton limit m_sing"), "singleton limit m_sing")
+    assert line["y"][0] == m_sing
+
+
+def test_privacy_page_sliders_update_values(sample):
+    at = _page(_app(), "1_Privacy.py")
+    at.slider(key="_w_m").set_value(300).run()
+    at.slider(key="_w_eps").set_value(1.0).run()
+    assert not at.exception
+    counts = _counts(sample)
+    inst = privacy.instance_delta(counts, 0.0, 2.0, 300, 1.0)
+    assert f"δ = {plots.format_upper(inst)}" in _markdown(at)
+    plateau = _trace(_figure_with_trace(at, "singleton plateau m/(m+θ+n−1)"), "singleton plateau m/(m+θ+n−1)")
+    assert plateau["y"][0] == pytest.approx(300 / (300 + 2.0 + len(sample) - 1), rel=1e-9)
+    # δ > target: the page says so
+    assert any("> δ target" in e.value for e in at.error)
+
+
+def test_privacy_page_other_regimes(sample):
+    at = _page(_app(), "1_Privacy.py")
+    at.selectbox(key="_w_regime").set_value("dm").run()
+    assert not at.exception
+    counts = _counts(sample)
+    k = counts.size
+    pure_global = privacy.dirichlet_multinomial_pure_epsilon(counts, 1.0, 100, instance=False)
+    text = _markdown(at)
+    assert f"z = {k:,}" in text and f"ε ≥ {plots.format_upper(pure_global)}" in text
+    at.session_state["n_mc"] = 500
+    at.selectbox(key="_w_regime").set_value("py").run()
+    assert not at.exception
+    text = _markdown(at)
+    assert "Clopper–Pearson" in text and "500 replicates" in text
+    spec = _figure_with_trace(at, "Monte Carlo estimate")
+    upper = np.asarray(_trace(spec, "instance-level δ_x(ε) (Monte Carlo 95% upper bound)")["y"], float)
+    est = np.asarray(_trace(spec, "Monte Carlo estimate")["y"], float)
+    ok = np.isfinite(upper) & np.isfinite(est)
+    assert np.all(upper[ok] >= est[ok])
+    # moving ε reruns on the cached Monte Carlo result (its progress bar is replayed)
+    at.slider(key="_w_eps").set_value(3.0).run()
+    assert not at.exception
+    assert "Clopper–Pearson" in _markdown(at)
+
+
+def test_privacy_page_inverse_calibration(sample):
+    at = _page(_app(), "1_Privacy.py")
+    n = len(sample)
+    spec = _figure_with_trace(at, "largest admissible m")
+    theta = np.asarray(_trace(spec, "m*(θ)")["x"], float)
+    m_star = np.asarray(_trace(spec, "m*(θ)")["y"], float)
+    for i in (0, len(theta) // 2, len(theta) - 1):
+        assert m_star[i] == privacy.max_synthetic_size(n, float(theta[i]), 2.5, 0.01)
+    # m* never exceeds the singleton limit at that θ
+    assert np.all(m_star <= np.floor(0.01 * (theta + n - 1) / 0.99))
+    # the marker sits at the θ currently selected (2.0), and the text says the same m*
+    star = _trace(spec, "largest admissible m")
+    expected = privacy.max_synthetic_size(n, 2.0, 2.5, 0.01)
+    assert star["x"][0] == 2.0 and star["y"][0] == expected
+    assert f"θ = 2 the largest admissible release is **m\\* = {expected:,}**" in _markdown(at)
+    assert f"the largest is m\\* = {int(m_star.max()):,}" in _markdown(at)
+
+
+# --------------------------------------------------------------------------- synthetic page
+
+def _overlay_release(at: AppTest) -> np.ndarray:
+    overlay = next(s for s in _figures(at) if any(t.get("name") == "synthetic (PYPP)" for t in s["data"]))
+    return np.asarray(_trace(overlay, "synthetic (PYPP)")["x"], float)
+
+
+def test_synthetic_page_release_and_download(sample, downloads):
+    at = _app()
+    at.session_state["m"] = 250
+    at.session_state["theta"] = 500.0  # makes new values likely: θ/(θ + n) ≈ 3.6% per draw
+    _page(at, "2_Synthetic_data.py")
+    assert any("Generate release" in i.value for i in at.info)
+    at.button[0].click().run()
+    assert not at.exception
+    shown = _metrics(at)
+    assert shown["released rows m"] == "250"
+    assert at.session_state["release_params"][1:] == (0.0, 500.0, 250, 12345)
+
+    # the CSV offered for download is the release plotted: m rows of plausible values
+    buttons = {b.proto.label: b.proto.url for b in at.get("download_button")}
+    csv = pd.read_csv(io.BytesIO(downloads(buttons["Download synthetic CSV"])))
+    assert list(csv.columns) == ["earnings"] and len(csv) == 250
+    z = _overlay_release(at)
+    np.testing.assert_array_equal(csv["earnings"].to_numpy(float), z)
+    lo, hi = sample["earnings"].min(), sample["earnings"].max()
+    assert np.all((z >= lo) & (z <= hi))   # bounds from the data: H = uniform on [min, max]
+    new_rows = int(shown["rows with a new value (drawn from H)"].replace(",", ""))
+    old = np.isin(z, sample["earnings"].to_numpy())
+    assert 250 - old.sum() <= new_rows     # every value not in the data is a new one
+    assert 0 < new_rows < 60               # ~9 expected
+    overlay = next(s for s in _figures(at) if any(t.get("name") == "synthetic (PYPP)" for t in s["data"]))
+    x = np.asarray(_trace(overlay, "confidential")["x"], float)
+    np.testing.assert_array_equal(np.sort(x), np.sort(sample["earnings"].to_numpy()))
+    assert plots.CURATOR_ONLY in overlay["layout"]["title"]["text"]
+    kde = np.asarray(_trace(overlay, "synthetic (PYPP) KDE")["y"], float)
+    grid = np.asarray(_trace(overlay, "synthetic (PYPP) KDE")["x"], float)
+    assert np.trapezoid(kde, grid) == pytest.approx(1.0, abs=2e-3)   # a density on a wide enough grid
+
+    # same seed, same release
+    at.button[0].click().run()
+    np.testing.assert_array_equal(_overlay_release(at), z)
+
+
+def test_release_bundle_is_reproducible_from_its_command_line(sample, downloads, tmp_path, monkeypatch):
+    import zipfile
+
+    from core import cli
+
+    at = _app()
+    at.session_state["m"] = 120
+    at.session_state["theta"] = 300.0
+    at.session_state["seed"] = 7
+    _page(at, "2_Synthetic_data.py")
+    at.button[0].click().run()
+    assert not at.exception
+    buttons = {b.proto.label: b.proto.url for b in at.get("download_button")}
+    csv_bytes = downloads(buttons["Download synthetic CSV"])
+    bundle = zipfile.ZipFile(io.BytesIO(downloads(buttons["Download release bundle (zip)"])))
+    names = set(bundle.namelist())
+    assert {"report.json", "synthetic.csv", "summary.csv", "command.txt", "figures/overlay_earnings.html"} <= names
+    assert bundle.read("synthetic.csv") == csv_bytes
+    report = json.loads(bundle.read("report.json"))
+    assert report["parameters"] == {"sigma": 0.0, "theta": 300.0, "m": 120, "eps": 2.5, "delta_target": 0.01,
+                                    "seed": 7}
+    counts = _counts(sample)
+    assert report["data"]["n"] == len(sample) and report["data"]["singletons"] == int((counts == 1).sum())
+    inst = next(g for g in report["guarantees"] if g["name"] == "instance_delta")
+    assert inst["delta"] == privacy.instance_delta(counts, 0.0, 300.0, 120, 2.5)
+    summary = pd.read_csv(io.BytesIO(bundle.read("summary.csv")))
+    assert list(summary["mechanism"]) == ["confidential", "PYPP"]
+    assert summary.loc[0, "mean"] == pytest.approx(sample["earnings"].mean())
+    synthetic = pd.read_csv(io.BytesIO(csv_bytes))["earnings"]
+    assert summary.loc[1, "mean"] == pytest.approx(synthetic.mean())
+    assert b"plotly" in bundle.read("figures/overlay_earnings.html")[:5000].lower()
+
+    # the command shown on the page and in the bundle regenerates the same release
+    command = bundle.read("command.txt").decode().strip()
+    assert command == at.code[0].value
+    import shlex
+
+    argv = shlex.split(command)[3:]            # drop "python -m core"
+    argv[argv.index("--out") + 1] = str(tmp_path / "again.csv")
+    argv[argv.index("--report") + 1] = str(tmp_path / "again.json")
+    monkeypatch.chdir(REPO)
+    assert cli.main(argv) == 0
+    assert (tmp_path / "again.csv").read_bytes() == csv_bytes
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert again["guarantees"] == report["guarantees"]
+
+
+# --------------------------------------------------------------------------- compare page
+
+def test_compare_page_calibration_runs_and_summary(sample, downloads):
+    at = _app()
+    at.session_state["runs"] = 10
+    _page(at, "3_Compare.py")
+    eps, m = 2.5, 100
+    table = at.dataframe[0].value
+    value = {(r.label, r.parameter): r.value for r in table.itertuples()}
+    assert value[("all mechanisms", "m")] == m
+    assert value[("Perturbed histogram (Laplace)", "laplace_scale")] == pytest.approx(2 / eps)
+    alpha = next(v for (label, p), v in value.items() if label == "Dirichlet–multinomial" and "alpha" in p)
+    assert alpha == pytest.approx(m / math.expm1(eps), rel=1e-9)
+    assert any("Press **Run comparison**" in i.value for i in at.info)
+
+    at.button(key="run_compare").click().run()
+    assert not at.exception
+    assert any("Curator-only" in w.value for w in at.warning)
+    box = next(s for s in _figures(at) if s["data"] and s["data"][0].get("type") == "box")
+    labels = [t["name"] for t in box["data"]]
+    assert labels[0] == "PYPP (σ = 0)" and labels[-1] == "Bootstrap (no privacy)" and len(labels) == 7
+    assert all(len(t["y"]) == 10 for t in box["data"])
+    summary = at.dataframe[1].value
+    # the summary table and the boxplots show the same runs
+    for t in box["data"]:
+        row = summary[summary["label"] == t["name"]]
+        assert row["W1"].iloc[0] == pytest.approx(np.mean(np.asarray(t["y"], float)), rel=1e-12)
+    # confidential row: the data scaled with the (data) bounds, computed independently
+    x = sample["earnings"].to_numpy(float)
+    scaled = (x - x.min()) / (x.max() - x.min())
+    conf = summary[summary["mechanism"] == "confidential"].iloc[0]
+    assert conf["mean"] == pytest.approx(scaled.mean(), rel=1e-12)
+    assert conf["median"] == pytest.approx(np.median(scaled), rel=1e-12)
+    (download,) = [b for b in at.get("download_button") if b.proto.label.startswith("Download summary")]
+    csv = pd.read_csv(io.BytesIO(downloads(download.proto.url)))
+    np.testing.assert_allclose(csv["W1"].to_numpy(float), summary["W1"].to_numpy(float), rtol=1e-12)
+    # KDE overlay: one histogram per mechanism plus the confidential data
+    overlay = next(s for s in _figures(at) if any(t.get("name") == "confidential KDE" for t in s["data"]))
+    hist = [t["name"] for t in overlay["data"] if t.get("type") == "histogram"]
+    assert hist[0] == "confidential" and len(hist) == 8
+
+    at.session_state["sweep_runs"] = 5
+    at.button(key="run_sweep").click().run()
+    assert not at.exception
+    frontier = next(s for s in _figures(at) if "median W1 against ε" in s["layout"]["title"]["text"])
+    pypp = _trace(frontier, "PYPP (σ = 0)")
+    np.testing.assert_allclose(np.asarray(pypp["x"], float), [0.25, 0.5, 1.0, 2.0, 4.0, 8.0])
+    assert np.all(np.asarray(pypp["y"], float) > 0)
+    # a second run hits the caches (progress bars are replayed, not re-created outside)
+    at.run()
+    assert not at.exception
+
+
+def test_compare_page_needs_numeric_columns():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["columns"] = ["degree"]
+    at.run()
+    assert not at.exception
+    _page(at, "3_Compare.py")
+    assert any("numeric columns" in e.value for e in at.error)
