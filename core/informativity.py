@@ -1,0 +1,439 @@
+"""The informativity experiment: how fast PYPP synthetic data recover the confidential data (SPEC §6).
+
+Paper §4.2 and Appendix C.2 (Menicucci, Beraha, Favaro and Lazzarini, 2026; Theorem 4,
+Corollaries 3 and 13). A confidential *population* of size ``N`` is given (the
+dyadic-geometric population of :mod:`core.simulation`, or any uploaded numeric column).
+For every ``n`` on a grid, each of ``R`` runs
+
+1. draws a confidential subsample :math:`x` of size ``n`` without replacement;
+2. releases ``m`` synthetic values :math:`Z` with the Dirichlet-process posterior-predictive
+   mechanism (PYPP with σ = 0, strength θ, base measure ``H = Uniform[lo, hi]``);
+3. records :math:`W_1(P_Z, P_x)`, the 1-Wasserstein distance between the two empirical
+   measures.
+
+The release size follows a rule: the largest ``m`` admissible for (ε, δ) under Theorem 2
+(:class:`PrivacySizeRule`, SPEC §3.1) or :math:`m = \\lceil c\\,n^{a} \\rceil`
+(:class:`PowerSizeRule`). The output is the mean W1 per ``n`` with a 95% confidence band
+and the least-squares slope of :math:`\\log \\overline{W_1}` against :math:`\\log n`, to
+compare with the :math:`n^{-1/2}` rate.
+
+All ``R`` runs of a grid point are simulated at once, on the count level: the subsample
+is a multivariate hypergeometric draw over the distinct population values, the release
+is the exact fast sampler of SPEC §2 written for σ = 0 (Dirichlet weights as normalised
+gammas, a multinomial, a Chinese restaurant for the new values), and W1 is computed for
+all runs by one sort (:func:`batched_wasserstein1`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .privacy import max_synthetic_size
+from .validation import (
+    check_bounds,
+    check_delta,
+    check_finite_eps,
+    check_integer,
+    check_positive,
+    check_positive_integer_array,
+    check_probability,
+    check_py_parameters,
+    check_rng,
+    check_sample,
+)
+
+__all__ = [
+    "InformativityResult",
+    "PowerSizeRule",
+    "PrivacySizeRule",
+    "batched_wasserstein1",
+    "fit_loglog_slope",
+    "informativity_experiment",
+    "log_grid",
+    "release_sizes",
+]
+
+ProgressCallback = Callable[[float, str], None]
+
+# Entries per dense (runs × distinct population values) block; bounds memory at ~16 MB.
+_BLOCK_ENTRIES = 2**21
+
+
+@dataclass(frozen=True)
+class PowerSizeRule:
+    """Release size :math:`m = \\lceil c\\,n^{a} \\rceil` (at least 1).
+
+    ``a = 1`` gives a fixed fraction of the data (the fixed-δ regime of the issue,
+    ``c = 0.1``); ``0 < a < 1`` a vanishing fraction (asymptotic ε-DP, paper Corollary 13);
+    ``a = 0`` a fixed release size ``⌈c⌉``.
+
+    Parameters
+    ----------
+    c : float > 0
+    a : float ≥ 0
+    """
+
+    c: float
+    a: float
+
+    def __post_init__(self):
+        check_positive("c", self.c)
+        check_positive("a", self.a, allow_zero=True)
+
+    @property
+    def label(self) -> str:
+        return f"m = ⌈{self.c:g}·n^{self.a:g}⌉"
+
+
+@dataclass(frozen=True)
+class PrivacySizeRule:
+    """Release size :math:`m^*(\\varepsilon, \\delta)`: the largest m admissible under Theorem 2.
+
+    Computed by :func:`core.privacy.max_synthetic_size` (SPEC §3.1); it is 0 when not a
+    single synthetic value can be released at that ``n``.
+    """
+
+    eps: float
+    delta: float
+
+    def __post_init__(self):
+        check_finite_eps(self.eps)
+        check_delta(self.delta)
+
+    @property
+    def label(self) -> str:
+        return f"(ε, δ) = ({self.eps:g}, {self.delta:g})"
+
+
+def log_grid(n_min, n_max, points) -> np.ndarray:
+    """Integers spread evenly on a log scale from ``n_min`` to ``n_max`` (both included).
+
+    Parameters
+    ----------
+    n_min, n_max : int, 1 ≤ n_min ≤ n_max
+    points : int ≥ 1
+        Number of grid points before rounding; rounding may merge neighbours, so the
+        result can be shorter.
+
+    Returns
+    -------
+    ndarray of int64, shape (≤ points,), strictly increasing
+    """
+    n_min = check_integer("n_min", n_min, minimum=1)
+    n_max = check_integer("n_max", n_max, minimum=n_min)
+    points = check_integer("points", points, minimum=1)
+    if points == 1:
+        return np.array([n_max], dtype=np.int64)
+    grid = np.rint(np.geomspace(n_min, n_max, points)).astype(np.int64)
+    grid[0], grid[-1] = n_min, n_max
+    return np.unique(grid)
+
+
+def release_sizes(n, rule: PowerSizeRule | PrivacySizeRule, theta) -> np.ndarray:
+    """Release size ``m`` for each confidential size ``n`` under a rule.
+
+    Parameters
+    ----------
+    n : array_like of int ≥ 1, shape (G,)
+    rule : PowerSizeRule or PrivacySizeRule
+    theta : float > 0
+        Strength of the Dirichlet process (Theorem 2 depends on it).
+
+    Returns
+    -------
+    ndarray of int64, shape (G,)
+        For :class:`PowerSizeRule`, :math:`\\lceil c n^a \\rceil \\ge 1`. Because ``c`` and
+        :math:`n^a` are rounded binary numbers, a product within a relative 1e-12 of an
+        integer counts as that integer (so ``c = 0.1, n = 1000`` gives exactly 100). For
+        :class:`PrivacySizeRule`, :math:`m^*(\\varepsilon, \\delta)`, possibly 0.
+    """
+    n_arr = np.atleast_1d(check_positive_integer_array(n, "n"))
+    _, theta, _ = check_py_parameters(0.0, theta)
+    if isinstance(rule, PowerSizeRule):
+        raw = rule.c * n_arr.astype(np.float64) ** rule.a
+        return np.maximum(np.ceil(raw * (1.0 - 1e-12)), 1.0).astype(np.int64)
+    if isinstance(rule, PrivacySizeRule):
+        return np.array([max_synthetic_size(int(v), theta, rule.eps, rule.delta) for v in n_arr],
+                        dtype=np.int64)
+    raise ValueError(f"rule must be a PowerSizeRule or a PrivacySizeRule, got {type(rule).__name__}")
+
+
+def batched_wasserstein1(a_values, a_groups, b_values, b_groups, n_groups, *,
+                         a_weights=None, b_weights=None) -> np.ndarray:
+    """1-D Wasserstein-1 distances for many pairs of discrete measures at once.
+
+    Group ``r`` pairs the points of ``a`` with ``a_groups == r`` and the points of ``b``
+    with ``b_groups == r``; within a group the weights are normalised to one. In one
+    dimension
+
+    .. math:: W_1(\\mu, \\nu) = \\int_{\\mathbb R} |F_\\mu(t) - F_\\nu(t)|\\,dt,
+
+    evaluated exactly on the sorted union of the support points. This is the same number
+    as :func:`core.utility.wasserstein1` (POT) for each group, but for ``R`` groups it
+    costs a single sort of all points instead of ``R`` Python-level calls: the
+    informativity experiment needs thousands of distances per grid point.
+
+    Parameters
+    ----------
+    a_values, b_values : array_like of float, shapes (A,), (B,)
+    a_groups, b_groups : array_like of int in [0, n_groups), shapes (A,), (B,)
+    n_groups : int ≥ 1
+        Every group must contain at least one point of ``a`` and one of ``b``.
+    a_weights, b_weights : array_like of float ≥ 0, optional
+        Point masses (uniform if omitted), normalised within each group.
+
+    Returns
+    -------
+    ndarray of float, shape (n_groups,)
+    """
+    n_groups = check_integer("n_groups", n_groups, minimum=1)
+    sides = []
+    for label, values, groups, weights in (("a", a_values, a_groups, a_weights),
+                                           ("b", b_values, b_groups, b_weights)):
+        v = check_sample(values, f"{label}_values")
+        if v.ndim != 1:
+            raise ValueError(f"{label}_values must be 1-D, got shape {v.shape}")
+        g = np.asarray(groups)
+        if g.shape != v.shape or g.dtype.kind not in "iu":
+            raise ValueError(f"{label}_groups must be integers with the shape of {label}_values {v.shape}")
+        if g.min() < 0 or g.max() >= n_groups:
+            raise ValueError(f"{label}_groups must be in [0, {n_groups - 1}], "
+                             f"got values in [{int(g.min())}, {int(g.max())}]")
+        w = np.ones_like(v) if weights is None else np.asarray(weights, dtype=np.float64)
+        if w.shape != v.shape or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError(f"{label}_weights must be finite, >= 0 and have the shape of {label}_values")
+        totals = np.bincount(g, weights=w, minlength=n_groups)
+        if np.any(totals <= 0):
+            raise ValueError(f"every group needs positive total weight in {label}; "
+                             f"group {int(np.flatnonzero(totals <= 0)[0])} has none")
+        sides.append((v, g.astype(np.int64), w / totals[g]))
+    (av, ag, aw), (bv, bg, bw) = sides
+    return _signed_w1(np.concatenate([av, bv]), np.concatenate([aw, -bw]),
+                      np.concatenate([ag, bg]), n_groups)
+
+
+def _signed_w1(values: np.ndarray, signed_weights: np.ndarray, groups: np.ndarray,
+               n_groups: int) -> np.ndarray:
+    """:math:`\\int |F_\\mu - F_\\nu|` per group, for ``signed_weights`` = μ − ν (zero total per group)."""
+    order = np.lexsort((values, groups))
+    v, w, g = values[order], signed_weights[order], groups[order]
+    cum = np.cumsum(w)
+    same_group = g[1:] == g[:-1]
+    starts = np.flatnonzero(np.concatenate([[True], ~same_group]))
+    # Subtract what the previous groups accumulated, so each group's CDF gap starts at 0.
+    before = np.concatenate([[0.0], cum])[starts]
+    cum -= np.repeat(before, np.diff(np.append(starts, v.size)))
+    contributions = np.abs(cum[:-1]) * np.where(same_group, np.diff(v), 0.0)
+    return np.bincount(g[:-1], weights=contributions, minlength=n_groups)
+
+
+def _dp_new_value_blocks(customers: np.ndarray, theta: float, rng: np.random.Generator):
+    """Block sizes of the new values of many DP releases: a Chinese restaurant (σ = 0) per release.
+
+    Same size-biased construction as :func:`core.mechanisms.crp_tables` (table ``j`` takes
+    its opener plus a :math:`\\mathrm{Bin}(L_{\\text{rem}} - 1, V_j)` share,
+    :math:`V_j \\sim \\mathrm{Beta}(1, \\theta)`), which returns sizes only for a single
+    restaurant; here the sizes of all restaurants come back with their owner, looping over
+    tables (about :math:`\\theta \\log L` of them), never over customers.
+
+    Returns
+    -------
+    owner : ndarray of int, shape (K_total,)
+        Release index of each block.
+    sizes : ndarray of int, shape (K_total,)
+    """
+    remaining = customers.astype(np.int64).copy()
+    owners, sizes = [], []
+    active = np.flatnonzero(remaining > 0)
+    while active.size:
+        share = rng.beta(1.0, theta, size=active.size)
+        size = 1 + rng.binomial(remaining[active] - 1, share)
+        remaining[active] -= size
+        owners.append(active)
+        sizes.append(size)
+        active = active[remaining[active] > 0]
+    if not owners:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(owners), np.concatenate(sizes)
+
+
+def _w1_of_dp_releases(atoms, counts, n, m, theta, lo, hi, runs, rng):
+    """W1 between PYPP (σ = 0) releases and their confidential subsamples, for ``runs`` runs.
+
+    Count-level form of SPEC §2 with σ = 0 on a subsample with counts :math:`X_i` over the
+    population's distinct values :math:`u_i` (absent values have :math:`X_i = 0`):
+    :math:`(P, R) \\sim \\mathrm{Dir}(X_1, \\dots, X_K, \\theta)` as normalised gammas
+    (a Gamma(0) is 0), :math:`(S, L) \\sim \\mathrm{Mult}(m; P, R)`, and the ``L`` new
+    draws seated in a Chinese restaurant of strength θ, one uniform value per table.
+    """
+    subsample = rng.multivariate_hypergeometric(counts, n, size=runs)
+    gammas = np.column_stack([rng.standard_gamma(subsample.astype(np.float64)),
+                              rng.standard_gamma(theta, size=runs)])
+    drawn = rng.multinomial(m, gammas / gammas.sum(axis=1, keepdims=True))
+    old, new_total = drawn[:, :-1], drawn[:, -1]
+    owner, block = _dp_new_value_blocks(new_total, theta, rng)
+    run_of_atom, atom = np.nonzero(subsample)
+    # One signed entry per occupied value: synthetic mass minus confidential mass.
+    signed_old = old[run_of_atom, atom] / m - subsample[run_of_atom, atom] / n
+    values = np.concatenate([atoms[atom], rng.uniform(lo, hi, size=block.size)])
+    weights = np.concatenate([signed_old, block / m])
+    groups = np.concatenate([run_of_atom, owner])
+    return _signed_w1(values, weights, groups, runs)
+
+
+def fit_loglog_slope(n, w1) -> tuple[float, float, float]:
+    """Least-squares line :math:`\\log W_1 = b + s \\log n`.
+
+    Parameters
+    ----------
+    n : array_like of float > 0, shape (G,)
+    w1 : array_like of float > 0, shape (G,)
+        Mean W1 per grid point; non-finite entries (grid points without a release) are
+        ignored.
+
+    Returns
+    -------
+    slope, intercept : float
+        ``nan`` with fewer than two usable points.
+    slope_se : float
+        Standard error of the slope from the residuals (``nan`` with fewer than three
+        points). It ignores the Monte Carlo error of each mean, so read it as a guide.
+    """
+    x = np.asarray(n, dtype=np.float64)
+    y = np.asarray(w1, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"n and w1 must be 1-D arrays of equal length, got shapes {x.shape} and {y.shape}")
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    if ok.sum() < 2:
+        return math.nan, math.nan, math.nan
+    lx, ly = np.log(x[ok]), np.log(y[ok])
+    fit = stats.linregress(lx, ly)
+    se = float(fit.stderr) if ok.sum() >= 3 else math.nan
+    return float(fit.slope), float(fit.intercept), se
+
+
+@dataclass(frozen=True)
+class InformativityResult:
+    """Output of :func:`informativity_experiment`.
+
+    Attributes
+    ----------
+    n, m : ndarray of int, shape (G,)
+        Confidential subsample size and release size per grid point (``m = 0``: no release
+        is admissible there; its W1 entries are ``nan``).
+    w1 : ndarray of float, shape (G, R)
+        W1 of every run.
+    mean, lower, upper : ndarray of float, shape (G,)
+        Mean W1 and its two-sided confidence interval (Student t over the ``R`` runs).
+    slope, intercept, slope_se : float
+        :func:`fit_loglog_slope` of ``mean`` against ``n``.
+    level : float
+        Confidence level of the band.
+    label : str
+        The release-size rule, for legends.
+    """
+
+    n: np.ndarray
+    m: np.ndarray
+    w1: np.ndarray
+    mean: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    slope: float
+    intercept: float
+    slope_se: float
+    level: float
+    label: str
+
+    @property
+    def runs(self) -> int:
+        return int(self.w1.shape[1])
+
+    def table(self) -> pd.DataFrame:
+        """One row per grid point: ``series, n, m, runs, mean, sd, lower, upper``.
+
+        The columns ``n, mean, lower, upper, series`` are what
+        :func:`core.plots.informativity_figure` reads.
+        """
+        sd = np.full(self.n.shape, np.nan)
+        ok = self.m > 0
+        if ok.any():
+            sd[ok] = self.w1[ok].std(axis=1, ddof=1)
+        return pd.DataFrame({"series": self.label, "n": self.n, "m": self.m, "runs": self.runs,
+                             "mean": self.mean, "sd": sd, "lower": self.lower, "upper": self.upper})
+
+
+def informativity_experiment(population, n_values, rule: PowerSizeRule | PrivacySizeRule, theta,
+                             runs, rng, *, bounds=(0.0, 1.0), level: float = 0.95,
+                             progress: ProgressCallback | None = None) -> InformativityResult:
+    """Mean W1 between DP-posterior-predictive releases and confidential subsamples, per n.
+
+    For each ``n`` in ``n_values`` and each of ``runs`` independent runs: a subsample of
+    size ``n`` drawn without replacement from ``population`` (a fresh one per run), a
+    release of size ``m(n)`` (PYPP, σ = 0, strength ``theta``,
+    ``H = Uniform(bounds)``), and :math:`W_1(P_Z, P_x)`. The band is the Student-t
+    interval of the mean over runs,
+    :math:`\\bar W \\pm t_{R-1,(1+\\text{level})/2}\\, s/\\sqrt R`.
+
+    Paper §4.2 (Figure 1); Theorem 4 predicts :math:`\\mathbb E W_1 \\asymp n^{-1/2}`
+    when ``m`` grows linearly in ``n``.
+
+    Parameters
+    ----------
+    population : array_like of float, shape (N,)
+        The confidential population (any numeric column; ties allowed).
+    n_values : array_like of int, shape (G,)
+        Subsample sizes, ``1 ≤ n ≤ N``; sorted and de-duplicated here.
+    rule : PowerSizeRule or PrivacySizeRule
+    theta : float > 0
+    runs : int ≥ 2
+        Independent runs ``R`` per grid point.
+    rng : numpy.random.Generator
+    bounds : (lo, hi)
+        Public bounds of the base measure. The dyadic population lives in [0, 1].
+    level : float in (0, 1)
+    progress : callable (fraction in [0, 1], message) -> None, optional
+        Called after every block of runs.
+
+    Returns
+    -------
+    InformativityResult
+    """
+    data = check_sample(population, "population")
+    if data.ndim != 1:
+        raise ValueError(f"population must be one numeric column, shape (N,), got shape {data.shape}")
+    atoms, counts = np.unique(data, return_counts=True)
+    N = int(counts.sum())
+    n_arr = np.unique(np.atleast_1d(check_positive_integer_array(n_values, "n_values", maximum=N)))
+    _, theta, _ = check_py_parameters(0.0, theta)
+    runs = check_integer("runs", runs, minimum=2)
+    rng = check_rng(rng)
+    lo, hi = check_bounds(bounds)
+    level = check_probability(level, "level")
+    m_arr = release_sizes(n_arr, rule, theta)
+
+    block = max(1, min(runs, _BLOCK_ENTRIES // max(atoms.size, 1)))
+    w1 = np.full((n_arr.size, runs), np.nan)
+    for g, (n, m) in enumerate(zip(n_arr.tolist(), m_arr.tolist())):
+        if m == 0:
+            if progress is not None:
+                progress((g + 1) / n_arr.size, f"n = {n}: no admissible release (m* = 0), skipped")
+            continue
+        for start in range(0, runs, block):
+            stop = min(runs, start + block)
+            w1[g, start:stop] = _w1_of_dp_releases(atoms, counts, n, m, theta, lo, hi, stop - start, rng)
+            if progress is not None:
+                progress((g + stop / runs) / n_arr.size, f"n = {n}, m = {m}: {stop}/{runs} runs")
+
+    mean = w1.mean(axis=1)
+    half = stats.t.ppf(0.5 + level / 2, runs - 1) * w1.std(axis=1, ddof=1) / math.sqrt(runs)
+    slope, intercept, slope_se = fit_loglog_slope(n_arr, mean)
+    return InformativityResult(n=n_arr, m=m_arr, w1=w1, mean=mean, lower=mean - half, upper=mean + half,
+                               slope=slope, intercept=intercept, slope_se=slope_se, level=level,
+                               label=rule.label)

@@ -1,0 +1,216 @@
+"""Inference page: Bayesian inference by an analyst who receives only the release (SPEC §6).
+
+Paper §4.1 and Appendix C.1: given a release Z of the Dirichlet-process
+posterior-predictive mechanism (σ = 0), the analyst's posterior is
+DP(θ + m, (θH + Σ δ_{Z_i})/(θ + m)). Every number comes from ``core.inference``; this page
+holds the widgets, the caches (keyed by the data's content and every parameter, seeds
+explicit) and the layout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+import ui_state as ui
+from core import inference
+from core import plots_experiments as pe
+
+st.set_page_config(page_title="bnp-synth · Inference", page_icon="🔒", layout="wide")
+ui.init_state()
+st.title("Inference: what an analyst learns from the release")
+
+# Page settings under plain keys (they survive page switches; see ui_state). The release
+# seed is the shared "seed" of the Synthetic data page, so both pages show the same release.
+SETTINGS = {"post_column": None, "post_threshold": None, "post_threshold_for": None, "post_draws": 2000,
+            "post_seed": 1, "rep_replicates": 100, "rep_draws": 500, "rep_seed": 7}
+for _name, _value in SETTINGS.items():
+    if _name not in st.session_state:
+        st.session_state[_name] = _value
+FORM_FIELDS = ("rep_replicates", "rep_draws", "rep_seed")
+LEVEL = 0.95
+
+
+def form_field(name: str) -> dict:
+    """A form widget's key, initialised from the persistent setting (forms allow no on_change)."""
+    st.session_state[f"_w_{name}"] = st.session_state[name]
+    return {"key": f"_w_{name}"}
+
+
+def commit_form() -> None:
+    for name in FORM_FIELDS:
+        if f"_w_{name}" in st.session_state:
+            st.session_state[name] = st.session_state[f"_w_{name}"]
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def posterior_summary(release_key: tuple, _release: np.ndarray, _confidential: np.ndarray, theta: float,
+                      bounds: tuple[float, float], n_draws: int, threshold: float, seed: int):
+    """``core.inference.dp_posterior_functionals`` with ``default_rng(seed)`` and the same functionals
+    of the confidential data (cached). Returns the summary table (with a ``confidential`` column)."""
+    posterior = inference.dp_posterior_functionals(_release, theta, bounds, n_draws, np.random.default_rng(seed),
+                                                   thresholds=(threshold,))
+    truth = inference.empirical_functionals(_confidential, thresholds=(threshold,))
+    return posterior.summary(LEVEL, confidential=truth)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def repeated_releases(data_key: tuple, _confidential: np.ndarray, theta: float, m: int,
+                      bounds: tuple[float, float], replicates: int, n_draws: int, threshold: float, seed: int):
+    """``core.inference.repeated_release_experiment`` with ``default_rng(seed)`` (cached), with a
+    progress bar driven by the experiment's progress callback."""
+    bar, progress = ui.progress_bar("Releasing and analysing repeatedly…")
+    result = inference.repeated_release_experiment(
+        _confidential, theta, m, bounds, np.random.default_rng(seed), replicates=replicates, n_draws=n_draws,
+        thresholds=(threshold,), level=LEVEL, progress=progress)
+    bar.empty()
+    return result
+
+
+# ------------------------------------------------------------------ data and mechanism
+selection, problem = ui.load_selection()
+if problem:
+    st.error(problem)
+    ui.sidebar_summary(None)
+    st.stop()
+ui.sidebar_summary(selection.profile())
+prepared = selection.prepared
+sigma, theta = ui.py_parameters(selection.table.k)
+m = int(st.session_state.m)
+
+st.markdown(
+    "The analyst receives only the release Z = (Z₁, …, Zₘ) and puts the mechanism's own prior "
+    "DP(θ, H) on the data-generating law. The posterior is then "
+    r"$\mathrm{DP}\big(\theta + m,\ (\theta H + \sum_i \delta_{Z_i})/(\theta + m)\big)$ "
+    "(paper §4.1), simulated as Dirichlet weights over the distinct released values plus mass θ on a "
+    "truncated stick-breaking draw from DP(θ, H) (truncation error below 10⁻⁶ of mass). Posterior means "
+    "and equal-tailed 95% credible intervals follow for the mean, the quartiles and P(X > t).")
+if st.session_state.regime != "dp":
+    st.error(f"This page needs the Dirichlet-process mechanism (σ = 0): the posterior above is the analyst's "
+             f"posterior for that mechanism only. The current mechanism is {ui.REGIMES[st.session_state.regime]} "
+             f"(σ = {sigma:g}); choose \"{ui.REGIMES['dp']}\" on the Privacy page.")
+    st.stop()
+
+numeric = ui.numeric_columns(prepared)
+if not numeric:
+    st.error("The current selection has no numeric column: the mean, quartiles and P(X > t) need numbers. "
+             "Choose a numeric column on the Data page.")
+    st.stop()
+if st.session_state.post_column not in numeric:
+    st.session_state.post_column = numeric[0]
+
+left, mid, right = st.columns(3)
+column = left.selectbox("Column analysed", numeric, **ui.bind("post_column"),
+                        help="With several columns the release is of whole rows; the analyst's posterior for one "
+                             "column is the same Dirichlet process restricted to that column.")
+info = prepared.column_info[[str(c) for c in prepared.columns].index(column)]
+if info.spec.log:
+    # H is uniform on the log scale (Data page), so that is where the analyst's prior is a DP with uniform base.
+    scale_label, to_scale, bounds = f"log({column})", np.log, info.transformed_bounds()
+else:
+    scale_label, to_scale, bounds = str(column), np.asarray, info.bounds
+bounds = (float(bounds[0]), float(bounds[1]))
+mid.number_input("release seed (shared with the Synthetic data page)", min_value=0, max_value=2**32 - 1, step=1,
+                 **ui.bind("seed"))
+release_seed = int(st.session_state.seed)
+# t starts at the middle of the public bounds, and again whenever the data or the column change.
+if st.session_state.post_threshold_for != (selection.key, column) or st.session_state.post_threshold is None:
+    st.session_state.post_threshold = float(np.mean(bounds))
+    st.session_state.post_threshold_for = (selection.key, column)
+right.number_input(f"threshold t of P(X > t), on the scale of {scale_label}", step=0.01, format="%.6g",
+                   **ui.bind("post_threshold"))
+threshold = float(st.session_state.post_threshold)
+
+st.caption(f"Mechanism from the Privacy page: σ = 0, θ = {theta:g}, m = {m:,}. H is uniform on "
+           f"[{bounds[0]:.6g}, {bounds[1]:.6g}] on the scale of {scale_label}"
+           + (" (the Data page's log transform)." if info.spec.log else "."))
+if info.bounds_from_data:
+    st.warning(f"The bounds of {column!r} were read off the confidential data (Data page): the base measure H, "
+               "and hence this analysis, depends on them, and the release is not covered by the privacy "
+               "guarantees.", icon="⚠️")
+
+# ------------------------------------------------------------------ the release
+try:
+    release = ui.pypp_synthetic(selection.key, prepared, 0.0, theta, m, release_seed)
+except ValueError as exc:
+    st.error(f"Could not generate the release: {exc}")
+    st.stop()
+synthetic = release["frame"]
+z = to_scale(synthetic[column].to_numpy(dtype=np.float64))
+x = to_scale(ui.confidential_original(selection.key, prepared)[column].to_numpy(dtype=np.float64))
+
+st.subheader("The release Z")
+r1, r2, r3 = st.columns(3)
+r1.metric("released values m", f"{z.size:,}")
+r2.metric("distinct values in Z", f"{np.unique(z).size:,}")
+r3.metric("distinct new values K (drawn from H)", f"{release['n_new_values']:,}")
+st.caption(f"Generated with the current settings and seed {release_seed}: the same release the Synthetic data "
+           "page shows for this seed.")
+st.download_button("Download the release Z (CSV)", data=ui.csv_bytes(synthetic), file_name="release.csv",
+                   mime="text/csv", key="download_release")
+
+# ------------------------------------------------------------------ posterior from this release
+st.subheader("Posterior given the release")
+p1, p2 = st.columns(2)
+p1.number_input("posterior draws", min_value=100, max_value=100_000, step=500, **ui.bind("post_draws"))
+p2.number_input("posterior seed", min_value=0, max_value=2**32 - 1, step=1, **ui.bind("post_seed"))
+n_draws, post_seed = int(st.session_state.post_draws), int(st.session_state.post_seed)
+release_key = (selection.key, column, bool(info.spec.log), theta, m, release_seed)
+try:
+    summary = posterior_summary(release_key, z, x, theta, bounds, n_draws, threshold, post_seed)
+except ValueError as exc:
+    st.error(f"These settings cannot be run: {exc}")
+    st.stop()
+analyst = summary.drop(columns="confidential")
+
+st.markdown(f"**Analyst's view** (computed from the release only; {n_draws:,} posterior draws, "
+            f"posterior seed {post_seed}; scale: {scale_label})")
+st.dataframe(analyst, hide_index=True)
+st.download_button("Download the posterior summary (CSV)", data=ui.csv_bytes(analyst),
+                   file_name="posterior_summary.csv", mime="text/csv", key="download_posterior")
+
+st.markdown("**Next to the confidential values**")
+ui.curator_only_note()
+st.plotly_chart(pe.posterior_intervals_figure(summary, level=LEVEL, value_label=scale_label,
+                                              title=f"Posterior of the functionals of {scale_label} given Z "
+                                                    "(curator-only: shows confidential values)"),
+                key="posterior_figure")
+st.dataframe(summary, hide_index=True)
+st.download_button("Download the posterior summary with the confidential values (CSV, curator only)",
+                   data=ui.csv_bytes(summary), file_name="posterior_summary_curator_only.csv", mime="text/csv",
+                   key="download_posterior_curator")
+
+# ------------------------------------------------------------------ repeated releases
+st.subheader("Repeated releases: frequentist behaviour of the analyst's posterior")
+st.markdown(
+    "Each replicate draws a fresh release of m values from the confidential data with the same mechanism "
+    f"(σ = 0, θ = {theta:g}, m = {m:,}, H as above), simulates the analyst's posterior and records the posterior "
+    "mean and 95% credible interval of every functional. The table reports, per functional, the bias and RMSE "
+    "of the posterior mean against the confidential value, the mean interval length and the coverage "
+    "(fraction of intervals that contain the confidential value), as in the paper's Appendix C.1.")
+with st.form("repeated_release_settings"):
+    f1, f2, f3 = st.columns(3)
+    f1.number_input("R (releases)", min_value=2, max_value=10_000, step=50, **form_field("rep_replicates"))
+    f2.number_input("posterior draws per release", min_value=100, max_value=100_000, step=100,
+                    **form_field("rep_draws"))
+    f3.number_input("seed", min_value=0, max_value=2**32 - 1, step=1, **form_field("rep_seed"))
+    st.form_submit_button("Run repeated releases", type="primary", on_click=commit_form)
+replicates, rep_draws, rep_seed = (int(st.session_state.rep_replicates), int(st.session_state.rep_draws),
+                                   int(st.session_state.rep_seed))
+try:
+    repeated = repeated_releases((selection.key, column, bool(info.spec.log)), x, theta, m, bounds, replicates,
+                                 rep_draws, threshold, rep_seed)
+except ValueError as exc:
+    st.error(f"These settings cannot be run: {exc}")
+    st.stop()
+rep_table = repeated.table()
+
+ui.curator_only_note()
+st.caption(f"R = {replicates:,} releases, {rep_draws:,} posterior draws each, seed {rep_seed}; "
+           f"mean time of one posterior simulation {1000 * float(repeated.seconds.mean()):.1f} ms.")
+st.plotly_chart(pe.coverage_figure(rep_table, level=repeated.level,
+                                   title=f"Coverage of the 95% credible intervals over {replicates:,} releases"),
+                key="coverage_figure")
+st.dataframe(rep_table, hide_index=True)
+st.download_button("Download the repeated-release table (CSV, curator only)", data=ui.csv_bytes(rep_table),
+                   file_name="repeated_releases.csv", mime="text/csv", key="download_repeated")

@@ -1,0 +1,443 @@
+"""AppTest (streamlit.testing.v1) of the Informativity and Inference pages (issue 5).
+
+The checks compare what the pages *show* with independent computations: grid points and
+release sizes from one line of arithmetic (⌈c·n⌉, the singleton limit of SPEC §3.1),
+the log–log slope refitted with numpy from the table shown, confidential functionals
+straight from pandas/numpy, and the closed-form posterior expectations of SPEC §6
+(E p̃(A) = (θH(A) + #{Z_i ∈ A})/(θ + m)) computed from the release the page offers for
+download. Where a value is Monte Carlo, the page's number is also checked to be the
+``core`` result for the seed the page shows.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import inference, informativity, privacy, simulation
+from core import plots_experiments as pe
+
+REPO = Path(__file__).resolve().parents[1]
+APP = str(REPO / "app.py")
+SAMPLE = REPO / "sample_data" / "cps_earnings.csv"
+INFORMATIVITY = "pages/4_Informativity.py"
+INFERENCE = "pages/5_Inference.py"
+TIMEOUT = 120
+RUN_INFORMATIVITY = "FormSubmitter:informativity_settings-Run experiment"
+RUN_REPEATED = "FormSubmitter:repeated_release_settings-Run repeated releases"
+
+
+@pytest.fixture(scope="module")
+def earnings() -> np.ndarray:
+    return pd.read_csv(SAMPLE)["earnings"].to_numpy(float)
+
+
+def _page(page: str, **state) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.switch_page(page).run()
+    _no_exception(at)
+    return at
+
+
+def _no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _metrics(at: AppTest) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+def _texts(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
+
+
+def _figures(at: AppTest) -> list[dict]:
+    """Plotly specs on the page (trace arrays decoded from plotly's base64)."""
+    out = []
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        for trace in spec["data"]:
+            for axis in ("x", "y"):
+                v = trace.get(axis)
+                if isinstance(v, dict) and "bdata" in v:
+                    trace[axis] = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+        out.append(spec)
+    return out
+
+
+def _trace(at: AppTest, name: str) -> dict:
+    for spec in _figures(at):
+        for t in spec["data"]:
+            if t.get("name") == name:
+                return t
+    raise AssertionError(f"no chart trace named {name!r}")
+
+
+def _button_urls(at: AppTest) -> dict:
+    return {b.proto.label: b.proto.url for b in at.get("download_button")}
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """Fetch the bytes behind an ``st.download_button`` of an AppTest run (AppTest drops its
+    media storage after each run; this keeps a reference to every one it creates)."""
+    import streamlit.testing.v1.app_test as app_test_module
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    storages = []
+
+    class Recording(MemoryMediaFileStorage):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            storages.append(self)
+
+    monkeypatch.setattr(app_test_module, "MemoryMediaFileStorage", Recording)
+
+    def fetch(at: AppTest, label: str) -> pd.DataFrame:
+        url = _button_urls(at)[label]
+        name = url.rsplit("/", 1)[-1]
+        for storage in reversed(storages):
+            try:
+                return pd.read_csv(io.BytesIO(bytes(storage.get_file(name).content)))
+            except Exception:
+                continue
+        raise AssertionError(f"no media file {url!r}")
+
+    return fetch
+
+
+def _assert_same_table(shown: pd.DataFrame, expected: pd.DataFrame, exclude=()) -> None:
+    cols = [c for c in expected.columns if c not in exclude]
+    pd.testing.assert_frame_equal(shown[cols].reset_index(drop=True), expected[cols].reset_index(drop=True),
+                                  check_dtype=False, rtol=1e-12, atol=0)
+
+
+# =========================================================================== informativity
+
+def test_informativity_defaults_theorem2_rule(downloads, monkeypatch):
+    """Dyadic population, m = m*(ε, δ) by Theorem 2: grid, release sizes, slope, band, plot, download."""
+    progress_calls = []
+    real = informativity.informativity_experiment
+
+    def recording(*args, progress=None, **kwargs):
+        assert callable(progress), "the page must pass a progress callback"
+
+        def spy(fraction, message):
+            progress_calls.append(fraction)
+            progress(fraction, message)
+
+        return real(*args, progress=spy, **kwargs)
+
+    monkeypatch.setattr(informativity, "informativity_experiment", recording)
+    at = _page(INFORMATIVITY)
+    s = at.session_state
+    assert (s["inf_source"], s["inf_rule"], s["inf_p"], s["inf_theta"]) == ("dyadic", "privacy", 0.1, 1.0)
+    eps, delta, theta = s["inf_eps"], s["inf_delta"], 1.0
+    assert (eps, delta) == (s["eps"], s["delta"])   # started from the Privacy page's settings
+    table = at.dataframe[0].value
+
+    # grid: integers log-spaced from 100 to 10 000
+    n = np.unique(np.rint(np.geomspace(100, 10_000, 6)).astype(int))
+    assert table["n"].tolist() == n.tolist()
+    assert (table["runs"] == 200).all()
+    # release sizes: m*(ε, δ), never above the singleton limit ⌊δ(θ + n − 1)/(1 − δ)⌋
+    assert table["m"].tolist() == [privacy.max_synthetic_size(int(v), theta, eps, delta) for v in n]
+    assert (table["m"] <= np.floor(delta * (theta + n - 1) / (1 - delta))).all()
+    assert (table["lower"] < table["mean"]).all() and (table["mean"] < table["upper"]).all()
+
+    # the slope shown is the least-squares slope of the table's log mean against log n
+    slope = np.polyfit(np.log(table["n"]), np.log(table["mean"]), 1)[0]
+    assert _metrics(at)["fitted log–log slope"] == f"{slope:.3f}"
+    assert -0.7 < slope < -0.35   # m* grows linearly here: the n^(-1/2) regime
+
+    # the same numbers as core for the population and experiment seeds shown
+    population = simulation.sample_dyadic_geometric(100_000, 0.1, np.random.default_rng(1))
+    expected = real(population, n, informativity.PrivacySizeRule(eps, delta), theta, 200,
+                    np.random.default_rng(2024)).table()
+    _assert_same_table(table, expected)
+
+    # progress bar driven by core's callback, up to completion
+    assert progress_calls and progress_calls[-1] == pytest.approx(1.0)
+    assert all(b >= a for a, b in zip(progress_calls, progress_calls[1:]))
+
+    # log–log plot: the curve, its band and the n^(-1/2) reference line
+    label = expected["series"].iloc[0]
+    curve = _trace(at, f"{label} (slope {slope:.2f})")
+    np.testing.assert_allclose(curve["x"], table["n"])
+    np.testing.assert_allclose(curve["y"], table["mean"], rtol=1e-12)
+    band = _trace(at, f"{label} (slope {slope:.2f}) 95% band")
+    np.testing.assert_allclose(np.sort(band["y"]), np.sort(np.r_[table["lower"], table["upper"]]), rtol=1e-12)
+    ref = _trace(at, "reference n^-0.5")
+    ref_slope = np.diff(np.log(ref["y"])) / np.diff(np.log(ref["x"]))
+    assert ref_slope[0] == pytest.approx(-0.5)
+    spec = _figures(at)[0]
+    assert spec["layout"]["xaxis"]["type"] == "log" and spec["layout"]["yaxis"]["type"] == "log"
+    assert "Theorem 2" in _texts(at.markdown) and "globally" in _texts(at.markdown)
+
+    # the download is the table shown
+    _assert_same_table(downloads(at, "Download the table (CSV)"), table)
+
+
+def test_informativity_power_rule_slope_is_minus_one_half():
+    """m = ⌈n/10⌉, p = 0.1, θ = 1, n from 10² to 10⁵: slope within 0.1 of −1/2 (issue 5)."""
+    at = _page(INFORMATIVITY)
+    at.radio(key="_w_inf_rule").set_value("power").run()
+    _no_exception(at)
+    at.number_input(key="_w_inf_population").set_value(200_000)
+    at.number_input(key="_w_inf_n_max").set_value(100_000)
+    at.number_input(key="_w_inf_points").set_value(7)
+    at.number_input(key="_w_inf_runs").set_value(60)
+    at.number_input(key="_w_inf_c").set_value(0.1)
+    at.number_input(key="_w_inf_a").set_value(1.0)
+    at.button(key=RUN_INFORMATIVITY).click().run()
+    _no_exception(at)
+    table = at.dataframe[0].value
+    n = table["n"].to_numpy()
+    assert n[0] == 100 and n[-1] == 100_000 and len(n) == 7
+    assert table["m"].tolist() == [-(-int(v) // 10) for v in n]   # ⌈n/10⌉ in integers
+    assert (table["runs"] == 60).all()
+    slope = float(_metrics(at)["fitted log–log slope"])
+    assert slope == pytest.approx(np.polyfit(np.log(n), np.log(table["mean"]), 1)[0], abs=5e-4)
+    assert abs(slope + 0.5) < 0.1
+    assert "m = ⌈0.1·n^1⌉" in _texts(at.markdown)
+    # the settings persist when the user leaves the page and comes back
+    at.switch_page("pages/1_Privacy.py").run()
+    at.switch_page(INFORMATIVITY).run()
+    _no_exception(at)
+    assert at.session_state["inf_runs"] == 60 and at.number_input(key="_w_inf_runs").value == 60
+    assert at.dataframe[0].value["n"].max() == 100_000
+
+
+def test_informativity_on_the_current_data(earnings):
+    at = _page(INFORMATIVITY)
+    at.radio(key="_w_inf_source").set_value("data").run()
+    _no_exception(at)
+    # the default largest n fits the 13 501 earnings; a larger one is a clear message
+    at.number_input(key="_w_inf_n_max").set_value(20_000)
+    at.button(key=RUN_INFORMATIVITY).click().run()
+    _no_exception(at)
+    assert "exceeds the population size N = 13,501" in _texts(at.error)
+    assert not at.dataframe
+
+    at.number_input(key="_w_inf_n_max").set_value(5_000)
+    at.number_input(key="_w_inf_runs").set_value(40)
+    at.button(key=RUN_INFORMATIVITY).click().run()
+    _no_exception(at)
+    assert not at.error
+    table = at.dataframe[0].value
+    assert table["n"].iloc[-1] == 5_000 and (table["runs"] == 40).all()
+    assert "13,501 records of **earnings**" in _texts(at.caption)
+    assert "read off the data" in _texts(at.warning)   # the default bounds are not public
+    # same numbers as core on the scaled column (bounds from the data: min-max to [0, 1])
+    scaled = (earnings - earnings.min()) / (earnings.max() - earnings.min())
+    s = at.session_state
+    expected = informativity.informativity_experiment(
+        scaled, table["n"].to_numpy(), informativity.PrivacySizeRule(s["inf_eps"], s["inf_delta"]), 1.0, 40,
+        np.random.default_rng(2024), bounds=(0.0, 1.0)).table()
+    _assert_same_table(table, expected, exclude=("mean", "sd", "lower", "upper"))
+    np.testing.assert_allclose(table["mean"], expected["mean"], rtol=1e-9)
+    assert math.isfinite(float(_metrics(at)["fitted log–log slope"]))
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("_w_inf_n_min", 50_000, "the smallest n (50,000) is above the largest n (10,000)"),
+    ("_w_inf_population", 5_000, "exceeds the population size"),
+])
+def test_informativity_bad_settings_show_a_message(field, value, message):
+    at = _page(INFORMATIVITY)
+    at.number_input(key=field).set_value(value)
+    at.button(key=RUN_INFORMATIVITY).click().run()
+    _no_exception(at)
+    errors = _texts(at.error)
+    assert "cannot be run" in errors and message in errors, errors
+    assert not at.get("plotly_chart")
+
+
+def test_informativity_inadmissible_points_are_reported():
+    """A tiny δ leaves the small n without any admissible release: said, not plotted."""
+    at = _page(INFORMATIVITY)
+    at.number_input(key="_w_inf_delta").set_value(1e-3)
+    at.number_input(key="_w_inf_runs").set_value(20)
+    at.button(key=RUN_INFORMATIVITY).click().run()
+    _no_exception(at)
+    table = at.dataframe[0].value
+    zero = table["n"][table["m"] == 0].tolist()
+    # m* ≤ m_sing = ⌊δ(θ + n − 1)/(1 − δ)⌋ = 0 below n ≈ 1/δ
+    assert zero and all(math.floor(1e-3 * v / (1 - 1e-3)) == 0 for v in zero)
+    assert (table["m"] > 0).sum() >= 2
+    assert "No synthetic value can be released" in _texts(at.warning)
+    slope = float(_metrics(at)["fitted log–log slope"])
+    ok = table[table["m"] > 0]
+    assert slope == pytest.approx(np.polyfit(np.log(ok["n"]), np.log(ok["mean"]), 1)[0], abs=5e-4)
+    curve = _trace(at, f"{table['series'].iloc[0]} (slope {slope:.2f})")
+    np.testing.assert_allclose(curve["x"], ok["n"])
+
+
+# =========================================================================== inference
+
+def _functional_names(t: float) -> list[str]:
+    return ["mean", "Q1 (25%)", "median", "Q3 (75%)", f"P(X > {t:g})"]
+
+
+def test_inference_posterior_matches_closed_forms(earnings, downloads):
+    at = _page(INFERENCE)
+    s = at.session_state
+    theta, m, seed = s["theta"], s["m"], s["seed"]
+    assert (s["regime"], theta, m, seed) == ("dp", 2.0, 100, 12345)
+    lo, hi = earnings.min(), earnings.max()        # default bounds: read off the data (warned)
+    t = (lo + hi) / 2
+    assert s["post_threshold"] == pytest.approx(t)
+    assert "read off the confidential data" in _texts(at.warning)
+    assert f"seed {seed}" in _texts(at.caption)
+
+    release = downloads(at, "Download the release Z (CSV)")
+    z = release["earnings"].to_numpy(float)
+    assert len(release) == m and lo <= z.min() and z.max() <= hi
+    assert _metrics(at)["released values m"] == f"{m:,}"
+    assert _metrics(at)["distinct values in Z"] == f"{np.unique(z).size:,}"
+
+    analyst, curator = at.dataframe[0].value, at.dataframe[1].value
+    assert analyst["functional"].tolist() == _functional_names(t)
+    assert "confidential" not in analyst.columns
+    _assert_same_table(curator, analyst)
+    # confidential values straight from numpy
+    truth = [earnings.mean(), *np.quantile(earnings, [0.25, 0.5, 0.75], method="inverted_cdf"),
+             (earnings > t).mean()]
+    np.testing.assert_allclose(curator["confidential"], truth, rtol=1e-12)
+
+    # posterior expectations in closed form from the release (SPEC §6): base G = (θH + Σδ_Z)/(θ + m)
+    D = s["post_draws"]
+    w = theta / (theta + m)
+    g_mean = w * (lo + hi) / 2 + (1 - w) * z.mean()
+    g_var = w * (lo * lo + lo * hi + hi * hi) / 3 + (1 - w) * np.mean(z ** 2) - g_mean ** 2
+    sd_mean = math.sqrt(g_var / (theta + m + 1))                 # Var ∫x dp̃ = Var_G(X)/(θ + m + 1)
+    row = analyst.set_index("functional")
+    assert row.loc["mean", "posterior_mean"] == pytest.approx(g_mean, abs=4 * sd_mean / math.sqrt(D))
+    tail = w * (hi - t) / (hi - lo) + (1 - w) * np.mean(z > t)
+    sd_tail = math.sqrt(tail * (1 - tail) / (theta + m + 1))
+    assert row.loc[f"P(X > {t:g})", "posterior_mean"] == pytest.approx(tail, abs=4 * sd_tail / math.sqrt(D))
+    # the mean's 95% interval is about ±1.96 posterior SD (near-normal linear functional at m = 100)
+    width = row.loc["mean", "upper"] - row.loc["mean", "lower"]
+    assert width == pytest.approx(2 * 1.96 * sd_mean, rel=0.15)
+    assert (analyst["lower"] <= analyst["posterior_mean"]).all()
+    assert (analyst["posterior_mean"] <= analyst["upper"]).all()
+
+    # and it is core's posterior for the seeds shown
+    expected = inference.dp_posterior_functionals(z, theta, (lo, hi), D, np.random.default_rng(s["post_seed"]),
+                                                  thresholds=(t,)).summary()
+    pd.testing.assert_frame_equal(analyst, expected, rtol=1e-9, check_dtype=False)
+
+    # the curator-only view: labelled, with both markers in the plot
+    assert "Curator-only" in _texts(at.warning)
+    post = _trace(at, pe.interval_trace_name())
+    assert list(post["y"]) == _functional_names(t)[:4]
+    np.testing.assert_allclose(post["x"], analyst["posterior_mean"][:4], rtol=1e-12)
+    np.testing.assert_allclose(_trace(at, pe.CONFIDENTIAL_TRACE)["x"], truth[:4], rtol=1e-12)
+    np.testing.assert_allclose(_trace(at, pe.PROBABILITY_PREFIX + pe.CONFIDENTIAL_TRACE)["x"], truth[4:])
+    assert any("curator-only" in str(spec["layout"]["title"]) for spec in _figures(at))
+
+    # downloads: the analyst's table, and the curator's with the confidential values
+    _assert_same_table(downloads(at, "Download the posterior summary (CSV)"), analyst)
+    assert "confidential" not in downloads(at, "Download the posterior summary (CSV)").columns
+    _assert_same_table(downloads(at, "Download the posterior summary with the confidential values (CSV, curator only)"),
+                       curator)
+
+
+def test_inference_seed_threshold_and_draws_are_explicit(earnings, downloads):
+    at = _page(INFERENCE)
+    first_release = downloads(at, "Download the release Z (CSV)")
+    first = at.dataframe[0].value
+    at.number_input(key="_w_seed").set_value(99).run()
+    _no_exception(at)
+    assert at.session_state["seed"] == 99                    # shared with the Synthetic data page
+    second_release = downloads(at, "Download the release Z (CSV)")
+    assert not first_release.equals(second_release)
+    assert not at.dataframe[0].value.equals(first)
+    at.number_input(key="_w_seed").set_value(12345).run()
+    _assert_same_table(downloads(at, "Download the release Z (CSV)"), first_release)
+    _assert_same_table(at.dataframe[0].value, first)
+
+    # a user-chosen t: P(X > 15) next to its confidential value
+    at.number_input(key="_w_post_threshold").set_value(15.0).run()
+    _no_exception(at)
+    curator = at.dataframe[1].value.set_index("functional")
+    assert curator.loc["P(X > 15)", "confidential"] == pytest.approx((earnings > 15).mean(), rel=1e-12)
+    # fewer draws, another posterior seed: a different Monte Carlo answer for the same release
+    at.number_input(key="_w_post_draws").set_value(500).run()
+    at.number_input(key="_w_post_seed").set_value(3).run()
+    _no_exception(at)
+    shown = at.dataframe[0].value
+    z = downloads(at, "Download the release Z (CSV)")["earnings"].to_numpy(float)
+    expected = inference.dp_posterior_functionals(z, 2.0, (earnings.min(), earnings.max()), 500,
+                                                  np.random.default_rng(3), thresholds=(15.0,)).summary()
+    pd.testing.assert_frame_equal(shown, expected, rtol=1e-9, check_dtype=False)
+
+
+def test_inference_repeated_release_table(earnings, downloads):
+    at = _page(INFERENCE)
+    at.number_input(key="_w_rep_replicates").set_value(60)
+    at.number_input(key="_w_rep_draws").set_value(300)
+    at.number_input(key="_w_rep_seed").set_value(3)
+    at.button(key=RUN_REPEATED).click().run()
+    _no_exception(at)
+    table = at.dataframe[2].value
+    lo, hi = earnings.min(), earnings.max()
+    t = (lo + hi) / 2
+    assert table["functional"].tolist() == _functional_names(t)
+    truth = [earnings.mean(), *np.quantile(earnings, [0.25, 0.5, 0.75], method="inverted_cdf"),
+             (earnings > t).mean()]
+    np.testing.assert_allclose(table["confidential"], truth, rtol=1e-12)
+    assert ((table["coverage"] >= 0) & (table["coverage"] <= 1)).all()
+    assert (table["rmse"] >= table["bias"].abs() - 1e-12).all()
+    assert (table["ci_length"] > 0).all()
+    assert table.set_index("functional").loc["mean", "coverage"] >= 0.8
+    # core's table for the seed shown (timings aside)
+    expected = inference.repeated_release_experiment(earnings, 2.0, 100, (lo, hi), np.random.default_rng(3),
+                                                     replicates=60, n_draws=300, thresholds=(t,)).table()
+    _assert_same_table(table, expected, exclude=("seconds",))
+    bars = _trace(at, pe.COVERAGE_TRACE)
+    np.testing.assert_allclose(bars["y"], table["coverage"])
+    assert "60 releases" in _texts(at.caption)
+    _assert_same_table(downloads(at, "Download the repeated-release table (CSV, curator only)"), table)
+
+
+def test_inference_needs_the_dirichlet_process():
+    at = _page(INFERENCE, regime="py")
+    errors = _texts(at.error)
+    assert "σ = 0" in errors and "Privacy page" in errors, errors
+    assert not at.dataframe and not at.get("download_button")
+
+
+def test_inference_needs_a_numeric_column():
+    at = _page(INFERENCE, columns=["degree"])
+    assert "no numeric column" in _texts(at.error)
+    assert not at.dataframe
+
+
+def test_inference_on_the_log_scale(earnings):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    transforms = dict(at.session_state["transforms"])
+    transforms["earnings"] = {**transforms["earnings"], "log": True}
+    at.session_state["transforms"] = transforms
+    at.switch_page(INFERENCE).run()
+    _no_exception(at)
+    log_x = np.log(earnings)
+    t = (log_x.min() + log_x.max()) / 2
+    assert at.session_state["post_threshold"] == pytest.approx(t)
+    assert "log(earnings)" in _texts(at.caption)
+    curator = at.dataframe[1].value
+    truth = [log_x.mean(), *np.quantile(log_x, [0.25, 0.5, 0.75], method="inverted_cdf"), (log_x > t).mean()]
+    np.testing.assert_allclose(curator["confidential"], truth, rtol=1e-9)
