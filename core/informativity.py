@@ -21,7 +21,7 @@ All ``R`` runs of a grid point are simulated at once, on the count level: the su
 is a multivariate hypergeometric draw over the distinct population values, the release
 is the exact fast sampler of SPEC §2 written for σ = 0 (Dirichlet weights as normalised
 gammas, a multinomial, a Chinese restaurant for the new values), and W1 is computed for
-all runs by one sort (:func:`batched_wasserstein1`).
+all runs by one sort (:func:`core.utility.batched_wasserstein1`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .mechanisms import crp_tables
 from .privacy import max_synthetic_size
+from .utility import signed_wasserstein1
 from .validation import (
     check_bounds,
     check_delta,
@@ -52,7 +54,6 @@ __all__ = [
     "InformativityResult",
     "PowerSizeRule",
     "PrivacySizeRule",
-    "batched_wasserstein1",
     "fit_loglog_slope",
     "informativity_experiment",
     "log_grid",
@@ -164,105 +165,6 @@ def release_sizes(n, rule: PowerSizeRule | PrivacySizeRule, theta) -> np.ndarray
     raise ValueError(f"rule must be a PowerSizeRule or a PrivacySizeRule, got {type(rule).__name__}")
 
 
-def batched_wasserstein1(a_values, a_groups, b_values, b_groups, n_groups, *,
-                         a_weights=None, b_weights=None) -> np.ndarray:
-    """1-D Wasserstein-1 distances for many pairs of discrete measures at once.
-
-    Group ``r`` pairs the points of ``a`` with ``a_groups == r`` and the points of ``b``
-    with ``b_groups == r``; within a group the weights are normalised to one. In one
-    dimension
-
-    .. math:: W_1(\\mu, \\nu) = \\int_{\\mathbb R} |F_\\mu(t) - F_\\nu(t)|\\,dt,
-
-    evaluated exactly on the sorted union of the support points. This is the same number
-    as :func:`core.utility.wasserstein1` (POT) for each group, but for ``R`` groups it
-    costs a single sort of all points instead of ``R`` Python-level calls: the
-    informativity experiment needs thousands of distances per grid point.
-
-    Parameters
-    ----------
-    a_values, b_values : array_like of float, shapes (A,), (B,)
-    a_groups, b_groups : array_like of int in [0, n_groups), shapes (A,), (B,)
-    n_groups : int ≥ 1
-        Every group must contain at least one point of ``a`` and one of ``b``.
-    a_weights, b_weights : array_like of float ≥ 0, optional
-        Point masses (uniform if omitted), normalised within each group.
-
-    Returns
-    -------
-    ndarray of float, shape (n_groups,)
-    """
-    n_groups = check_integer("n_groups", n_groups, minimum=1)
-    sides = []
-    for label, values, groups, weights in (("a", a_values, a_groups, a_weights),
-                                           ("b", b_values, b_groups, b_weights)):
-        v = check_sample(values, f"{label}_values")
-        if v.ndim != 1:
-            raise ValueError(f"{label}_values must be 1-D, got shape {v.shape}")
-        g = np.asarray(groups)
-        if g.shape != v.shape or g.dtype.kind not in "iu":
-            raise ValueError(f"{label}_groups must be integers with the shape of {label}_values {v.shape}")
-        if g.min() < 0 or g.max() >= n_groups:
-            raise ValueError(f"{label}_groups must be in [0, {n_groups - 1}], "
-                             f"got values in [{int(g.min())}, {int(g.max())}]")
-        w = np.ones_like(v) if weights is None else np.asarray(weights, dtype=np.float64)
-        if w.shape != v.shape or not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise ValueError(f"{label}_weights must be finite, >= 0 and have the shape of {label}_values")
-        totals = np.bincount(g, weights=w, minlength=n_groups)
-        if np.any(totals <= 0):
-            raise ValueError(f"every group needs positive total weight in {label}; "
-                             f"group {int(np.flatnonzero(totals <= 0)[0])} has none")
-        sides.append((v, g.astype(np.int64), w / totals[g]))
-    (av, ag, aw), (bv, bg, bw) = sides
-    return _signed_w1(np.concatenate([av, bv]), np.concatenate([aw, -bw]),
-                      np.concatenate([ag, bg]), n_groups)
-
-
-def _signed_w1(values: np.ndarray, signed_weights: np.ndarray, groups: np.ndarray,
-               n_groups: int) -> np.ndarray:
-    """:math:`\\int |F_\\mu - F_\\nu|` per group, for ``signed_weights`` = μ − ν (zero total per group)."""
-    order = np.lexsort((values, groups))
-    v, w, g = values[order], signed_weights[order], groups[order]
-    cum = np.cumsum(w)
-    same_group = g[1:] == g[:-1]
-    starts = np.flatnonzero(np.concatenate([[True], ~same_group]))
-    # Subtract what the previous groups accumulated, so each group's CDF gap starts at 0.
-    before = np.concatenate([[0.0], cum])[starts]
-    cum -= np.repeat(before, np.diff(np.append(starts, v.size)))
-    contributions = np.abs(cum[:-1]) * np.where(same_group, np.diff(v), 0.0)
-    return np.bincount(g[:-1], weights=contributions, minlength=n_groups)
-
-
-def _dp_new_value_blocks(customers: np.ndarray, theta: float, rng: np.random.Generator):
-    """Block sizes of the new values of many DP releases: a Chinese restaurant (σ = 0) per release.
-
-    Same size-biased construction as :func:`core.mechanisms.crp_tables` (table ``j`` takes
-    its opener plus a :math:`\\mathrm{Bin}(L_{\\text{rem}} - 1, V_j)` share,
-    :math:`V_j \\sim \\mathrm{Beta}(1, \\theta)`), which returns sizes only for a single
-    restaurant; here the sizes of all restaurants come back with their owner, looping over
-    tables (about :math:`\\theta \\log L` of them), never over customers.
-
-    Returns
-    -------
-    owner : ndarray of int, shape (K_total,)
-        Release index of each block.
-    sizes : ndarray of int, shape (K_total,)
-    """
-    remaining = customers.astype(np.int64).copy()
-    owners, sizes = [], []
-    active = np.flatnonzero(remaining > 0)
-    while active.size:
-        share = rng.beta(1.0, theta, size=active.size)
-        size = 1 + rng.binomial(remaining[active] - 1, share)
-        remaining[active] -= size
-        owners.append(active)
-        sizes.append(size)
-        active = active[remaining[active] > 0]
-    if not owners:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return np.concatenate(owners), np.concatenate(sizes)
-
-
 def _w1_of_dp_releases(atoms, counts, n, m, theta, lo, hi, runs, rng):
     """W1 between PYPP (σ = 0) releases and their confidential subsamples, for ``runs`` runs.
 
@@ -277,14 +179,14 @@ def _w1_of_dp_releases(atoms, counts, n, m, theta, lo, hi, runs, rng):
                               rng.standard_gamma(theta, size=runs)])
     drawn = rng.multinomial(m, gammas / gammas.sum(axis=1, keepdims=True))
     old, new_total = drawn[:, :-1], drawn[:, -1]
-    owner, block = _dp_new_value_blocks(new_total, theta, rng)
+    _, owner, block = crp_tables(new_total, 0.0, theta, rng, return_sizes=True)
     run_of_atom, atom = np.nonzero(subsample)
     # One signed entry per occupied value: synthetic mass minus confidential mass.
     signed_old = old[run_of_atom, atom] / m - subsample[run_of_atom, atom] / n
     values = np.concatenate([atoms[atom], rng.uniform(lo, hi, size=block.size)])
     weights = np.concatenate([signed_old, block / m])
     groups = np.concatenate([run_of_atom, owner])
-    return _signed_w1(values, weights, groups, runs)
+    return signed_wasserstein1(values, weights, groups, runs)
 
 
 def fit_loglog_slope(n, w1) -> tuple[float, float, float]:

@@ -71,19 +71,24 @@ def crp_tables(customers, sigma: float, strength: float, rng: np.random.Generato
         ``θ + kσ`` when seating the new values of the PYPP mechanism.
     rng : numpy.random.Generator
     return_sizes : bool
-        Only for a scalar ``customers``: also return the table sizes.
+        Also return the table sizes.
 
     Returns
     -------
     tables : int or ndarray of int, shape (N,)
         Number of occupied tables ``K``.
-    sizes : ndarray of int, shape (K,)
-        Table sizes in order of appearance (only with ``return_sizes``).
+    owners : ndarray of int, shape (ΣK,)
+        Only with ``return_sizes`` and an array ``customers``: the restaurant of each
+        table. (Omitted for a scalar ``customers``.)
+    sizes : ndarray of int, shape (K,) or (ΣK,)
+        Only with ``return_sizes``: table sizes; for one restaurant in order of
+        appearance, for many grouped by the round in which the table opened.
     """
     scalar = np.ndim(customers) == 0
     remaining = np.atleast_1d(np.asarray(customers, dtype=np.int64)).copy()
     tables = np.zeros(remaining.shape, dtype=np.int64)
     sizes: list[np.ndarray] = []
+    owners: list[np.ndarray] = []
     j = 0
     while True:
         active = np.flatnonzero(remaining > 0)
@@ -96,11 +101,13 @@ def crp_tables(customers, sigma: float, strength: float, rng: np.random.Generato
         tables[active] += 1
         if return_sizes:
             sizes.append(size)
+            owners.append(active)
     if return_sizes:
-        if not scalar:
-            raise ValueError("return_sizes is only available for a scalar number of customers")
         sizes_arr = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
-        return int(tables[0]), sizes_arr
+        if scalar:
+            return int(tables[0]), sizes_arr
+        owners_arr = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
+        return tables, owners_arr, sizes_arr
     return int(tables[0]) if scalar else tables
 
 

@@ -34,6 +34,7 @@ from .validation import (
 
 __all__ = [
     "W1Distance",
+    "batched_wasserstein1",
     "binned_kde_runs",
     "column_summary",
     "kde_grid",
@@ -42,6 +43,7 @@ __all__ = [
     "kde_on_grid",
     "random_directions",
     "scott_bandwidth",
+    "signed_wasserstein1",
     "sliced_wasserstein1_runs",
     "summary_runs",
     "summary_table",
@@ -586,3 +588,72 @@ def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_si
             rows.append({"mechanism": key, "column": col, **column_summary(zs),
                          "W1": float(wasserstein1(xs, zs)), "KDE_L2": l2})
     return pd.DataFrame(rows, columns=["mechanism", "column", "mean", "sd", "q1", "median", "q3", "W1", "KDE_L2"])
+
+
+def batched_wasserstein1(a_values, a_groups, b_values, b_groups, n_groups, *,
+                         a_weights=None, b_weights=None) -> np.ndarray:
+    """1-D Wasserstein-1 distances for many pairs of discrete measures at once.
+
+    Group ``r`` pairs the points of ``a`` with ``a_groups == r`` and the points of ``b``
+    with ``b_groups == r``; within a group the weights are normalised to one. In one
+    dimension
+
+    .. math:: W_1(\\mu, \\nu) = \\int_{\\mathbb R} |F_\\mu(t) - F_\\nu(t)|\\,dt,
+
+    evaluated exactly on the sorted union of the support points. This is the same number
+    as :func:`core.utility.wasserstein1` (POT) for each group, but for ``R`` groups it
+    costs a single sort of all points instead of ``R`` Python-level calls: the
+    informativity experiment needs thousands of distances per grid point.
+
+    Parameters
+    ----------
+    a_values, b_values : array_like of float, shapes (A,), (B,)
+    a_groups, b_groups : array_like of int in [0, n_groups), shapes (A,), (B,)
+    n_groups : int ≥ 1
+        Every group must contain at least one point of ``a`` and one of ``b``.
+    a_weights, b_weights : array_like of float ≥ 0, optional
+        Point masses (uniform if omitted), normalised within each group.
+
+    Returns
+    -------
+    ndarray of float, shape (n_groups,)
+    """
+    n_groups = check_integer("n_groups", n_groups, minimum=1)
+    sides = []
+    for label, values, groups, weights in (("a", a_values, a_groups, a_weights),
+                                           ("b", b_values, b_groups, b_weights)):
+        v = check_sample(values, f"{label}_values")
+        if v.ndim != 1:
+            raise ValueError(f"{label}_values must be 1-D, got shape {v.shape}")
+        g = np.asarray(groups)
+        if g.shape != v.shape or g.dtype.kind not in "iu":
+            raise ValueError(f"{label}_groups must be integers with the shape of {label}_values {v.shape}")
+        if g.min() < 0 or g.max() >= n_groups:
+            raise ValueError(f"{label}_groups must be in [0, {n_groups - 1}], "
+                             f"got values in [{int(g.min())}, {int(g.max())}]")
+        w = np.ones_like(v) if weights is None else np.asarray(weights, dtype=np.float64)
+        if w.shape != v.shape or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError(f"{label}_weights must be finite, >= 0 and have the shape of {label}_values")
+        totals = np.bincount(g, weights=w, minlength=n_groups)
+        if np.any(totals <= 0):
+            raise ValueError(f"every group needs positive total weight in {label}; "
+                             f"group {int(np.flatnonzero(totals <= 0)[0])} has none")
+        sides.append((v, g.astype(np.int64), w / totals[g]))
+    (av, ag, aw), (bv, bg, bw) = sides
+    return signed_wasserstein1(np.concatenate([av, bv]), np.concatenate([aw, -bw]),
+                      np.concatenate([ag, bg]), n_groups)
+
+
+def signed_wasserstein1(values: np.ndarray, signed_weights: np.ndarray, groups: np.ndarray,
+                        n_groups: int) -> np.ndarray:
+    """:math:`\\int |F_\\mu - F_\\nu|` per group, for ``signed_weights`` = μ − ν (zero total per group)."""
+    order = np.lexsort((values, groups))
+    v, w, g = values[order], signed_weights[order], groups[order]
+    cum = np.cumsum(w)
+    same_group = g[1:] == g[:-1]
+    starts = np.flatnonzero(np.concatenate([[True], ~same_group]))
+    # Subtract what the previous groups accumulated, so each group's CDF gap starts at 0.
+    before = np.concatenate([[0.0], cum])[starts]
+    cum -= np.repeat(before, np.diff(np.append(starts, v.size)))
+    contributions = np.abs(cum[:-1]) * np.where(same_group, np.diff(v), 0.0)
+    return np.bincount(g[:-1], weights=contributions, minlength=n_groups)

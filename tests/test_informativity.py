@@ -59,34 +59,6 @@ def test_vectorised_runs_have_the_law_of_the_literal_mechanism():
     assert stats.ks_2samp(other, literal).pvalue < 1e-6
 
 
-def test_batched_wasserstein1_agrees_with_pot_per_group():
-    rng = np.random.default_rng(0)
-    groups = 25
-    sizes_a, sizes_b = rng.integers(1, 40, groups), rng.integers(1, 40, groups)
-    ga, gb = np.repeat(np.arange(groups), sizes_a), np.repeat(np.arange(groups), sizes_b)
-    # ties within and across the two samples, and weights
-    a = np.round(rng.normal(size=ga.size), 1)
-    b = np.round(rng.normal(0.3, 1.2, size=gb.size), 1)
-    wa, wb = rng.random(ga.size), rng.random(gb.size)
-    perm_a, perm_b = rng.permutation(ga.size), rng.permutation(gb.size)  # groups need not be contiguous
-    got = I.batched_wasserstein1(a[perm_a], ga[perm_a], b[perm_b], gb[perm_b], groups,
-                                 a_weights=wa[perm_a], b_weights=wb[perm_b])
-    want = [wasserstein1(a[ga == r], b[gb == r], wa[ga == r], wb[gb == r]) for r in range(groups)]
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
-    unweighted = I.batched_wasserstein1(a, ga, b, gb, groups)
-    np.testing.assert_allclose(unweighted, [ot.wasserstein_1d(a[ga == r], b[gb == r]) for r in range(groups)],
-                               rtol=1e-12, atol=1e-14)
-
-
-def test_batched_wasserstein1_validates():
-    with pytest.raises(ValueError, match="group 1"):
-        I.batched_wasserstein1([0.0, 1.0], [0, 0], [0.5, 0.2], [0, 1], 2)
-    with pytest.raises(ValueError, match="a_groups"):
-        I.batched_wasserstein1([0.0], [3], [0.5], [0], 2)
-    with pytest.raises(ValueError, match="b_weights"):
-        I.batched_wasserstein1([0.0], [0], [0.5], [0], 1, b_weights=[-1.0])
-
-
 def _unsigned_stirling_first(L):
     s = np.zeros((L + 1, L + 1), dtype=object)
     s[0, 0] = 1
@@ -100,7 +72,7 @@ def test_new_value_blocks_follow_the_chinese_restaurant():
     """Number of tables: P(K = k) = |s(L, k)| θ^k / θ^(L rising) (Ewens); sizes sum to L."""
     L, theta, reps = 8, 1.7, 20000
     customers = np.full(reps, L)
-    owner, sizes = I._dp_new_value_blocks(customers, theta, np.random.default_rng(9))
+    _, owner, sizes = crp_tables(customers, 0.0, theta, np.random.default_rng(9), return_sizes=True)
     np.testing.assert_array_equal(np.bincount(owner, weights=sizes, minlength=reps), L)
     assert sizes.min() >= 1
     tables = np.bincount(owner, minlength=reps)
@@ -119,8 +91,8 @@ def test_new_value_blocks_follow_the_chinese_restaurant():
     first = sizes[:reps]  # the first loop pass opens one table in every restaurant, in order
     table = np.array([np.bincount(first, minlength=L + 1)[1:], np.bincount(first_ref, minlength=L + 1)[1:]])
     assert stats.chi2_contingency(table[:, table.sum(axis=0) > 0]).pvalue > 1e-3
-    empty = I._dp_new_value_blocks(np.zeros(3, dtype=int), theta, rng)
-    assert empty[0].size == 0 and empty[1].size == 0
+    empty = crp_tables(np.zeros(3, dtype=int), 0.0, theta, rng, return_sizes=True)
+    assert empty[1].size == 0 and empty[2].size == 0
 
 
 def test_release_sizes_rules():
