@@ -93,13 +93,21 @@ def plotly_figures(page) -> list[dict]:
     }""")
 
 
-def figure_with_title(page, fragment: str) -> dict:
-    """The first Plotly chart whose title contains ``fragment``."""
-    for fig in plotly_figures(page):
-        if fragment in str(fig["title"]):
-            return fig
-    titles = [f["title"] for f in plotly_figures(page)]
-    raise AssertionError(f"no chart titled with {fragment!r}; charts: {titles}")
+def figure_with_title(page, fragment: str, timeout: float = 30.0) -> dict:
+    """The first Plotly chart whose title contains ``fragment``, waiting for it to render.
+
+    Plotly draws after Streamlit reports the run finished, so a single look can miss it.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        figures = plotly_figures(page)
+        for fig in figures:
+            if fragment in str(fig["title"]):
+                return fig
+        if time.monotonic() > deadline:
+            titles = [f["title"] for f in figures]
+            raise AssertionError(f"no chart titled with {fragment!r} after {timeout:g} s; charts: {titles}")
+        page.wait_for_timeout(200)
 
 
 def trace(fig: dict, name: str) -> dict:

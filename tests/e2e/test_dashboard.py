@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 import pytest
 
 import st_waits as w
@@ -41,11 +42,21 @@ def csv_files(tmp_path_factory):
     return {"dir": d, "good": good}
 
 
-def _upload(page, path: Path, expect_text: str) -> None:
-    """Upload ``path`` and wait until the page shows ``expect_text`` (the run is over)."""
-    w.rerun_after(page, lambda: page.locator('[data-testid="stFileUploader"] input[type="file"]')
-                  .set_input_files(str(path)))
-    page.get_by_text(expect_text).first.wait_for()
+def _upload(page, path: Path, expect_text: str, attempts: int = 3) -> None:
+    """Upload ``path`` and wait until the page shows ``expect_text`` (the run is over).
+
+    Rarely the browser drops a file set while the uploader is being re-rendered, and no
+    run starts; like a user, upload again (at most ``attempts`` times).
+    """
+    for attempt in range(attempts):
+        try:
+            w.rerun_after(page, lambda: page.locator('[data-testid="stFileUploader"] input[type="file"]')
+                          .set_input_files(str(path)), timeout=20_000)
+            page.get_by_text(expect_text).first.wait_for(timeout=20_000)
+            break
+        except PlaywrightTimeoutError:
+            if attempt == attempts - 1:
+                raise
     w.wait_for_idle(page)
 
 
