@@ -45,8 +45,12 @@ def main():
     counts = confidential_multiplicities(n, k, rng)
     atoms = np.sort(rng.uniform(0, 1, size=k))
     x = np.repeat(atoms, counts)
-    t_choice = best_of(lambda: rng.choice(x, size=m))
-    t_release = best_of(lambda: pypp_release(atoms, counts, 0.0, 2.0, m, rng, base=UniformBase(0, 1)))
+    # Interleaved, best of 15 each: both sides see the same machine state.
+    t_choice, t_release = np.inf, np.inf
+    for _ in range(15):
+        t_choice = min(t_choice, best_of(lambda: rng.choice(x, size=m), repeats=1))
+        t_release = min(t_release, best_of(
+            lambda: pypp_release(atoms, counts, 0.0, 2.0, m, rng, base=UniformBase(0, 1)), repeats=1))
     m_lit = 10_000
     t_lit = best_of(lambda: literal_algorithm_1(counts, 0.0, 2.0, m_lit, rng), repeats=1)
     t_fast_lit = best_of(lambda: pypp_release(atoms, counts, 0.0, 2.0, m_lit, rng, base=UniformBase(0, 1)))
