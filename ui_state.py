@@ -238,6 +238,36 @@ def load_selection() -> tuple[Selection | None, str | None]:
     return Selection(source, prepared, key), None
 
 
+def require_selection(*, summary: bool = True) -> Selection:
+    """The current selection, or stop the page with a message saying what to do.
+
+    A missing upload is a prompt (``st.info``); anything ``core`` rejected is an error.
+    ``summary=False`` leaves the sidebar summary to the page (drawn after its widgets).
+    """
+    selection, problem = load_selection()
+    if problem:
+        waiting_for_upload = st.session_state.source_kind == "upload" and current_source() is None
+        (st.info if waiting_for_upload else st.error)(problem)
+        sidebar_summary(None)
+        st.stop()
+    if summary:
+        sidebar_summary(selection.profile())
+    return selection
+
+
+def form_field(name: str) -> dict:
+    """A form widget's key, initialised from the persistent setting (forms allow no on_change)."""
+    st.session_state[f"_w_{name}"] = st.session_state[name]
+    return {"key": f"_w_{name}"}
+
+
+def commit_form(fields) -> None:
+    """Copy the submitted form widgets back to their persistent settings."""
+    for name in fields:
+        if f"_w_{name}" in st.session_state:
+            st.session_state[name] = st.session_state[f"_w_{name}"]
+
+
 def ensure_columns(frame: pd.DataFrame) -> list[str]:
     """Chosen columns that exist in ``frame`` (defaults otherwise), with their transforms."""
     columns = st.session_state.columns

@@ -15,11 +15,7 @@ st.set_page_config(page_title="bnp-synth · Privacy", page_icon="🔒", layout="
 ui.init_state()
 st.title("Privacy: what a release of m synthetic values guarantees")
 
-selection, problem = ui.load_selection()
-if problem:
-    st.error(problem)
-    ui.sidebar_summary(None)
-    st.stop()
+selection = ui.require_selection(summary=False)
 table = selection.table
 n, k = table.n, table.k
 multiplicities = table.counts

@@ -11,12 +11,7 @@ st.set_page_config(page_title="bnp-synth · Synthetic data", page_icon="🔒", l
 ui.init_state()
 st.title("Synthetic data: generate a release")
 
-selection, problem = ui.load_selection()
-if problem:
-    st.error(problem)
-    ui.sidebar_summary(None)
-    st.stop()
-ui.sidebar_summary(selection.profile())
+selection = ui.require_selection()
 table, prepared = selection.table, selection.prepared
 sigma, theta = ui.py_parameters(table.k)
 m = int(st.session_state.m)

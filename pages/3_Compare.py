@@ -15,12 +15,7 @@ st.set_page_config(page_title="bnp-synth · Compare", page_icon="🔒", layout="
 ui.init_state()
 st.title("Compare mechanisms at the same privacy level")
 
-selection, problem = ui.load_selection()
-if problem:
-    st.error(problem)
-    ui.sidebar_summary(None)
-    st.stop()
-ui.sidebar_summary(selection.profile())
+selection = ui.require_selection()
 prepared = selection.prepared
 data = ui.comparison_data(prepared)
 if data is None:

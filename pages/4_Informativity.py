@@ -47,18 +47,6 @@ FORM_FIELDS = ("inf_p", "inf_population", "inf_population_seed", "inf_n_min", "i
                "inf_eps", "inf_delta", "inf_c", "inf_a", "inf_theta", "inf_runs", "inf_seed")
 
 
-def form_field(name: str) -> dict:
-    """A form widget's key, initialised from the persistent setting (forms allow no on_change)."""
-    st.session_state[f"_w_{name}"] = st.session_state[name]
-    return {"key": f"_w_{name}"}
-
-
-def commit_form() -> None:
-    for name in FORM_FIELDS:
-        if f"_w_{name}" in st.session_state:
-            st.session_state[name] = st.session_state[f"_w_{name}"]
-
-
 @st.cache_data(show_spinner=False, max_entries=8)
 def dyadic_population(p: float, size: int, seed: int) -> np.ndarray:
     """``core.simulation.sample_dyadic_geometric`` with ``default_rng(seed)`` (cached)."""
@@ -135,32 +123,32 @@ with st.form("informativity_settings"):
         st.markdown("**Population**")
         if source == "dyadic":
             st.number_input("p (geometric success probability)", min_value=0.001, max_value=1.0, step=0.01,
-                            format="%.3f", **form_field("inf_p"))
+                            format="%.3f", **ui.form_field("inf_p"))
             st.number_input("N (population size)", min_value=10, max_value=2_000_000, step=1000,
-                            **form_field("inf_population"))
+                            **ui.form_field("inf_population"))
             st.number_input("population seed", min_value=0, max_value=2**32 - 1, step=1,
-                            **form_field("inf_population_seed"))
+                            **ui.form_field("inf_population_seed"))
         else:
             st.caption(population_note)
         st.number_input("θ (strength of the Dirichlet process)", min_value=0.01, max_value=1e6, step=0.5,
-                        **form_field("inf_theta"))
+                        **ui.form_field("inf_theta"))
     with b:
         st.markdown("**Grid of n and runs**")
-        st.number_input("smallest n", min_value=2, step=10, **form_field("inf_n_min"))
-        st.number_input("largest n", min_value=2, step=1000, **form_field("inf_n_max"))
-        st.number_input("grid points (log-spaced)", min_value=2, max_value=30, step=1, **form_field("inf_points"))
-        st.number_input("R (runs per grid point)", min_value=2, max_value=5000, step=10, **form_field("inf_runs"))
-        st.number_input("seed", min_value=0, max_value=2**32 - 1, step=1, **form_field("inf_seed"))
+        st.number_input("smallest n", min_value=2, step=10, **ui.form_field("inf_n_min"))
+        st.number_input("largest n", min_value=2, step=1000, **ui.form_field("inf_n_max"))
+        st.number_input("grid points (log-spaced)", min_value=2, max_value=30, step=1, **ui.form_field("inf_points"))
+        st.number_input("R (runs per grid point)", min_value=2, max_value=5000, step=10, **ui.form_field("inf_runs"))
+        st.number_input("seed", min_value=0, max_value=2**32 - 1, step=1, **ui.form_field("inf_seed"))
     with c:
         st.markdown(f"**{RULES[rule_kind]}**")
         if rule_kind == "privacy":
-            st.number_input("ε", min_value=0.01, max_value=50.0, step=0.1, format="%.2f", **form_field("inf_eps"))
+            st.number_input("ε", min_value=0.01, max_value=50.0, step=0.1, format="%.2f", **ui.form_field("inf_eps"))
             st.number_input("δ", min_value=1e-12, max_value=0.5, step=0.001, format="%.6g",
-                            **form_field("inf_delta"))
+                            **ui.form_field("inf_delta"))
         else:
-            st.number_input("c", min_value=1e-6, max_value=1e6, step=0.05, format="%.4g", **form_field("inf_c"))
-            st.number_input("a", min_value=0.0, max_value=2.0, step=0.05, format="%.3f", **form_field("inf_a"))
-    st.form_submit_button("Run experiment", type="primary", on_click=commit_form)
+            st.number_input("c", min_value=1e-6, max_value=1e6, step=0.05, format="%.4g", **ui.form_field("inf_c"))
+            st.number_input("a", min_value=0.0, max_value=2.0, step=0.05, format="%.3f", **ui.form_field("inf_a"))
+    st.form_submit_button("Run experiment", type="primary", on_click=ui.commit_form, args=(FORM_FIELDS,))
 
 s = st.session_state
 theta, runs, seed = float(s.inf_theta), int(s.inf_runs), int(s.inf_seed)

@@ -31,18 +31,6 @@ FORM_FIELDS = ("rep_replicates", "rep_draws", "rep_seed")
 LEVEL = 0.95
 
 
-def form_field(name: str) -> dict:
-    """A form widget's key, initialised from the persistent setting (forms allow no on_change)."""
-    st.session_state[f"_w_{name}"] = st.session_state[name]
-    return {"key": f"_w_{name}"}
-
-
-def commit_form() -> None:
-    for name in FORM_FIELDS:
-        if f"_w_{name}" in st.session_state:
-            st.session_state[name] = st.session_state[f"_w_{name}"]
-
-
 @st.cache_data(show_spinner=False, max_entries=16)
 def posterior_summary(release_key: tuple, _release: np.ndarray, _confidential: np.ndarray, theta: float,
                       bounds: tuple[float, float], n_draws: int, threshold: float, seed: int):
@@ -68,12 +56,7 @@ def repeated_releases(data_key: tuple, _confidential: np.ndarray, theta: float, 
 
 
 # ------------------------------------------------------------------ data and mechanism
-selection, problem = ui.load_selection()
-if problem:
-    st.error(problem)
-    ui.sidebar_summary(None)
-    st.stop()
-ui.sidebar_summary(selection.profile())
+selection = ui.require_selection()
 prepared = selection.prepared
 sigma, theta = ui.py_parameters(selection.table.k)
 m = int(st.session_state.m)
@@ -190,11 +173,11 @@ st.markdown(
     "(fraction of intervals that contain the confidential value), as in the paper's Appendix C.1.")
 with st.form("repeated_release_settings"):
     f1, f2, f3 = st.columns(3)
-    f1.number_input("R (releases)", min_value=2, max_value=10_000, step=50, **form_field("rep_replicates"))
+    f1.number_input("R (releases)", min_value=2, max_value=10_000, step=50, **ui.form_field("rep_replicates"))
     f2.number_input("posterior draws per release", min_value=100, max_value=100_000, step=100,
-                    **form_field("rep_draws"))
-    f3.number_input("seed", min_value=0, max_value=2**32 - 1, step=1, **form_field("rep_seed"))
-    st.form_submit_button("Run repeated releases", type="primary", on_click=commit_form)
+                    **ui.form_field("rep_draws"))
+    f3.number_input("seed", min_value=0, max_value=2**32 - 1, step=1, **ui.form_field("rep_seed"))
+    st.form_submit_button("Run repeated releases", type="primary", on_click=ui.commit_form, args=(FORM_FIELDS,))
 replicates, rep_draws, rep_seed = (int(st.session_state.rep_replicates), int(st.session_state.rep_draws),
                                    int(st.session_state.rep_seed))
 try:
