@@ -233,7 +233,8 @@ def _dp_instance_tails(values, theta, n, m, c):
     return _tail_at(log_tails, s_min, start)
 
 
-def instance_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, seed=None):
+def instance_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, seed=None,
+                   progress: Callable[[float, str], None] | None = None):
     """Instance-level probabilistic-DP curve δ_x(ε) (SPEC §3, §7).
 
     * σ = 0: exact,
@@ -258,6 +259,8 @@ def instance_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, s
         Monte Carlo replicates (σ ∈ (0, 1) only).
     seed : int or None
         Seed of the Monte Carlo generator (σ ∈ (0, 1) only).
+    progress : callable(fraction, message), optional
+        Progress of the Monte Carlo (σ ∈ (0, 1) only).
 
     Returns
     -------
@@ -285,7 +288,7 @@ def instance_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, s
             delta = _tail_at(log_tails, s_min, start).max(axis=0)
     else:
         rng = np.random.default_rng(seed)
-        delta = monte_carlo_delta(counts, sigma, theta, m, eps_arr, n_mc=n_mc, rng=rng).upper
+        delta = monte_carlo_delta(counts, sigma, theta, m, eps_arr, n_mc=n_mc, rng=rng, progress=progress).upper
     return _as_output(_round_up(delta), scalar)
 
 

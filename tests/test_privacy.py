@@ -291,6 +291,9 @@ def test_monte_carlo_reports_progress_and_is_reproducible():
     assert all(b >= a for a, b in zip(seen, seen[1:]))
     np.testing.assert_array_equal(a.upper, b.upper)
     assert np.all(a.upper >= a.estimate)
+    via_api = []
+    P.instance_delta([1, 3, 3, 6], 0.4, 1.0, 5, [0.5, 2.0], n_mc=3000, seed=5, progress=lambda f, _: via_api.append(f))
+    assert via_api and via_api[-1] == 1.0
 
 
 # -------------------------------------------------------------- edge cases
