@@ -151,11 +151,23 @@ def mostly_numeric(series: pd.Series) -> bool:
     return bool(len(present)) and pd.to_numeric(present, errors="coerce").notna().mean() >= 0.5
 
 
+@st.cache_data(show_spinner=False)
+def sample_public_bounds() -> dict:
+    """Public bounds shipped with the bundled samples (``sample_data/public_bounds.json``)."""
+    path = SAMPLE_DIR / "public_bounds.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
 def default_transform(frame: pd.DataFrame, column: str) -> dict:
     numeric = mostly_numeric(frame[column])
-    # Public bounds start at [0, 1], nothing read off the data: the user types the real ones.
-    return {"kind": "numeric" if numeric else "categorical", "log": False, "bounds_public": False,
-            "lo": 0.0, "hi": 1.0, "decimals": None}
+    known = None
+    if st.session_state.source_kind == "sample":
+        known = sample_public_bounds().get(st.session_state.sample_name, {}).get(column)
+    # Without known public bounds nothing is read off the data: the fields start at [0, 1]
+    # and the bounds come from the data (with a visible warning) until the user types them.
+    lo, hi = (float(known[0]), float(known[1])) if known else (0.0, 1.0)
+    return {"kind": "numeric" if numeric else "categorical", "log": False,
+            "bounds_public": known is not None, "lo": lo, "hi": hi, "decimals": None}
 
 
 def default_columns(frame: pd.DataFrame) -> list[str]:

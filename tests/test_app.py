@@ -3,6 +3,10 @@
 The checks compare what the pages *show* with independent computations: counts straight
 from pandas, closed forms of SPEC §3.1 that are one line of arithmetic (the singleton
 term, m_sing), and the ``core`` functions the page is supposed to display.
+
+The bundled samples ship public bounds (``sample_data/public_bounds.json``), which the app
+uses by default; bounds read off the data (and the leak warning) appear only when the user
+unticks them or uploads a file.
 """
 
 from __future__ import annotations
@@ -23,7 +27,15 @@ from core import plots, privacy
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
 SAMPLE = REPO / "sample_data" / "cps_earnings.csv"
+PUBLIC_BOUNDS_FILE = REPO / "sample_data" / "public_bounds.json"
 TIMEOUT = 120
+LEAK = "read off the"
+
+
+def _public_bounds(sample_name: str = "cps_earnings.csv", column: str = "earnings") -> tuple[float, float]:
+    """The shipped public bounds of a sample column, read from the file itself (not from the app)."""
+    lo, hi = json.loads(PUBLIC_BOUNDS_FILE.read_text())[sample_name][column]
+    return float(lo), float(hi)
 
 
 @pytest.fixture(scope="module")
@@ -121,8 +133,9 @@ def test_data_page_profile_matches_the_csv(sample):
     assert shown["distinct values k"] == f"{counts.size:,}"
     assert shown["singletons k₁"] == f"{int((counts == 1).sum()):,}"
     assert shown["largest multiplicity"] == f"{int(counts.max()):,}"
-    # bounds from the data by default: a visible warning
-    assert any("read off the" in w.value and "not private" in w.value for w in at.warning)
+    # the sample's public bounds are used by default: nothing read off the data, nothing clipped
+    assert not any(LEAK in w.value for w in at.warning)
+    assert not any("clipped" in i.value for i in at.info)
     # the spectrum chart carries the spectrum: bar at r has #{values appearing r times}
     spec = _figure_with_trace(at, "distinct values")
     bar = _trace(spec, "distinct values")
@@ -137,13 +150,80 @@ def test_data_page_profile_matches_the_csv(sample):
     assert np.asarray(line["y"], float)[x == 0][0] == (c0 == 1).sum()
 
 
+def test_shipped_public_bounds_name_real_columns_and_contain_the_samples():
+    """A typo in public_bounds.json would silently fall back to bounds read off the data;
+    bounds narrower than the data would clip it. Neither: every entry names a numeric
+    column of its sample, and the sample lies within [lo, hi]."""
+    shipped = {k: v for k, v in json.loads(PUBLIC_BOUNDS_FILE.read_text()).items() if not k.startswith("_")}
+    assert set(shipped) == {p.name for p in (REPO / "sample_data").glob("*.csv")}
+    for name, columns in shipped.items():
+        frame = pd.read_csv(REPO / "sample_data" / name)
+        assert columns
+        for column, (lo, hi) in columns.items():
+            x = frame[column].to_numpy(float)
+            assert lo < hi and lo <= x.min() and x.max() <= hi, (name, column, lo, hi, x.min(), x.max())
+
+
+@pytest.mark.parametrize("sample_name, column", [("cps_earnings.csv", "earnings"), ("dyadic_geometric.csv", "x")])
+def test_sample_opens_with_its_public_bounds_and_no_leak_warning(sample_name, column):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["sample_name"] = sample_name
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    lo, hi = _public_bounds(sample_name, column)
+    # the public-bounds box is ticked and shows the shipped bounds
+    assert at.checkbox(key=f"_w_tf_{column}_bounds_public").value is True
+    assert at.number_input(key=f"_w_tf_{column}_lo").value == lo
+    assert at.number_input(key=f"_w_tf_{column}_hi").value == hi
+    assert not any(LEAK in w.value for w in at.warning)
+    # and no page warns about bounds read off the data
+    for page in ("1_Privacy.py", "3_Compare.py", "5_Inference.py"):
+        _page(at, page)
+        assert not any(LEAK in w.value for w in at.warning), page
+
+
+def test_sample_bounds_from_the_data_when_unticked_show_the_leak_warning(sample):
+    at = _app()
+    at.checkbox(key="_w_tf_earnings_bounds_public").uncheck().run()
+    assert not at.exception
+    x = sample["earnings"]
+    leak = [w.value for w in at.warning if LEAK in w.value]
+    assert len(leak) == 1 and "not private" in leak[0]
+    assert f"({x.min():g}, {x.max():g})" in leak[0]   # the bounds named are the data's min and max
+    _page(at, "1_Privacy.py")
+    assert any(LEAK in w.value for w in at.warning)
+    # ticking the box again restores the shipped public bounds: no warning
+    at.switch_page("app.py").run()
+    at.checkbox(key="_w_tf_earnings_bounds_public").check().run()
+    assert (at.number_input(key="_w_tf_earnings_lo").value,
+            at.number_input(key="_w_tf_earnings_hi").value) == _public_bounds()
+    assert not any(LEAK in w.value for w in at.warning)
+
+
+def test_upload_of_the_sample_bytes_still_reads_bounds_off_the_data(sample):
+    """Public bounds belong to the bundled samples, not to a file name: the same bytes
+    uploaded (even under the sample's name) are confidential data with data bounds."""
+    import ui_state
+
+    content = SAMPLE.read_bytes()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["source_kind"] = "upload"
+    at.session_state["upload"] = {"name": SAMPLE.name, "bytes": content, "hash": ui_state.content_hash(content)}
+    at.run()
+    assert not at.exception
+    assert at.checkbox(key="_w_tf_earnings_bounds_public").value is False
+    x = sample["earnings"]
+    leak = [w.value for w in at.warning if LEAK in w.value]
+    assert len(leak) == 1 and f"({x.min():g}, {x.max():g})" in leak[0]
+
+
 def test_data_page_public_bounds_and_rounding_change_the_profile(sample):
     at = _app()
-    at.checkbox(key="_w_tf_earnings_bounds_public").check().run()
+    assert at.checkbox(key="_w_tf_earnings_bounds_public").value is True
     at.number_input(key="_w_tf_earnings_lo").set_value(0.0).run()
     at.number_input(key="_w_tf_earnings_hi").set_value(60.0).run()
     assert not at.exception
-    assert not any("read off the" in w.value for w in at.warning)
+    assert not any(LEAK in w.value for w in at.warning)
     at.selectbox(key="_w_tf_earnings_decimals").set_value(0).run()
     _, c0 = np.unique(np.round(sample["earnings"].to_numpy(), 0), return_counts=True)
     shown = _metrics(at)
@@ -305,12 +385,16 @@ def test_synthetic_page_release_and_download(sample, downloads):
     assert list(csv.columns) == ["earnings"] and len(csv) == 250
     z = _overlay_release(at)
     np.testing.assert_array_equal(csv["earnings"].to_numpy(float), z)
-    lo, hi = sample["earnings"].min(), sample["earnings"].max()
-    assert np.all((z >= lo) & (z <= hi))   # bounds from the data: H = uniform on [min, max]
+    lo, hi = _public_bounds()
+    assert np.all((z >= lo) & (z <= hi))   # the sample's public bounds: H = uniform on [0, 100]
     new_rows = int(shown["rows with a new value (drawn from H)"].replace(",", ""))
     old = np.isin(z, sample["earnings"].to_numpy())
     assert 250 - old.sum() <= new_rows     # every value not in the data is a new one
     assert 0 < new_rows < 60               # ~9 expected
+    # the new values are uniform on the public bounds, not confined to the data's range:
+    # P(all of K ≥ 3 new values fall in [min, max] = [1.84, 49.45]) = 0.476^K < 0.11
+    if 250 - old.sum() >= 3:
+        assert np.any(z[~old] > sample["earnings"].max()) or np.any(z[~old] < sample["earnings"].min())
     overlay = next(s for s in _figures(at) if any(t.get("name") == "synthetic (PYPP)" for t in s["data"]))
     x = np.asarray(_trace(overlay, "confidential")["x"], float)
     np.testing.assert_array_equal(np.sort(x), np.sort(sample["earnings"].to_numpy()))
@@ -398,9 +482,11 @@ def test_compare_page_calibration_runs_and_summary(sample, downloads):
     for t in box["data"]:
         row = summary[summary["label"] == t["name"]]
         assert row["W1"].iloc[0] == pytest.approx(np.mean(np.asarray(t["y"], float)), rel=1e-12)
-    # confidential row: the data scaled with the (data) bounds, computed independently
+    # confidential row: the data scaled with the sample's public bounds, computed independently
+    assert not any(LEAK in w.value for w in at.warning)
     x = sample["earnings"].to_numpy(float)
-    scaled = (x - x.min()) / (x.max() - x.min())
+    lo, hi = _public_bounds()
+    scaled = (x - lo) / (hi - lo)
     conf = summary[summary["mechanism"] == "confidential"].iloc[0]
     assert conf["mean"] == pytest.approx(scaled.mean(), rel=1e-12)
     assert conf["median"] == pytest.approx(np.median(scaled), rel=1e-12)

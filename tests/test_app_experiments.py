@@ -7,6 +7,9 @@ straight from pandas/numpy, and the closed-form posterior expectations of SPEC �
 (E p̃(A) = (θH(A) + #{Z_i ∈ A})/(θ + m)) computed from the release the page offers for
 download. Where a value is Monte Carlo, the page's number is also checked to be the
 ``core`` result for the seed the page shows.
+
+On the bundled sample the base measure H is uniform on the sample's public bounds
+(``sample_data/public_bounds.json``, read here from the file), not on the data's range.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core import inference, informativity, privacy, simulation
@@ -28,6 +32,8 @@ from core import plots_experiments as pe
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
 SAMPLE = REPO / "sample_data" / "cps_earnings.csv"
+PUBLIC_BOUNDS_FILE = REPO / "sample_data" / "public_bounds.json"
+LEAK = "read off the"
 INFORMATIVITY = "pages/4_Informativity.py"
 INFERENCE = "pages/5_Inference.py"
 TIMEOUT = 120
@@ -38,6 +44,13 @@ RUN_REPEATED = "FormSubmitter:repeated_release_settings-Run repeated releases"
 @pytest.fixture(scope="module")
 def earnings() -> np.ndarray:
     return pd.read_csv(SAMPLE)["earnings"].to_numpy(float)
+
+
+@pytest.fixture(scope="module")
+def public_bounds() -> tuple[float, float]:
+    """Public bounds of the sample's earnings column, read from the shipped file (not from the app)."""
+    lo, hi = json.loads(PUBLIC_BOUNDS_FILE.read_text())["cps_earnings.csv"]["earnings"]
+    return float(lo), float(hi)
 
 
 def _page(page: str, **state) -> AppTest:
@@ -141,6 +154,9 @@ def test_informativity_defaults_theorem2_rule(downloads, monkeypatch):
         return real(*args, progress=spy, **kwargs)
 
     monkeypatch.setattr(informativity, "informativity_experiment", recording)
+    # st.cache_data lives for the whole process: a default run cached by an earlier test would
+    # never reach the spy, so start from empty caches.
+    st.cache_data.clear()
     at = _page(INFORMATIVITY)
     s = at.session_state
     assert (s["inf_source"], s["inf_rule"], s["inf_p"], s["inf_theta"]) == ("dyadic", "privacy", 0.1, 1.0)
@@ -220,7 +236,7 @@ def test_informativity_power_rule_slope_is_minus_one_half():
     assert at.dataframe[0].value["n"].max() == 100_000
 
 
-def test_informativity_on_the_current_data(earnings):
+def test_informativity_on_the_current_data(earnings, public_bounds):
     at = _page(INFORMATIVITY)
     at.radio(key="_w_inf_source").set_value("data").run()
     _no_exception(at)
@@ -239,9 +255,10 @@ def test_informativity_on_the_current_data(earnings):
     table = at.dataframe[0].value
     assert table["n"].iloc[-1] == 5_000 and (table["runs"] == 40).all()
     assert "13,501 records of **earnings**" in _texts(at.caption)
-    assert "read off the data" in _texts(at.warning)   # the default bounds are not public
-    # same numbers as core on the scaled column (bounds from the data: min-max to [0, 1])
-    scaled = (earnings - earnings.min()) / (earnings.max() - earnings.min())
+    assert LEAK not in _texts(at.warning)   # the sample's default bounds are public
+    # same numbers as core on the scaled column (the public bounds mapped to [0, 1])
+    lo, hi = public_bounds
+    scaled = (earnings - lo) / (hi - lo)
     s = at.session_state
     expected = informativity.informativity_experiment(
         scaled, table["n"].to_numpy(), informativity.PrivacySizeRule(s["inf_eps"], s["inf_delta"]), 1.0, 40,
@@ -291,15 +308,16 @@ def _functional_names(t: float) -> list[str]:
     return ["mean", "Q1 (25%)", "median", "Q3 (75%)", f"P(X > {t:g})"]
 
 
-def test_inference_posterior_matches_closed_forms(earnings, downloads):
+def test_inference_posterior_matches_closed_forms(earnings, public_bounds, downloads):
     at = _page(INFERENCE)
     s = at.session_state
     theta, m, seed = s["theta"], s["m"], s["seed"]
     assert (s["regime"], theta, m, seed) == ("dp", 2.0, 100, 12345)
-    lo, hi = earnings.min(), earnings.max()        # default bounds: read off the data (warned)
+    lo, hi = public_bounds                         # default bounds on the sample: the public ones
     t = (lo + hi) / 2
     assert s["post_threshold"] == pytest.approx(t)
-    assert "read off the confidential data" in _texts(at.warning)
+    assert LEAK not in _texts(at.warning)
+    assert f"H is uniform on [{lo:.6g}, {hi:.6g}]" in _texts(at.caption)
     assert f"seed {seed}" in _texts(at.caption)
 
     release = downloads(at, "Download the release Z (CSV)")
@@ -355,7 +373,7 @@ def test_inference_posterior_matches_closed_forms(earnings, downloads):
                        curator)
 
 
-def test_inference_seed_threshold_and_draws_are_explicit(earnings, downloads):
+def test_inference_seed_threshold_and_draws_are_explicit(earnings, public_bounds, downloads):
     at = _page(INFERENCE)
     first_release = downloads(at, "Download the release Z (CSV)")
     first = at.dataframe[0].value
@@ -380,12 +398,12 @@ def test_inference_seed_threshold_and_draws_are_explicit(earnings, downloads):
     _no_exception(at)
     shown = at.dataframe[0].value
     z = downloads(at, "Download the release Z (CSV)")["earnings"].to_numpy(float)
-    expected = inference.dp_posterior_functionals(z, 2.0, (earnings.min(), earnings.max()), 500,
+    expected = inference.dp_posterior_functionals(z, 2.0, public_bounds, 500,
                                                   np.random.default_rng(3), thresholds=(15.0,)).summary()
     pd.testing.assert_frame_equal(shown, expected, rtol=1e-9, check_dtype=False)
 
 
-def test_inference_repeated_release_table(earnings, downloads):
+def test_inference_repeated_release_table(earnings, public_bounds, downloads):
     at = _page(INFERENCE)
     at.number_input(key="_w_rep_replicates").set_value(60)
     at.number_input(key="_w_rep_draws").set_value(300)
@@ -393,7 +411,7 @@ def test_inference_repeated_release_table(earnings, downloads):
     at.button(key=RUN_REPEATED).click().run()
     _no_exception(at)
     table = at.dataframe[2].value
-    lo, hi = earnings.min(), earnings.max()
+    lo, hi = public_bounds
     t = (lo + hi) / 2
     assert table["functional"].tolist() == _functional_names(t)
     truth = [earnings.mean(), *np.quantile(earnings, [0.25, 0.5, 0.75], method="inverted_cdf"),
@@ -426,18 +444,36 @@ def test_inference_needs_a_numeric_column():
     assert not at.dataframe
 
 
-def test_inference_on_the_log_scale(earnings):
+def test_inference_on_the_log_scale(earnings, public_bounds):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
+    _no_exception(at)
+    lo, hi = public_bounds
     transforms = dict(at.session_state["transforms"])
     transforms["earnings"] = {**transforms["earnings"], "log": True}
     at.session_state["transforms"] = transforms
     at.switch_page(INFERENCE).run()
     _no_exception(at)
-    log_x = np.log(earnings)
-    t = (log_x.min() + log_x.max()) / 2
+    if lo <= 0:
+        # a public lower bound of 0 has no logarithm: a message naming the bound, not a traceback
+        errors = _texts(at.error)
+        assert "bounds of column 'earnings'" in errors and "lo > 0" in errors, errors
+        assert not at.dataframe
+        # the sample README's suggestion for the log scale: public bounds (1, 100) dollars
+        lo = 1.0
+        transforms = dict(at.session_state["transforms"])
+        transforms["earnings"] = {**transforms["earnings"], "lo": lo}
+        at.session_state["transforms"] = transforms
+        at.run()
+        _no_exception(at)
+    assert not at.error and LEAK not in _texts(at.warning)
+    assert lo < earnings.min() and earnings.max() < hi          # nothing clipped
+    # H is uniform on [log lo, log hi]; t starts at its middle
+    log_lo, log_hi = math.log(lo), math.log(hi)
+    t = (log_lo + log_hi) / 2
     assert at.session_state["post_threshold"] == pytest.approx(t)
-    assert "log(earnings)" in _texts(at.caption)
+    assert f"H is uniform on [{log_lo:.6g}, {log_hi:.6g}] on the scale of log(earnings)" in _texts(at.caption)
+    log_x = np.log(earnings)
     curator = at.dataframe[1].value
     truth = [log_x.mean(), *np.quantile(log_x, [0.25, 0.5, 0.75], method="inverted_cdf"), (log_x > t).mean()]
     np.testing.assert_allclose(curator["confidential"], truth, rtol=1e-9)

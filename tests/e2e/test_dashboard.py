@@ -25,6 +25,7 @@ SCREENSHOT = REPO / "docs" / "privacy_page.png"
 PLATEAU = "singleton plateau m/(m+θ+n−1)"
 INSTANCE = "instance-level δ_x(ε) (paper)"
 SELECTED = "selected (ε, m)"
+LEAK = "read off the"       # the warning shown when bounds come from the confidential data
 LATENCY_TARGET_S = 1.0      # issue 4 target; recorded in artifacts/latency.json
 LATENCY_LIMIT_S = 2.0       # regression guard on a shared 2-core machine
 
@@ -106,8 +107,9 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir):
     good: pd.DataFrame = csv_files["good"]
     n = len(good)
     w.open_app(page, app_url)
-    # opens on the bundled earnings sample
+    # opens on the bundled earnings sample, with its shipped public bounds: no leak warning
     assert _metric(page, "records n") == "13,501"
+    assert not [a for a in w.alert_texts(page) if LEAK in a]
     assert not w.has_exception(page)
 
     # ---------------------------------------------------------------- latency on the sample data
@@ -142,6 +144,10 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir):
     assert _metric(page, "records n") == f"{n:,}"
     assert _metric(page, "distinct values k") == f"{counts.size:,}"
     assert _metric(page, "singletons k₁") == f"{int((counts == 1).sum()):,}"
+    # an upload has no public bounds until the user types them: they are read off the data, and said so
+    income = good["income"]
+    leak = [a for a in w.alert_texts(page) if LEAK in a]
+    assert len(leak) == 1 and f"({income.min():g}, {income.max():g})" in leak[0], leak
     assert not w.has_exception(page)
 
     # ---------------------------------------------------------------- privacy page on the upload

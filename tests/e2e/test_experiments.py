@@ -8,6 +8,7 @@ downloaded tables against the plotted points and against the bundled sample.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import st_waits as w
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data" / "cps_earnings.csv"
+PUBLIC_BOUNDS_FILE = REPO / "sample_data" / "public_bounds.json"
 
 
 def _metric(page, label: str) -> str:
@@ -92,9 +94,13 @@ def test_informativity_page(page, app_url, artifacts_dir):
 
 def test_inference_page(page, app_url, artifacts_dir):
     earnings = pd.read_csv(SAMPLE)["earnings"].to_numpy(float)
+    lo, hi = json.loads(PUBLIC_BOUNDS_FILE.read_text())["cps_earnings.csv"]["earnings"]
     w.open_app(page, app_url)
     w.go_to_page(page, "Inference")
     assert not w.has_exception(page)
+    # the sample's public bounds are the base measure's support, not the data's range
+    assert f"H is uniform on [{lo:.6g}, {hi:.6g}]" in page.locator("body").inner_text()
+    assert not [a for a in w.alert_texts(page) if "read off the" in a]
     assert _metric(page, "released values m") == "100"
     assert any("Curator-only" in a for a in w.alert_texts(page))
     w.figure_with_title(page, "Posterior of the functionals")
@@ -106,7 +112,7 @@ def test_inference_page(page, app_url, artifacts_dir):
     release = _download(page, "Download the release Z (CSV)", artifacts_dir / "release.csv")
     assert len(release) == 100 and not release.equals(before)
     z = release["earnings"].to_numpy(float)
-    assert earnings.min() <= z.min() and z.max() <= earnings.max()
+    assert lo <= z.min() and z.max() <= hi
 
     # a user-chosen threshold t
     _set_number_now(page, "_w_post_threshold", 20)
