@@ -168,10 +168,33 @@ def go_to_page(page, label: str, timeout: float = 90_000) -> None:
     """Switch page with the sidebar navigation (keeps the session, unlike a new URL)."""
     link = page.locator('[data-testid="stSidebarNav"] a', has_text=label).first
     href = link.get_attribute("href")   # "/" for the main page (app.py), "/Privacy", …
+    if page.url.rstrip("/").endswith(href.rstrip("/")):
+        wait_for_idle(page, timeout)
+        return
+    # Wait for the new page's own title (every page has a distinct st.title, drawn by the
+    # new run): the old page is idle too, so a plain idle check can pass before the switch
+    # starts, and the next click then lands on a DOM that is about to be replaced.
+    old_title = page.evaluate("() => (document.querySelector('h1') || {innerText: ''}).innerText")
     link.click()
     page.wait_for_url(lambda url: url.rstrip("/").endswith(href.rstrip("/")), timeout=timeout)
-    page.wait_for_timeout(100)
+    page.wait_for_function("(old) => { const h = document.querySelector('h1');"
+                           " return !!h && h.innerText !== old; }", arg=old_title, timeout=timeout)
     wait_for_idle(page, timeout)
+
+
+def rerun_after_idempotent(page, action: Callable[[], None], attempts: int = 3,
+                           timeout: float = 20_000) -> None:
+    """:func:`rerun_after` for an action that is safe to repeat (a radio click, a file
+    upload): if no run follows within ``timeout``, do it again, as a user would."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    for attempt in range(attempts):
+        try:
+            rerun_after(page, action, timeout=timeout)
+            return
+        except PlaywrightTimeoutError:
+            if attempt == attempts - 1:
+                raise
 
 
 def alert_texts(page) -> list[str]:

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 import pytest
 
 import st_waits as w
@@ -43,21 +42,11 @@ def csv_files(tmp_path_factory):
     return {"dir": d, "good": good}
 
 
-def _upload(page, path: Path, expect_text: str, attempts: int = 3) -> None:
-    """Upload ``path`` and wait until the page shows ``expect_text`` (the run is over).
-
-    Rarely the browser drops a file set while the uploader is being re-rendered, and no
-    run starts; like a user, upload again (at most ``attempts`` times).
-    """
-    for attempt in range(attempts):
-        try:
-            w.rerun_after(page, lambda: page.locator('[data-testid="stFileUploader"] input[type="file"]')
-                          .set_input_files(str(path)), timeout=20_000)
-            page.get_by_text(expect_text).first.wait_for(timeout=20_000)
-            break
-        except PlaywrightTimeoutError:
-            if attempt == attempts - 1:
-                raise
+def _upload(page, path: Path, expect_text: str) -> None:
+    """Upload ``path`` and wait until the page shows ``expect_text`` (the run is over)."""
+    w.rerun_after_idempotent(page, lambda: page.locator('[data-testid="stFileUploader"] input[type="file"]')
+                             .set_input_files(str(path)))
+    page.get_by_text(expect_text).first.wait_for()
     w.wait_for_idle(page)
 
 
@@ -128,7 +117,7 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir):
 
     # ---------------------------------------------------------------- bad uploads
     w.go_to_page(page, "app")
-    w.rerun_after(page, lambda: page.get_by_text("Upload a CSV", exact=True).click())
+    w.rerun_after_idempotent(page, lambda: page.get_by_text("Upload a CSV", exact=True).click())
     _upload(page, csv_files["dir"] / "empty.csv", "is empty")
     alerts = " ".join(w.alert_texts(page))
     assert "empty" in alerts, alerts
