@@ -11,28 +11,19 @@ exact W1), measured in the same run, and every timing is also reported as a rati
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from timing import timings  # noqa: E402
 from core.baselines import Bootstrap  # noqa: E402
 from core.compare import calibrate, run_comparison  # noqa: E402
 from core.utility import wasserstein1_runs  # noqa: E402
 
 N, M, RUNS, EPS, DELTA, THETA, BINS = 50_000, 2000, 100, 2.5, 0.05, 2.0, 25
 TARGET_SECONDS = 5.0
-
-
-def timings(fn, repeats):
-    out = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return out
 
 
 def income_like(rng, *, rounding):

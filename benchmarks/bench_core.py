@@ -7,7 +7,6 @@ in the same run on the same machine.
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -15,18 +14,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from timing import timings  # noqa: E402
 from core import privacy  # noqa: E402
 from core.mechanisms import UniformBase, pypp_release  # noqa: E402
 from reference_pypp import literal_algorithm_1  # noqa: E402
 
 
 def best_of(fn, repeats=3):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+    return min(timings(fn, repeats))
 
 
 def confidential_multiplicities(n, k, rng):

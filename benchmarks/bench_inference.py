@@ -22,13 +22,13 @@ Each figure is the best of ``--repeats`` runs (all runs listed too).
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from timing import timings  # noqa: E402
 from core.inference import dp_posterior_functionals, stick_breaking_dp  # noqa: E402
 from core.mechanisms import UniformBase, pypp_release  # noqa: E402
 from core.simulation import sample_grid_beta_mixture  # noqa: E402
@@ -37,15 +37,6 @@ M, DRAWS, THETA, THRESHOLD = 10_000, 2000, 1.0, 0.8
 LO, HI = 0.0, 1.0
 TARGET_SECONDS = 0.5
 NAIVE_DRAWS = 200
-
-
-def timings(fn, repeats):
-    out = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return out
 
 
 def naive_posterior(z, draws, rng):

@@ -326,9 +326,7 @@ class PosteriorFunctionals:
 
 def _release_atoms(release) -> tuple[np.ndarray, np.ndarray]:
     values = getattr(release, "values", release)
-    data = check_sample(values, "release")
-    if data.ndim != 1:
-        raise ValueError(f"release must be one numeric column, shape (m,), got shape {data.shape}")
+    data = check_sample(values, "release", one_column=True)
     return np.unique(data, return_counts=True)
 
 
@@ -500,9 +498,7 @@ def repeated_release_experiment(confidential, theta, m, bounds, rng, *, replicat
     -------
     RepeatedReleaseResult
     """
-    data = check_sample(confidential, "confidential")
-    if data.ndim != 1:
-        raise ValueError(f"confidential must be one numeric column, shape (n,), got shape {data.shape}")
+    data = check_sample(confidential, "confidential", one_column=True)
     atoms, counts = np.unique(data, return_counts=True)
     _, theta, _ = check_py_parameters(0.0, theta)
     m = check_m(m)

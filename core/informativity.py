@@ -307,9 +307,7 @@ def informativity_experiment(population, n_values, rule: PowerSizeRule | Privacy
     -------
     InformativityResult
     """
-    data = check_sample(population, "population")
-    if data.ndim != 1:
-        raise ValueError(f"population must be one numeric column, shape (N,), got shape {data.shape}")
+    data = check_sample(population, "population", one_column=True)
     atoms, counts = np.unique(data, return_counts=True)
     N = int(counts.sum())
     n_arr = np.unique(np.atleast_1d(check_positive_integer_array(n_values, "n_values", maximum=N)))

@@ -622,9 +622,7 @@ def batched_wasserstein1(a_values, a_groups, b_values, b_groups, n_groups, *,
     sides = []
     for label, values, groups, weights in (("a", a_values, a_groups, a_weights),
                                            ("b", b_values, b_groups, b_weights)):
-        v = check_sample(values, f"{label}_values")
-        if v.ndim != 1:
-            raise ValueError(f"{label}_values must be 1-D, got shape {v.shape}")
+        v = check_sample(values, f"{label}_values", one_column=True)
         g = np.asarray(groups)
         if g.shape != v.shape or g.dtype.kind not in "iu":
             raise ValueError(f"{label}_groups must be integers with the shape of {label}_values {v.shape}")

@@ -229,10 +229,11 @@ def check_finite_eps(eps, name: str = "eps") -> float:
     return float(eps)
 
 
-def check_sample(values, name: str = "data", *, min_size: int = 1) -> np.ndarray:
+def check_sample(values, name: str = "data", *, min_size: int = 1, one_column: bool = False) -> np.ndarray:
     """A numeric sample: shape ``(n,)`` or ``(n, d)``, ``n ≥ min_size``, ``d ≥ 1``, finite values.
 
-    Returns a ``float64`` array of the same shape.
+    With ``one_column`` only shape ``(n,)`` is admitted. Returns a ``float64`` array of
+    the same shape.
     """
     try:
         arr = np.asarray(values)
@@ -240,6 +241,8 @@ def check_sample(values, name: str = "data", *, min_size: int = 1) -> np.ndarray
         raise ValueError(f"{name} must be a numeric array of shape (n,) or (n, d)") from None
     if arr.ndim not in (1, 2):
         raise ValueError(f"{name} must have shape (n,) or (n, d), got shape {arr.shape}")
+    if one_column and arr.ndim != 1:
+        raise ValueError(f"{name} must be one numeric column, shape (n,), got shape {arr.shape}")
     if arr.shape[0] < min_size:
         what = "is empty" if arr.shape[0] == 0 else f"has {arr.shape[0]} rows"
         raise ValueError(f"{name} {what}: at least {min_size} value(s) are needed")

@@ -11,7 +11,6 @@ from core import informativity as I
 from core.mechanisms import UniformBase, crp_tables, pypp_release
 from core.privacy import global_delta, max_synthetic_size
 from core.simulation import sample_dyadic_geometric
-from core.utility import wasserstein1
 
 
 @pytest.fixture(scope="module")

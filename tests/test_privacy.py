@@ -242,8 +242,8 @@ def test_pruned_monte_carlo_equals_evaluating_every_type():
 
 
 def _all_types_reference(mult, sigma, theta, m, eps, n_mc, seed):
-    """Max over every neighbour type of the bad-event frequency, on the fast sampler's
-    replicates, evaluating each of the k·(k−1) + k concrete neighbours (no pruning)."""
+    """Max over every concrete neighbour (k·(k−1) + k of them, no pruning, no grouping by
+    multiplicity) of the bad-event frequency, on fresh replicates of the release sampler."""
     from core.mechanisms import py_predictive_counts
     rng = np.random.default_rng(seed)
     counts = np.array(mult, dtype=float)
