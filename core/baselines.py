@@ -45,19 +45,26 @@ import numpy as np
 from scipy import optimize, special
 
 from .validation import (
+    MAX_RECORDS,
+    MAX_RELEASE_SIZE,
     check_bins,
+    check_counts,
     check_delta,
     check_eps,
     check_finite_eps,
     check_integer,
-    check_m,
     check_positive,
+    check_real,
+    check_release_budget,
+    check_release_size,
     check_rng,
     check_unit_data,
 )
 
 __all__ = [
+    "DIRICHLET_ALPHA_RANGE",
     "MAX_CELLS",
+    "SENSITIVITY_RANGE",
     "Bootstrap",
     "DirichletMultinomialHistogram",
     "DirichletPosteriorSampling",
@@ -82,6 +89,13 @@ __all__ = [
 #: Largest number of histogram cells ``B**d`` a baseline accepts (8 MB of counts per run).
 MAX_CELLS = 1_000_000
 
+#: Prior weights α for which the Dirichlet posterior-sampling ε is computed to full
+#: precision (ψ′(α − γ) neither overflows nor loses its digits to cancellation).
+DIRICHLET_ALPHA_RANGE = (1e-10, 1e10)
+#: Sensitivities (Δ, Δ₂², Δ∞) accepted by the calibrations: the noise scales they imply
+#: stay inside the double-precision range.
+SENSITIVITY_RANGE = (1e-100, 1e100)
+
 #: Sensitivities of a histogram under replacement of one record.
 L1_SENSITIVITY = 2.0
 L2_SENSITIVITY = math.sqrt(2.0)
@@ -101,23 +115,31 @@ def smoothed_histogram_epsilon(n, cells, m, lam):
 
     Parameters
     ----------
-    n : int ≥ 1
-    cells : int ≥ 1
+    n : int in [1, 2**53]
+    cells : int in [1, 2**53]
         Number of cells :math:`k_B = B^d`.
-    m : int ≥ 1
+    m : int in [1, 2**53]
     lam : float in (0, 1]
 
     Returns
     -------
-    float
+    float (``inf`` only if ε exceeds the float range, for a λ near the smallest float)
     """
-    n = check_integer("n", n, minimum=1)
-    cells = check_integer("cells", cells, minimum=1)
-    m = check_m(m)
-    lam = check_positive("lam", lam)
-    if lam > 1:
-        raise ValueError(f"lam must be in (0, 1], got {lam!r}")
-    return m * math.log1p((1.0 - lam) * cells / (n * lam))
+    n = check_integer("n", n, minimum=1, maximum=MAX_RECORDS)
+    cells = check_integer("cells", cells, minimum=1, maximum=MAX_RECORDS)
+    m = check_integer("m", m, minimum=1, maximum=MAX_RECORDS)
+    lam = check_real("lam", lam, low=0.0, high=1.0, low_open=True)
+    return m * _smoothed_log_ratio(lam, cells, n)
+
+
+def _smoothed_log_ratio(lam: float, cells: int, n: int) -> float:
+    """:math:`\\log(1 + (1-\\lambda)k_B/(n\\lambda))` without overflow for tiny λ."""
+    if lam == 1.0:
+        return 0.0
+    log_x = math.log1p(-lam) + math.log(cells) - math.log(n) - math.log(lam)
+    if log_x < 30.0:
+        return math.log1p(math.exp(log_x))
+    return log_x + math.log1p(math.exp(-log_x))
 
 
 def smoothed_histogram_lambda(n, cells, m, eps):
@@ -133,31 +155,41 @@ def smoothed_histogram_lambda(n, cells, m, eps):
 
     Parameters
     ----------
-    n : int ≥ 1
+    n : int in [1, 2**53]
         Number of confidential records (public under replacement neighbours).
-    cells : int ≥ 1
+    cells : int in [1, 2**53]
         Number of histogram cells :math:`k_B = B^d`.
-    m : int ≥ 1
+    m : int in [1, 2**53]
         Number of released draws.
     eps : float or array_like of float, in (0, ∞]
         ``ε = ∞`` gives λ = 0.
 
     Returns
     -------
-    float or ndarray (same shape as ``eps``), in [0, 1)
+    float or ndarray (same shape as ``eps``), in [0, 1]; for ε so large that
+    :math:`\\lambda_{\\min}` underflows, the smallest positive float that satisfies the
+    condition (5e-324 at most a few ulps up).
     """
-    n = check_integer("n", n, minimum=1)
-    cells = check_integer("cells", cells, minimum=1)
-    m = check_m(m)
+    n = check_integer("n", n, minimum=1, maximum=MAX_RECORDS)
+    cells = check_integer("cells", cells, minimum=1, maximum=MAX_RECORDS)
+    m = check_integer("m", m, minimum=1, maximum=MAX_RECORDS)
     eps_arr, scalar = check_eps(eps)
     out = np.empty(eps_arr.shape)
     for i, e in enumerate(eps_arr):
         if math.isinf(e):
             out[i] = 0.0
             continue
-        lam = cells / (cells + n * math.expm1(e / m))
-        while lam < 1.0 and m * math.log1p((1.0 - lam) * cells / (n * lam)) > e:
-            lam = float(np.nextafter(lam, 1.0))
+        # λ = k/(k + n(e^{ε/m} − 1)) = 1/(1 + exp(log n − log k + log expm1(ε/m))), in log space.
+        rate = e / m
+        log_expm1 = math.log(math.expm1(rate)) if rate < 700.0 else rate + math.log1p(-math.exp(-rate))
+        log_odds = math.log(n) - math.log(cells) + log_expm1
+        lam = 1.0 / (1.0 + math.exp(log_odds)) if log_odds < 700.0 else math.exp(-log_odds)
+        lam = max(lam, 5e-324)
+        step = 0
+        while lam < 1.0 and m * _smoothed_log_ratio(lam, cells, n) > e:
+            # Moved up ulp by ulp, then by doubling steps: never more than ~60 iterations.
+            lam = min(1.0, float(np.nextafter(lam, 1.0)) if step < 8 else lam * (1.0 + 2.0 ** (step - 60)))
+            step += 1
         out[i] = lam
     return float(out[0]) if scalar else out
 
@@ -173,8 +205,10 @@ def _gaussian_log_delta(sigma: float, eps: float, sensitivity: float) -> float:
     """
     a = sensitivity / (2.0 * sigma) - eps * sigma / sensitivity
     b = -sensitivity / (2.0 * sigma) - eps * sigma / sensitivity
-    log_a = special.log_ndtr(a)
-    ratio = eps + special.log_ndtr(b) - log_a
+    log_a = float(special.log_ndtr(a))
+    if log_a == -math.inf:  # Φ(a) underflows: δ(σ) ≤ Φ(a) is below the smallest float
+        return -math.inf
+    ratio = eps + float(special.log_ndtr(b)) - log_a
     if ratio >= 0.0:  # only through rounding when δ(σ) is below ~1e-300
         return -math.inf
     return float(log_a + math.log(-math.expm1(ratio)))
@@ -198,8 +232,19 @@ def gaussian_delta(sigma, eps, l2_sensitivity):
     """
     sigma = check_positive("sigma", sigma)
     eps = check_finite_eps(eps)
-    sens = check_positive("l2_sensitivity", l2_sensitivity)
+    sens = _check_sensitivity("l2_sensitivity", l2_sensitivity)
     return math.exp(_gaussian_log_delta(sigma, eps, sens))
+
+
+def _format_upper(value: float, digits: int) -> str:
+    from .plots import format_upper  # deferred: plotting (plotly) is not needed to compute
+
+    return format_upper(value, digits)
+
+
+def _check_sensitivity(name: str, value) -> float:
+    lo, hi = SENSITIVITY_RANGE
+    return check_real(name, value, low=lo, high=hi)
 
 
 def gaussian_sigma(eps, delta, l2_sensitivity):
@@ -221,7 +266,7 @@ def gaussian_sigma(eps, delta, l2_sensitivity):
     eps : float or array_like of float, in (0, ∞]
         ``ε = ∞`` gives s = 0.
     delta : float in (0, 1)
-    l2_sensitivity : float > 0
+    l2_sensitivity : float in [1e-100, 1e100] (``SENSITIVITY_RANGE``)
         √2 for a histogram under replacement.
 
     Returns
@@ -230,7 +275,7 @@ def gaussian_sigma(eps, delta, l2_sensitivity):
     """
     eps_arr, scalar = check_eps(eps)
     delta = check_delta(delta)
-    sens = check_positive("l2_sensitivity", l2_sensitivity)
+    sens = _check_sensitivity("l2_sensitivity", l2_sensitivity)
     log_delta = math.log(delta)
     out = np.empty(eps_arr.shape)
     for i, e in enumerate(eps_arr):
@@ -243,10 +288,17 @@ def gaussian_sigma(eps, delta, l2_sensitivity):
             return _gaussian_log_delta(math.exp(t), e, sens) - log_delta
 
         lo = hi = math.log(sens)
+        # δ(s) decreases from 1 (s → 0) to 0 (s → ∞): the brackets stop at the edge of the
+        # float range with a clear message instead of running away.
         while excess(lo) <= 0.0:
             lo -= 1.0
+            if lo < -700.0:
+                raise ValueError(f"eps = {e!r} is too large for the Gaussian calibration: the noise SD "
+                                 f"underflows (below ~1e-304 × l2_sensitivity)")
         while excess(hi) > 0.0:
             hi += 1.0
+            if hi > 700.0:  # pragma: no cover - excess(hi) ≤ 0 well before for δ ≥ 1e-308
+                raise ValueError(f"eps = {e!r}, delta = {delta!r}: the noise SD overflows")
         t = optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
         step = max(abs(t), 1.0) * 1e-15
         while excess(t) > 0.0:
@@ -321,7 +373,7 @@ def dirichlet_sampling_epsilon(alpha, delta, *, l2_sq: float = 2.0, linf: float 
 
     Parameters
     ----------
-    alpha : float or array_like of float > 0
+    alpha : float or array_like of float in [1e-10, 1e10] (``DIRICHLET_ALPHA_RANGE``)
         Symmetric prior weight per cell (for a non-symmetric prior pass :math:`\\min_i\\alpha_i`).
         An array gives the curve ε(α).
     delta : float or array_like of float in (0, 1)
@@ -333,17 +385,20 @@ def dirichlet_sampling_epsilon(alpha, delta, *, l2_sq: float = 2.0, linf: float 
     -------
     float, or ndarray of the broadcast shape
     """
-    l2_sq = check_positive("l2_sq", l2_sq)
-    linf = check_positive("linf", linf)
+    l2_sq = _check_sensitivity("l2_sq", l2_sq)
+    linf = _check_sensitivity("linf", linf)
     scalar = np.ndim(alpha) == 0 and np.ndim(delta) == 0
     try:
         a_arr, d_arr = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(delta, dtype=float))
-    except ValueError:
-        raise ValueError(f"alpha and delta must broadcast together, got shapes "
+    except (TypeError, ValueError):
+        raise ValueError(f"alpha and delta must be numbers that broadcast together, got shapes "
                          f"{np.shape(alpha)} and {np.shape(delta)}") from None
+    if a_arr.size > 10_000:
+        raise ValueError(f"alpha and delta give {a_arr.size} pairs; at most 10000 per call")
     out = np.empty(a_arr.shape)
+    lo_alpha, hi_alpha = DIRICHLET_ALPHA_RANGE
     for idx in np.ndindex(a_arr.shape):
-        a = check_positive("alpha", float(a_arr[idx]))
+        a = check_real("alpha", float(a_arr[idx]), low=lo_alpha, high=hi_alpha)
         d = check_delta(float(d_arr[idx]))
         out[idx] = _dirichlet_sampling_epsilon_one(a, d, l2_sq, linf)
     return float(out) if scalar else out
@@ -363,19 +418,27 @@ def dirichlet_sampling_alpha(eps, delta, *, l2_sq: float = 2.0, linf: float = 1.
 
     Returns
     -------
-    float > 0
+    float in ``DIRICHLET_ALPHA_RANGE``; ``ValueError`` if ε needs a larger α
     """
     eps = check_finite_eps(eps)
     delta = check_delta(delta)
+    l2_sq = _check_sensitivity("l2_sq", l2_sq)
+    linf = _check_sensitivity("linf", linf)
+    t_min, t_max = (math.log(v) for v in DIRICHLET_ALPHA_RANGE)
 
     def excess(t):
         return _dirichlet_sampling_epsilon_one(math.exp(t), delta, l2_sq, linf) - eps
 
+    if excess(t_max) > 0.0:
+        raise ValueError(f"eps = {eps!r} at delta = {delta!r} needs a prior weight alpha above "
+                         f"{DIRICHLET_ALPHA_RANGE[1]:g} (DIRICHLET_ALPHA_RANGE); raise eps or delta")
+    if excess(t_min) <= 0.0:
+        return DIRICHLET_ALPHA_RANGE[0]  # every α in the range meets ε: the smallest is returned
     lo = hi = 0.0
     while excess(lo) <= 0.0:
-        lo -= 2.0
+        lo = max(lo - 2.0, t_min)
     while excess(hi) > 0.0:
-        hi += 2.0
+        hi = min(hi + 2.0, t_max)
     t = optimize.brentq(excess, lo, hi, xtol=1e-13, rtol=1e-15, maxiter=500)
     step = max(abs(t), 1.0) * 1e-14
     while excess(t) > 0.0:
@@ -398,19 +461,28 @@ def dirichlet_multinomial_alpha(eps, m) -> float:
     Parameters
     ----------
     eps : float in (0, ∞)
-    m : int ≥ 1
+    m : int in [1, 2**53]
 
     Returns
     -------
-    float > 0
+    float > 0 (``ValueError`` when m/(e^ε − 1) exceeds the float range)
     """
     eps = check_finite_eps(eps)
-    m = check_m(m)
-    # For ε beyond ~700, e^ε − 1 overflows and m/(e^ε − 1) underflows: the smallest
-    # normal float then satisfies the condition (checked in log form below).
-    alpha = max(m / math.expm1(eps) if eps < 700 else 0.0, np.finfo(float).tiny)
+    m = check_integer("m", m, minimum=1, maximum=MAX_RECORDS)
+    # In log space: for ε beyond ~709, e^ε − 1 overflows and m/(e^ε − 1) may underflow;
+    # below the smallest normal float, that float satisfies the condition.
+    log_expm1 = math.log(math.expm1(eps)) if eps < 700.0 else eps + math.log1p(-math.exp(-eps))
+    log_alpha = math.log(m) - log_expm1
+    if log_alpha > 709.0:
+        raise ValueError(f"eps = {eps!r} is too small for m = {m}: the prior weight m/(e^eps - 1) exceeds the "
+                         "largest float")
+    # The direct quotient is exact to an ulp or two; the log form only where e^ε overflows.
+    alpha = max(m / math.expm1(eps) if eps < 700.0 else math.exp(log_alpha), np.finfo(float).tiny)
+    step = 0
     while _log1p_ratio(m, alpha) > eps:
-        alpha = float(np.nextafter(alpha, math.inf))
+        # A few ulps, then doubling relative steps: at most ~60 iterations.
+        alpha = float(np.nextafter(alpha, math.inf)) if step < 8 else alpha * (1.0 + 2.0 ** (step - 60))
+        step += 1
     return alpha
 
 
@@ -458,12 +530,17 @@ class Guarantee:
 
     @property
     def label(self) -> str:
-        """A one-line statement for the UI, e.g. ``"pure ε-DP, global (ε = 2.5)"``."""
+        """A one-line statement for the UI, e.g. ``"pure ε-DP, global (ε = 2.5)"``.
+
+        ε and δ are rounded up (:func:`core.plots.format_upper`): a printed guarantee is
+        never stronger than the computed one.
+        """
         if self.kind == "none":
             return "no privacy"
         if self.kind == "pure":
-            return f"pure ε-DP, {self.scope} (ε = {self.eps:.6g})"
-        return f"approximate (ε, δ)-DP, {self.scope} (ε = {self.eps:.6g}, δ = {self.delta:.3g})"
+            return f"pure ε-DP, {self.scope} (ε = {_format_upper(self.eps, 6)})"
+        return (f"approximate (ε, δ)-DP, {self.scope} (ε = {_format_upper(self.eps, 6)}, "
+                f"δ = {_format_upper(self.delta, 3)})")
 
 
 @dataclass(frozen=True)
@@ -556,8 +633,8 @@ def cells_to_points(cell_counts, bins: int, d: int, rng: np.random.Generator, *,
 
     Parameters
     ----------
-    cell_counts : ndarray of int, shape (runs, bins**d)
-        Each row sums to the same ``m``.
+    cell_counts : ndarray of int ≥ 0, shape (runs, bins**d)
+        Each row sums to the same ``m`` in [1, MAX_RELEASE_SIZE]; runs × m × d ≤ MAX_RELEASE_VALUES.
     bins, d : int
     rng : numpy.random.Generator
     squeeze : bool
@@ -567,9 +644,19 @@ def cells_to_points(cell_counts, bins: int, d: int, rng: np.random.Generator, *,
     -------
     ndarray, shape (runs, m) or (runs, m, d)
     """
-    counts = np.asarray(cell_counts, dtype=np.int64)
+    counts = check_counts(cell_counts, "cell_counts", maximum=MAX_RELEASE_SIZE)
+    bins = check_bins(bins)
+    d = check_integer("d", d, minimum=1)
+    rng = check_rng(rng)
+    if counts.ndim != 2 or counts.shape[0] == 0 or counts.shape[1] != _cell_shape(bins, d):
+        raise ValueError(f"cell_counts must have shape (runs, bins**d) = (runs, {bins}**{d}), got {counts.shape}")
     runs, cells = counts.shape
-    m = int(counts[0].sum())
+    totals = counts.sum(axis=1)
+    m = int(totals[0])
+    if m < 1 or np.any(totals != m):
+        raise ValueError(f"every row of cell_counts must sum to the same m >= 1, got sums in "
+                         f"[{int(totals.min())}, {int(totals.max())}]")
+    check_release_budget(runs, check_release_size(m), d)
     occupied = np.flatnonzero(counts.ravel())  # memory O(runs·m), not O(runs·cells)
     flat = np.repeat(occupied % cells, counts.ravel()[occupied]).reshape(runs, m)
     flat = rng.permuted(flat, axis=1)
@@ -605,10 +692,11 @@ class HistogramMechanism(Mechanism):
 
     def release_runs(self, data, m, runs, rng) -> np.ndarray:
         x = check_unit_data(data)
-        m = check_m(m)
+        m = check_release_size(m)
         runs = check_integer("runs", runs, minimum=1)
         rng = check_rng(rng)
         d = 1 if x.ndim == 1 else x.shape[1]
+        check_release_budget(runs, m, d)
         counts = histogram_counts(x, self.bins)
         # Runs are processed in blocks so that the (runs × cells) probability matrix stays
         # within ~32 MB however many cells there are.
@@ -845,7 +933,7 @@ class DirichletPosteriorSampling(HistogramMechanism):
     def knobs(self, n, m, d: int = 1):
         return [Knob("alpha", self.alpha,
                      "smallest symmetric α with min over γ, λ of ρ(γ)λ + log(1/δ)/(λ − 1) ≤ ε, "
-                     f"ρ(γ) = ψ′(α − γ) (Δ₂² = 2, Δ∞ = 1); achieved ε = {self.eps:.6g}; "
+                     f"ρ(γ) = ψ′(α − γ) (Δ₂² = 2, Δ∞ = 1); achieved ε = {_format_upper(self.eps, 6)}; "
                      "m draws are post-processing")]
 
     def cell_probabilities(self, counts, m, runs, rng):
@@ -871,7 +959,8 @@ class Bootstrap(Mechanism):
 
     def release_runs(self, data, m, runs, rng) -> np.ndarray:
         x = check_unit_data(data)
-        m = check_m(m)
+        m = check_release_size(m)
         runs = check_integer("runs", runs, minimum=1)
         rng = check_rng(rng)
+        check_release_budget(runs, m, 1 if x.ndim == 1 else x.shape[1])
         return x[rng.integers(0, x.shape[0], size=(runs, m))]

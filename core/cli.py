@@ -1,220 +1,278 @@
-"""Command line: release PYPP synthetic data from a CSV file (issue 2, item 5).
+"""Command line: release PYPP synthetic data from a CSV file (issue 2 item 5, issue 10, issue 15).
 
 .. code-block:: text
 
-    python -m core release DATA.csv --column C [--column C2 ...] [--categorical C ...]
-        --theta T [--sigma S] [--m M] --eps E --delta D
-        [--bounds LO HI ...] [--log] [--decimals D ...] [--sep ,]
-        [--seed S] --out synth.csv [--report report.json]
+    bnp-synth release DATA.csv --column C [--column C2 ...] [--categorical C ...]
+        --theta T [--sigma S] [--m M | --m-rule global|instance] --eps E --delta D
+        [--bounds LO HI ...] [--log] [--decimals D ...] [--sep ,] [--seed S]
+        [--out synth.csv] [--report report.json]
+        [--public-bundle public_release.zip] [--curator-bundle CONFIDENTIAL_curator_record.zip]
+        [--save-recipe recipe.json]
 
-The data layer (:mod:`core.data`) reads and prepares the columns, the mechanism
-(:func:`core.mechanisms.pypp_release`, SPEC §2) draws ``m`` synthetic rows, which are
-written in original units, and :func:`core.report.release_report` states the guarantees
-(SPEC §3) at ``--eps`` against the target ``--delta`` in a JSON report. ``--m`` fixes the
-release size; without it the release size is the largest admissible under the global
-guarantee of Theorem 2, :func:`core.privacy.max_synthetic_size` (σ = 0 only). A
-guarantee that misses the δ target is named on stderr (``warning: ...``).
+    bnp-synth release --recipe recipe.json [DATA.csv] [outputs ...]
 
-Bad input (a missing file, a column that does not exist, NaNs, out-of-range
-parameters, …) ends with ``error: <what to fix>`` on stderr and exit status 2, never a
-traceback.
+(``python -m core`` is the same program.) The flags build a
+:class:`core.recipe.ReleaseRecipe`, or ``--recipe`` reads one (a bundle's recipe; the
+data path may be given to override the recipe's source). :func:`core.recipe.run_recipe`
+draws the release — the same function and the same bytes as the dashboard — and
+:mod:`core.bundle` writes the public release and the curator's record as two zip files.
+``--report`` is the curator's JSON report (instance-level guarantees, k, singletons:
+confidential). Every guarantee that misses the δ target, and every choice that weakens
+one (bounds read off the data), is named on stderr (``warning: ...``) and in the
+report's ``warnings``.
+
+Bad input (a missing file, a directory, a column that does not exist, NaNs,
+out-of-range parameters, a release too large to write, …) ends with
+``error: <what to fix>`` on stderr and exit status 2, never a traceback. The
+mathematics is explained in the project's ``docs/mathematics.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
-import warnings
 from pathlib import Path
 
-import numpy as np
-
 from . import data as data_layer
-from .mechanisms import pypp_release
-from .privacy import max_synthetic_size, singleton_limit
-from .report import release_report
-from .validation import PrivacyLeakWarning, check_delta, check_eps, check_m, check_py_parameters
+from .bundle import CURATOR_BUNDLE_NAME, comparison_figures, write_bundles
+from .recipe import MAX_RECIPE_SIZE, SAMPLE_DIR, ReleaseRecipe, run_recipe, sample_source
 
-__all__ = ["build_parser", "main", "run_release"]
+__all__ = ["build_parser", "main", "recipe_from_args", "run_release"]
 
 PROG = "python -m core"
+DOCS = "docs/mathematics.md"
+
+# argparse takes "-1e-300" for an option (its negative-number pattern has no exponent);
+# this one also accepts scientific notation and -inf, so that validation can answer.
+_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)?$", re.IGNORECASE)
+
+# Options that define a recipe: with --recipe, the recipe defines them instead.
+_RECIPE_OPTIONS = ("column", "categorical", "sigma", "theta", "m", "m_rule", "eps", "delta", "bounds", "log",
+                   "decimals", "sep", "seed")
 
 
 class UsageError(ValueError):
     """A command-line mistake (reported with the usage line)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _program_name() -> str:
+    """``bnp-synth`` when run as the installed script, ``python -m core`` otherwise."""
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return PROG if name in ("", "__main__.py", "-c", "-m") or name.endswith(".py") else name
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Private synthetic data with the Pitman-Yor posterior-predictive mechanism.")
+        prog=prog, description="Private synthetic data with the Pitman-Yor posterior-predictive mechanism.",
+        epilog=f"The mathematics (mechanism, guarantees, how they are tested) is in {DOCS} of bnp-synth.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
     release = commands.add_parser(
         "release", help="release m synthetic rows of a CSV file",
-        description="Release m synthetic rows of the chosen columns of DATA.csv with the PYPP mechanism "
-                    "(SPEC §2) and write a JSON report of the privacy guarantees (SPEC §3).",
-        epilog="Numeric transforms, in this order and in original units: --decimals (rounding), clipping "
-               "to --bounds, --log, scaling to [0, 1] with the bounds. Bounds are public knowledge: without "
-               "--bounds they are read off the data, which the guarantee does not cover (a warning says so).")
-    release.add_argument("data", metavar="DATA.csv", help="input CSV file with a header row")
-    release.add_argument("--column", action="append", default=[], metavar="C",
-                         help="column to release (repeat for several; a row is one atom)")
-    release.add_argument("--categorical", action="append", default=[], metavar="C",
-                         help="treat column C as categorical (added to the columns if not given with --column)")
-    release.add_argument("--sigma", type=float, default=0.0,
-                         help="PY discount: 0 (Dirichlet process, default), in (0, 1), or < 0 with "
-                              "theta = z*|sigma| for z public categories")
-    release.add_argument("--theta", type=float, required=True, help="PY strength theta > -sigma")
-    release.add_argument("--m", type=int,
-                         help="number of synthetic rows to release (default: the largest m whose global "
-                              "delta at --eps is within --delta; sigma = 0 only)")
-    release.add_argument("--eps", type=float, help="(required) epsilon > 0 at which the guarantees are stated")
-    release.add_argument("--delta", type=float, help="(required) target delta in (0, 1) the guarantees are "
-                                                      "compared with")
-    release.add_argument("--bounds", action="append", nargs=2, type=float, default=[], metavar=("LO", "HI"),
-                         help="public bounds in original units, once per numeric column, in column order")
-    release.add_argument("--log", action="store_true", help="log-transform every numeric column")
-    release.add_argument("--decimals", action="append", type=int, default=[], metavar="D",
-                         help="round numeric values to D decimals (negative: tens, hundreds, ...), before the "
-                              "other transforms and on output; once for all numeric columns or once per "
-                              "numeric column")
-    release.add_argument("--sep", default=",", help="field separator of DATA.csv (default ',')")
-    release.add_argument("--seed", type=int,
-                         help="random seed (integer >= 0); without it a fresh one is drawn and recorded")
-    release.add_argument("--out", required=True, metavar="synth.csv", help="where to write the synthetic CSV")
-    release.add_argument("--report", metavar="report.json",
-                         help="where to write the JSON report (default: print it on stdout)")
+        description="Release m synthetic rows of the chosen columns of DATA.csv with the PYPP mechanism and "
+                    "state its privacy guarantees: the public release (synthetic data, public recipe, the global "
+                    "guarantee) and the curator's record (instance-level guarantees and comparisons with the "
+                    "confidential data, marked CONFIDENTIAL) are written to separate files.",
+        epilog="Numeric transforms, in this order and in original units: --decimals (rounding), clipping to "
+               "--bounds, --log, scaling to [0, 1] with the bounds. Bounds are public knowledge: without --bounds "
+               "they are read off the data, which the guarantee does not cover (a warning says so). A recipe "
+               "(--save-recipe, or recipe.json in a bundle) replays the release byte for byte with --recipe. "
+               f"At most {MAX_RECIPE_SIZE:,} synthetic rows. The mathematics is in {DOCS}.")
+    for p in (parser, release):
+        p._negative_number_matcher = _NEGATIVE_NUMBER
+    release.add_argument("data", metavar="DATA.csv", nargs="?",
+                         help="input CSV file with a header row (with --recipe: overrides the recipe's source)")
+    release.add_argument("--recipe", metavar="recipe.json",
+                         help="read the release recipe (columns, transforms, parameters, seed) from this JSON file "
+                              "instead of the options below")
+    spec = release.add_argument_group("recipe options (without --recipe)")
+    spec.add_argument("--column", action="append", default=None, metavar="C",
+                      help="column to release (repeat for several; a row is one atom)")
+    spec.add_argument("--categorical", action="append", default=None, metavar="C",
+                      help="treat column C as categorical (added to the columns if not given with --column)")
+    spec.add_argument("--sigma", type=float,
+                      help="PY discount: 0 (Dirichlet process, default), in (0, 1), or < 0 with theta = z*|sigma| "
+                           "for z public categories")
+    spec.add_argument("--theta", type=float, help="(required) PY strength theta > -sigma")
+    spec.add_argument("--m", type=int,
+                      help=f"number of synthetic rows, 1 to {MAX_RECIPE_SIZE:,} (default: the largest m admissible "
+                           "at --eps, --delta; sigma = 0 only)")
+    spec.add_argument("--m-rule", choices=("global", "instance"),
+                      help="without --m: the largest m under the global guarantee of Theorem 2 (global, default) or "
+                           "under the instance-level guarantee at this dataset (instance; depends on the data)")
+    spec.add_argument("--eps", type=float, help="(required) epsilon > 0 at which the guarantees are stated")
+    spec.add_argument("--delta", type=float, help="(required) target delta in (0, 1) the guarantees are "
+                                                   "compared with")
+    spec.add_argument("--bounds", action="append", nargs=2, type=float, default=None, metavar=("LO", "HI"),
+                      help="public bounds in original units, once per numeric column, in column order")
+    spec.add_argument("--log", action="store_true", default=None, help="log-transform every numeric column")
+    spec.add_argument("--decimals", action="append", type=int, default=None, metavar="D",
+                      help="round numeric values to D decimals (negative: tens, hundreds, ...), before the other "
+                           "transforms and on output; once for all numeric columns or once per numeric column")
+    spec.add_argument("--sep", help="field separator of DATA.csv (default: the reader's, a comma)")
+    spec.add_argument("--seed", type=int,
+                      help="random seed (integer >= 0); without it a fresh one is drawn and recorded")
+    out = release.add_argument_group("outputs (at least one of --out, --public-bundle, --curator-bundle)")
+    out.add_argument("--out", metavar="synth.csv", help="where to write the synthetic CSV")
+    out.add_argument("--report", metavar="report.json",
+                     help="where to write the curator's JSON report (CONFIDENTIAL: instance-level guarantees, k, "
+                          "singletons; default: print it on stdout)")
+    out.add_argument("--public-bundle", metavar="public_release.zip",
+                     help="zip of the public release: synthetic.csv, recipe.json without seed or local paths, "
+                          "release.json and README.txt with the global guarantee")
+    out.add_argument("--curator-bundle", metavar=CURATOR_BUNDLE_NAME,
+                     help="zip of the curator's record (CONFIDENTIAL): report, full recipe with seed, summary "
+                          "table, figures")
+    out.add_argument("--save-recipe", metavar="recipe.json",
+                     help="write the recipe (with its seed and data path) for --recipe")
     release.set_defaults(command_parser=release)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m core`` and of the ``bnp-synth`` script; returns the exit status."""
-    parser = build_parser()
+    prog = _program_name() if argv is None else PROG
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     try:
-        return run_release(args, sys.argv[1:] if argv is None else argv)  # the only command
+        return run_release(args, sys.argv[1:] if argv is None else argv, prog=prog)  # the only command
     except ValueError as exc:  # bad input: a message and exit status 2, not a traceback
         args.command_parser.error(str(exc))
-    except OSError as exc:  # e.g. the output directory does not exist
+    except OSError as exc:  # e.g. a file that cannot be written
         where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
         args.command_parser.error(f"{exc.strerror or exc}{where}")
 
 
-def run_release(args: argparse.Namespace, argv: list[str] | None = None) -> int:
+def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog: str = PROG) -> int:
     """Run ``release`` with parsed arguments; raises ValueError on bad input.
 
-    ``argv`` (the arguments after ``python -m core``) is recorded in the report as the
-    command that regenerates the release.
+    ``argv`` (the arguments after the program name) is recorded in the curator's report
+    as the command that regenerates the release.
     """
-    specs = _column_specs(args)
-    m_given = args.m is not None
+    if args.recipe is not None:
+        given = [f"--{name.replace('_', '-')}" for name in _RECIPE_OPTIONS if getattr(args, name) is not None]
+        if given:
+            raise UsageError(f"--recipe fixes the columns, transforms, parameters and seed: drop "
+                             f"{', '.join(given)} (only DATA.csv may be given to override the recipe's data)")
+        recipe = ReleaseRecipe.read(args.recipe)
+    else:
+        recipe = recipe_from_args(args)
+    outputs = _check_outputs(args)
+    if args.data is not None and Path(args.data).is_dir():
+        raise UsageError(f"DATA.csv {args.data!r} is a directory, not a CSV file: give the path of the data file")
+
+    command = list(argv or [])
+    result = run_recipe(recipe, args.data, data_label=None if args.data is None else str(args.data))
+    if args.recipe is None and recipe.seed is None:
+        command += ["--seed", str(result.recipe.seed)]  # the drawn seed makes the command reproduce the release
+    report = result.curator_report
+    report["command"] = shlex.join([*prog.split(), *command])
+    report["release"]["output"] = None if args.out is None else str(args.out)
+
+    if args.out is not None:
+        Path(args.out).write_bytes(result.synthetic_csv())
+    if args.public_bundle is not None or args.curator_bundle is not None:
+        figures = comparison_figures(result) if args.curator_bundle is not None else None
+        write_bundles(result, public_path=args.public_bundle, curator_path=args.curator_bundle, figures=figures)
+    if args.save_recipe is not None:
+        Path(args.save_recipe).write_text(result.recipe.to_json(), encoding="utf-8")
+    text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    if args.report:
+        Path(args.report).write_text(text, encoding="utf-8")
+    else:  # escaped: a terminal's encoding may not have ε and δ
+        print(json.dumps(report, indent=2))
+    for message in result.warnings:
+        print(f"warning: {message}", file=sys.stderr)
+    if args.curator_bundle is not None and "CONFIDENTIAL" not in Path(args.curator_bundle).name.upper():
+        print(f"warning: {args.curator_bundle} holds confidential statistics; name it so (e.g. "
+              f"{CURATOR_BUNDLE_NAME}) and do not publish it", file=sys.stderr)
+    print(f"released m = {result.m} synthetic rows of {', '.join(map(str, result.prepared.columns))} to "
+          f"{', '.join(outputs)}" + (f"; curator's report in {args.report}" if args.report else "")
+          + f" (seed {result.recipe.seed})", file=sys.stderr)
+    return 0
+
+
+def _check_outputs(args: argparse.Namespace) -> list[str]:
+    """Every output's directory exists and no two outputs are one file; returns their names."""
+    outputs = [p for p in (args.out, args.public_bundle, args.curator_bundle) if p is not None]
+    if not outputs:
+        raise UsageError("nothing to write: give --out synth.csv, --public-bundle ZIP and/or --curator-bundle ZIP")
+    paths = {}
+    for option in ("out", "report", "public_bundle", "curator_bundle", "save_recipe"):
+        path = getattr(args, option)
+        if path is None:
+            continue
+        flag = f"--{option.replace('_', '-')}"
+        resolved = Path(path).resolve()
+        if not resolved.parent.is_dir():
+            raise UsageError(f"{flag} {path}: the directory {str(resolved.parent)!r} does not exist")
+        if resolved.is_dir():
+            raise UsageError(f"{flag} {path} is a directory: give a file name")
+        if resolved in paths:
+            raise UsageError(f"{flag} and {paths[resolved]} name the same file {path!r}: give each output its own")
+        if args.data is not None and resolved == Path(args.data).resolve():
+            raise UsageError(f"{flag} {path} would overwrite the input data")
+        paths[resolved] = flag
+    return [str(p) for p in outputs]
+
+
+def recipe_from_args(args: argparse.Namespace) -> ReleaseRecipe:
+    """The :class:`~core.recipe.ReleaseRecipe` the flags describe (validated)."""
+    if args.data is None:
+        raise UsageError("give the data file DATA.csv (or --recipe recipe.json)")
+    if args.theta is None:
+        raise UsageError("missing --theta: the PY strength theta > -sigma")
     if args.eps is None or args.delta is None:
         missing = " and ".join(f"--{name}" for name in ("eps", "delta") if getattr(args, name) is None)
         raise UsageError(f"missing {missing}: the report states each guarantee at --eps and compares it with "
                          "the target --delta; with --eps and --delta alone the largest admissible m is released")
-    sigma, theta, _ = check_py_parameters(args.sigma, args.theta)
-    # Check every parameter before reading a possibly large file.
-    if m_given:
-        check_m(args.m)
-    check_eps(args.eps)
-    check_delta(args.delta)
-    if not m_given and sigma != 0:
+    sigma = 0.0 if args.sigma is None else args.sigma
+    if args.m is not None and args.m_rule is not None:
+        raise UsageError("give either --m (a fixed release size) or --m-rule (the largest admissible m), not both")
+    if args.m is None and sigma != 0:
         raise UsageError(f"--eps/--delta without --m needs --sigma 0: the largest admissible m comes from the "
-                         f"global guarantee of Theorem 2 (Dirichlet process), got --sigma {args.sigma}. Give --m.")
-    seed = _seed(args.seed)
-    for option, path in (("--out", args.out), ("--report", args.report)):
-        if path is not None and not Path(path).resolve().parent.is_dir():
-            raise UsageError(f"{option} {path}: the directory {str(Path(path).resolve().parent)!r} does not exist")
+                         f"guarantees of the Dirichlet process (Theorem 2), got --sigma {sigma:g}. Give --m.")
+    return ReleaseRecipe(source=_source(args.data), columns=tuple(_column_specs(args)), eps=args.eps,
+                         delta=args.delta, m=args.m, size_rule=args.m_rule if args.m is None else "fixed",
+                         sigma=sigma, theta=args.theta, seed=args.seed, sep=args.sep)
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PrivacyLeakWarning)
-        frame = data_layer.read_csv(Path(args.data), max_bytes=None, sep=args.sep)
-        prepared = data_layer.prepare(frame, specs)
-    leaks = [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
-    for message in leaks:
-        print(f"warning: {message}", file=sys.stderr)
 
-    table = prepared.table
-    if m_given:
-        m = args.m
-        m_rule = "given with --m"
-    else:
-        m = max_synthetic_size(table.n, theta, args.eps, args.delta)
-        m_rule = "largest m admissible under the global guarantee (Theorem 2) at the given eps, delta"
-        if m < 1:
-            limit = singleton_limit(table.n, theta, args.delta)
-            raise ValueError(
-                f"no synthetic row can be released at eps={args.eps}, delta={args.delta} with n={table.n}, "
-                f"theta={theta}: even m = 1 exceeds delta (the singleton limit is "
-                f"floor(delta*(theta+n-1)/(1-delta)) = {limit}). Raise --delta or --theta.")
-
-    rng = np.random.default_rng(seed)
-    release = pypp_release(table.atoms, table.counts, sigma, theta, m, rng, base=prepared.bases)
-    synthetic = prepared.to_original(release.values)
-
-    command = list(argv or [])
-    if args.seed is None:
-        command += ["--seed", str(seed)]  # the drawn seed makes the command reproduce the release
-    report = release_report(
-        multiplicities=table.counts, sigma=sigma, theta=theta, m=m, eps=args.eps, delta=args.delta, seed=seed,
-        columns=[str(c) for c in prepared.columns], transforms=prepared.describe(), data_source=str(args.data),
-        bounds_from_data=prepared.any_bounds_from_data, command=shlex.join([*PROG.split(), *command]),
-        n_new_values=release.n_new_values)
-    report["release"].update(m_chosen_by=m_rule, output=str(args.out))
-
-    out = Path(args.out)
-    synthetic.to_csv(out, index=False)
-    if args.report:  # release_report is JSON-ready
-        Path(args.report).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    else:  # escaped: a terminal's encoding may not have ε and δ
-        print(json.dumps(report, indent=2))
-    for item in report["guarantees"]:  # say which guarantees miss the target, not only in the JSON
-        if item["delta"] is None:
-            print(f"warning: {item['scope']} guarantee {item['name']}: {item['description']}", file=sys.stderr)
-        elif item["meets_target"] is False:
-            print(f"warning: {item['scope']} guarantee {item['name']} at eps = {args.eps:g}: "
-                  f"delta = {item['delta']:.4g} exceeds the target {args.delta:g}", file=sys.stderr)
-    print(f"released m = {m} synthetic rows of {', '.join(map(str, prepared.columns))} to {out}"
-          + (f"; report in {args.report}" if args.report else "") + f" (seed {seed})", file=sys.stderr)
-    return 0
+def _source(data: str) -> str:
+    """``sample:<name>`` for a bundled sample, otherwise the path as given."""
+    path = Path(data)
+    if path.is_file() and path.resolve().parent == SAMPLE_DIR.resolve():
+        return sample_source(path.name)
+    return str(data)
 
 
 def _column_specs(args: argparse.Namespace) -> list[data_layer.ColumnSpec]:
-    names = list(args.column) + [c for c in args.categorical if c not in args.column]
+    columns, categorical_names = args.column or [], args.categorical or []
+    bounds_given, decimals_given = args.bounds or [], args.decimals or []
+    names = list(columns) + [c for c in categorical_names if c not in columns]
     if not names:
         raise UsageError("choose at least one column with --column C")
-    categorical = set(args.categorical)
+    categorical = set(categorical_names)
     numeric = [c for c in names if c not in categorical]
-    if args.bounds and len(args.bounds) != len(numeric):
+    if bounds_given and len(bounds_given) != len(numeric):
         raise UsageError(f"give --bounds LO HI once per numeric column, in order ({len(numeric)}: "
-                         f"{', '.join(numeric) or 'none'}), got {len(args.bounds)}")
-    if len(args.decimals) not in (0, 1, len(numeric)) or (args.decimals and not numeric):
+                         f"{', '.join(numeric) or 'none'}), got {len(bounds_given)}")
+    if len(decimals_given) not in (0, 1, len(numeric)) or (decimals_given and not numeric):
         raise UsageError(f"give --decimals once (all numeric columns) or once per numeric column "
-                         f"({len(numeric)}: {', '.join(numeric) or 'none'}), got {len(args.decimals)}")
+                         f"({len(numeric)}: {', '.join(numeric) or 'none'}), got {len(decimals_given)}")
     if args.log and not numeric:
         raise UsageError("--log applies to numeric columns, and all chosen columns are categorical")
-    bounds = iter(args.bounds) if args.bounds else None
-    decimals = iter(args.decimals) if len(args.decimals) == len(numeric) else None
+    bounds = iter(bounds_given) if bounds_given else None
+    decimals = iter(decimals_given) if len(decimals_given) == len(numeric) else None
     specs = []
     for name in names:
         if name in categorical:
             specs.append(data_layer.ColumnSpec(name, kind="categorical"))
             continue
         specs.append(data_layer.ColumnSpec(
-            name, log=args.log,
+            name, log=bool(args.log),
             bounds=tuple(next(bounds)) if bounds is not None else None,
-            decimals=next(decimals) if decimals is not None else (args.decimals[0] if args.decimals else None)))
+            decimals=next(decimals) if decimals is not None else (decimals_given[0] if decimals_given else None)))
     return specs
-
-
-def _seed(seed: int | None) -> int:
-    if seed is None:
-        # Fresh entropy, recorded in the report so the release can be reproduced.
-        return int(np.random.SeedSequence().entropy)
-    if seed < 0:
-        raise UsageError(f"--seed must be an integer >= 0, got {seed}")
-    return seed
-

@@ -40,9 +40,12 @@ from .baselines import (
     SmoothedHistogram,
 )
 from .mechanisms import UniformBase, pypp_release
+from .plots import format_upper
 from .privacy import global_delta, max_synthetic_size
 from .utility import (
     DEFAULT_MAX_COST_BYTES,
+    MAX_COST_BYTES,
+    MAX_PROJECTIONS,
     binned_kde_runs,
     column_summary,
     kde_grid,
@@ -54,12 +57,15 @@ from .utility import (
     wasserstein1_runs,
 )
 from .validation import (
+    MAX_RELEASE_SIZE,
     check_bins,
     check_delta,
     check_finite_eps,
     check_integer,
-    check_m,
     check_py_parameters,
+    check_real,
+    check_release_budget,
+    check_release_size,
     check_rng,
     check_unit_data,
 )
@@ -107,7 +113,7 @@ class PYPPMechanism(Mechanism):
         self.eps = check_finite_eps(eps)
         _, self.theta, _ = check_py_parameters(0.0, theta)
         self.n = check_integer("n", n, minimum=1)
-        self.m = check_m(m)
+        self.m = check_release_size(m)
         self.delta = float(global_delta(self.n, self.theta, self.m, self.eps))
 
     @property
@@ -120,14 +126,15 @@ class PYPPMechanism(Mechanism):
         return [Knob("theta", self.theta, "strength of the DP prior (σ = 0), chosen by the user"),
                 Knob("delta_star", self.delta,
                      f"δ*(ε) = max over r = 1..n of P(S_r > (e^ε − 1)(r − 1)), S_r ~ BB(m, r, θ + n − r) "
-                     f"(Theorem 2, global); singleton term m/(m + θ + n − 1) = "
-                     f"{m / (m + self.theta + n - 1):.6g}")]
+                     f"(Theorem 2, global); singleton term m/(m + θ + n − 1) ≤ "
+                     f"{format_upper(m / (m + self.theta + n - 1), 6)}")]
 
     def release_runs(self, data, m, runs, rng) -> np.ndarray:
         x = check_unit_data(data)
-        m = check_m(m)
+        m = check_release_size(m)
         runs = check_integer("runs", runs, minimum=1)
         rng = check_rng(rng)
+        check_release_budget(runs, m, 1 if x.ndim == 1 else x.shape[1])
         if x.shape[0] != self.n or m != self.m:
             raise ValueError(f"this PYPP mechanism was calibrated for n = {self.n} and m = {self.m}; "
                              f"got n = {x.shape[0]} and m = {m}")
@@ -218,7 +225,7 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
         Number of confidential records.
     eps : float in (0, ∞)
     delta : float in (0, 1)
-    m : int ≥ 1, or "largest"
+    m : int in [1, MAX_RELEASE_SIZE], or "largest"
         Common release size. ``"largest"``: the largest m admissible for PYPP under
         Theorem 2, ``max_synthetic_size(n, θ, ε, δ)``, used by every mechanism.
     theta : float > 0
@@ -253,6 +260,9 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
         if m != "largest":
             raise ValueError(f"m must be an integer >= 1 or 'largest', got {m!r}")
         m_val = max_synthetic_size(n, theta, eps, delta)
+        if m_val > MAX_RELEASE_SIZE:
+            raise ValueError(f"m: the largest admissible m for PYPP, {m_val}, exceeds MAX_RELEASE_SIZE = "
+                             f"{MAX_RELEASE_SIZE}; give m explicitly")
         if m_val < 1:
             raise ValueError(
                 f"m: no synthetic value can be released by PYPP at eps={eps!r}, delta={delta!r}, "
@@ -261,7 +271,7 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
         m_reason = (f"m = m*(ε, δ) = max{{m : δ*(ε; m) ≤ δ}} = {m_val} for PYPP with θ = {theta:g} "
                     "(Theorem 2), used by every mechanism")
     else:
-        m_val = check_m(m)
+        m_val = check_release_size(m)
         m_rule = "given"
         m_reason = "common release size, given by the user"
 
@@ -377,13 +387,16 @@ def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.r
     progress : callable ``progress(fraction: float, message: str)``, optional
     columns : sequence of str, optional
         Column names (default ``x0, x1, …``).
-    grid_size : int ≥ 16
+    grid_size : int in [16, 16 384]
         Minimum KDE grid points per column; more are used when a bandwidth is smaller
         than three grid steps (up to 16 384).
-    max_cost_bytes : float
+    max_cost_bytes : float in (0, MAX_COST_BYTES]
         Memory budget of the exact multi-column W1 cost matrix (``k_x × m`` entries of 8 bytes).
-    n_projections : int
+    n_projections : int in [1, MAX_PROJECTIONS]
         Random directions of the sliced W1 when the budget is exceeded (shared by all runs).
+
+    All releases are held at once: ``mechanisms × runs × m × d`` must not exceed
+    ``MAX_RELEASE_VALUES``.
 
     Returns
     -------
@@ -397,9 +410,12 @@ def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.r
         raise ValueError(f"calibration must be a Calibration from calibrate(), got {type(calibration).__name__}")
     runs = check_integer("runs", runs, minimum=1)
     rng = check_rng(rng)
-    grid_size = check_integer("grid_size", grid_size, minimum=16)
+    grid_size = check_integer("grid_size", grid_size, minimum=16, maximum=1 << 14)
+    max_cost_bytes = check_real("max_cost_bytes", max_cost_bytes, low=0.0, high=MAX_COST_BYTES, low_open=True)
+    n_projections = check_integer("n_projections", n_projections, minimum=1, maximum=MAX_PROJECTIONS)
     x2 = x.reshape(x.shape[0], -1)
     n, d = x2.shape
+    check_release_budget(runs * len(calibration.mechanisms), calibration.m, d)
     if n != calibration.n or d != calibration.d:
         raise ValueError(f"data has n = {n}, d = {d} but the calibration is for n = {calibration.n}, "
                          f"d = {calibration.d}")
@@ -476,6 +492,8 @@ def comparison_summary(results: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame with columns ``mechanism, label, column, mean, sd, q1, median, q3,
     W1, W1_sd, KDE_L2, KDE_L2_sd, runs, guarantee``
     """
+    if not isinstance(results, pd.DataFrame):
+        raise ValueError(f"results must be the DataFrame of run_comparison, got {type(results).__name__}")
     needed = {"mechanism", "label", "column", "W1", "KDE_L2", "mean", "sd", "q1", "median", "q3", "guarantee"}
     missing = needed - set(results.columns)
     if missing:
@@ -517,9 +535,13 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, runs: int = 100, rng:
     """
     x = check_unit_data(data)
     rng = check_rng(rng)
-    eps_list = [check_finite_eps(float(e)) for e in np.atleast_1d(np.asarray(eps_values, dtype=float))]
-    if not eps_list:
-        raise ValueError("eps_values must not be empty")
+    try:
+        eps_arr = np.atleast_1d(np.asarray(eps_values, dtype=float))
+    except (TypeError, ValueError):
+        raise ValueError(f"eps_values must be an array of numbers in (0, ∞), got {eps_values!r}") from None
+    if eps_arr.ndim != 1 or not 1 <= eps_arr.size <= 1000:
+        raise ValueError(f"eps_values must be a 1-D array of 1 to 1000 values, got shape {eps_arr.shape}")
+    eps_list = [check_finite_eps(float(e)) for e in eps_arr]
     x2 = x.reshape(x.shape[0], -1)
     children = rng.spawn(len(eps_list))
     frames = []

@@ -42,16 +42,19 @@ import pandas as pd
 from .mechanisms import UniformBase, pypp_release
 from .validation import (
     check_bounds,
+    check_finite_array,
     check_integer,
-    check_m,
     check_probability,
     check_py_parameters,
+    check_release_size,
     check_rng,
     check_sample,
 )
 
 __all__ = [
     "DEFAULT_QUANTILE_LEVELS",
+    "MAX_POSTERIOR_DRAWS",
+    "MAX_STICK_ENTRIES",
     "PosteriorFunctionals",
     "RepeatedReleaseResult",
     "dp_posterior_functionals",
@@ -69,6 +72,13 @@ _QUANTILE_NAMES = {0.25: "Q1 (25%)", 0.5: "median", 0.75: "Q3 (75%)"}
 
 # Entries per block of posterior draws (draws × atoms); bounds memory at ~8 MB per array.
 _BLOCK_ENTRIES = 2**20
+#: Largest number of posterior draws per call (the output holds draws × functionals).
+MAX_POSTERIOR_DRAWS = 10**6
+#: Largest stick-breaking array, draws × sticks (~θ log(1/truncation) sticks per draw), of one
+#: :func:`stick_breaking_dp` call or one block of :func:`dp_posterior_functionals` (400 MB).
+MAX_STICK_ENTRIES = 5 * 10**7
+#: Largest number of quantile levels or thresholds of one call.
+_MAX_FUNCTIONALS = 1000
 
 
 def functional_names(levels: Sequence[float], thresholds: Sequence[float]) -> list[str]:
@@ -80,18 +90,26 @@ def functional_names(levels: Sequence[float], thresholds: Sequence[float]) -> li
 
 
 def _check_levels(levels) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(levels, dtype=np.float64))
-    if arr.ndim != 1:
-        raise ValueError(f"quantile_levels must be a 1-D sequence, got shape {arr.shape}")
+    try:
+        arr = np.atleast_1d(np.asarray(levels, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise ValueError(f"quantile_levels must be numbers in (0, 1), got {levels!r}") from None
+    if arr.ndim != 1 or arr.size > _MAX_FUNCTIONALS:
+        raise ValueError(f"quantile_levels must be a 1-D sequence of at most {_MAX_FUNCTIONALS} levels, "
+                         f"got shape {arr.shape}")
     for q in arr:
         check_probability(float(q), "quantile_levels")
     return arr
 
 
 def _check_thresholds(thresholds) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
-    if arr.ndim != 1 or not np.all(np.isfinite(arr)):
-        raise ValueError(f"thresholds must be a 1-D sequence of finite numbers, got {thresholds!r}")
+    try:
+        arr = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise ValueError(f"thresholds must be finite numbers, got {thresholds!r}") from None
+    if arr.ndim != 1 or not np.all(np.isfinite(arr)) or arr.size > _MAX_FUNCTIONALS:
+        raise ValueError(f"thresholds must be a 1-D sequence of at most {_MAX_FUNCTIONALS} finite numbers, "
+                         f"got {thresholds!r}")
     return arr
 
 
@@ -154,10 +172,12 @@ def measure_functionals(atoms, weights, extra_atoms, extra_weights, *,
     quantiles : ndarray, shape (D, Q)
     tails : ndarray, shape (D, T)
     """
-    a = np.asarray(atoms, dtype=np.float64)
-    w = np.asarray(weights, dtype=np.float64)
-    xa = np.asarray(extra_atoms, dtype=np.float64)
-    xw = np.asarray(extra_weights, dtype=np.float64)
+    a = check_finite_array(atoms, "atoms")
+    w = check_finite_array(weights, "weights")
+    xa = check_finite_array(extra_atoms, "extra_atoms")
+    xw = check_finite_array(extra_weights, "extra_weights")
+    if np.any(w < 0) or np.any(xw < 0):
+        raise ValueError("weights and extra_weights must be >= 0")
     levels = _check_levels(quantile_levels)
     ts = _check_thresholds(thresholds) if np.size(thresholds) else np.zeros(0)
     if a.ndim != 1 or w.ndim != 2 or w.shape[1] != a.size:
@@ -175,8 +195,8 @@ def measure_functionals(atoms, weights, extra_atoms, extra_weights, *,
     mass_atoms = cum_atoms[:, -1] if J else np.zeros(D)
     mass_extra = cum_extra[:, -1] if xs.shape[1] else np.zeros(D)
     total = mass_atoms + mass_extra
-    if not np.all(total > 0):
-        raise ValueError("every measure needs a positive total weight")
+    if not np.all(total > 0) or not np.all(np.isfinite(total)):
+        raise ValueError("every measure needs a positive, finite total weight")
     row = np.arange(D)[:, None]
 
     def atoms_mass_upto(points):  # Σ_{a_j ≤ point} w_dj for points of shape (D, K)
@@ -225,6 +245,16 @@ def _initial_sticks(theta: float, truncation: float) -> int:
     return int(math.ceil(need + 4.0 * math.sqrt(need) + 4.0))
 
 
+def _check_sticks(theta: float, truncation: float, rows: int) -> int:
+    """Initial number of sticks, refusing a stick-breaking array beyond ``MAX_STICK_ENTRIES``."""
+    need = theta * math.log(1.0 / truncation)
+    if not need * rows <= MAX_STICK_ENTRIES:
+        raise ValueError(f"theta = {theta!r} with truncation = {truncation!r} needs about {need:.3g} sticks per "
+                         f"draw; {rows} draw(s) exceed MAX_STICK_ENTRIES = {MAX_STICK_ENTRIES}; lower theta, "
+                         "n_draws or raise truncation")
+    return _initial_sticks(theta, truncation)
+
+
 def stick_breaking_dp(theta, bounds, n_draws, rng, *, truncation: float = 1e-6):
     """Truncated stick-breaking draws of :math:`\\mathrm{DP}(\\theta, H)`, ``H = Uniform(bounds)``.
 
@@ -244,9 +274,12 @@ def stick_breaking_dp(theta, bounds, n_draws, rng, *, truncation: float = 1e-6):
     ----------
     theta : float > 0
     bounds : (lo, hi), lo < hi
-    n_draws : int ≥ 1
+    n_draws : int in [1, MAX_POSTERIOR_DRAWS]
     rng : numpy.random.Generator
     truncation : float in (0, 1)
+
+    ``n_draws × T`` (about ``n_draws · θ log(1/truncation)``) must not exceed
+    ``MAX_STICK_ENTRIES``.
 
     Returns
     -------
@@ -255,10 +288,10 @@ def stick_breaking_dp(theta, bounds, n_draws, rng, *, truncation: float = 1e-6):
     """
     _, theta, _ = check_py_parameters(0.0, theta)
     lo, hi = check_bounds(bounds)
-    n_draws = check_integer("n_draws", n_draws, minimum=1)
+    n_draws = check_integer("n_draws", n_draws, minimum=1, maximum=MAX_POSTERIOR_DRAWS)
     rng = check_rng(rng)
     truncation = check_probability(truncation, "truncation")
-    sticks = _initial_sticks(theta, truncation)
+    sticks = _check_sticks(theta, truncation, n_draws)
     gaps = rng.standard_exponential((n_draws, sticks))
     log_left = -np.cumsum(gaps, axis=1) / theta  # log ρ_l, l = 1..T
     while log_left[:, -1].max() >= math.log(truncation):  # rare: extend every draw by more sticks
@@ -369,10 +402,11 @@ def dp_posterior_functionals(release, theta, bounds, n_draws, rng, *,
     atoms, counts = _release_atoms(release)
     _, theta, _ = check_py_parameters(0.0, theta)
     lo, hi = check_bounds(bounds)
-    n_draws = check_integer("n_draws", n_draws, minimum=1)
+    n_draws = check_integer("n_draws", n_draws, minimum=1, maximum=MAX_POSTERIOR_DRAWS)
     rng = check_rng(rng)
     levels = _check_levels(quantile_levels)
     ts = _check_thresholds(thresholds) if np.size(thresholds) else np.zeros(0)
+    _check_sticks(theta, check_probability(truncation, "truncation"), 1)
     singletons = np.flatnonzero(counts == 1)
     repeated = np.flatnonzero(counts > 1)
     shape_repeated = counts[repeated].astype(np.float64)
@@ -501,11 +535,11 @@ def repeated_release_experiment(confidential, theta, m, bounds, rng, *, replicat
     data = check_sample(confidential, "confidential", one_column=True)
     atoms, counts = np.unique(data, return_counts=True)
     _, theta, _ = check_py_parameters(0.0, theta)
-    m = check_m(m)
+    m = check_release_size(m)
     lo, hi = check_bounds(bounds)
     rng = check_rng(rng)
-    replicates = check_integer("replicates", replicates, minimum=1)
-    n_draws = check_integer("n_draws", n_draws, minimum=1)
+    replicates = check_integer("replicates", replicates, minimum=1, maximum=10**5)
+    n_draws = check_integer("n_draws", n_draws, minimum=1, maximum=MAX_POSTERIOR_DRAWS)
     level = check_probability(level, "level")
     levels = _check_levels(quantile_levels)
     ts = _check_thresholds(thresholds) if np.size(thresholds) else np.zeros(0)

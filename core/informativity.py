@@ -38,6 +38,8 @@ from .mechanisms import crp_tables
 from .privacy import max_synthetic_size
 from .utility import signed_wasserstein1
 from .validation import (
+    MAX_RELEASE_SIZE,
+    MAX_RELEASE_VALUES,
     check_bounds,
     check_delta,
     check_finite_eps,
@@ -118,7 +120,7 @@ def log_grid(n_min, n_max, points) -> np.ndarray:
     Parameters
     ----------
     n_min, n_max : int, 1 ≤ n_min ≤ n_max
-    points : int ≥ 1
+    points : int in [1, 10**5]
         Number of grid points before rounding; rounding may merge neighbours, so the
         result can be shorter.
 
@@ -127,8 +129,8 @@ def log_grid(n_min, n_max, points) -> np.ndarray:
     ndarray of int64, shape (≤ points,), strictly increasing
     """
     n_min = check_integer("n_min", n_min, minimum=1)
-    n_max = check_integer("n_max", n_max, minimum=n_min)
-    points = check_integer("points", points, minimum=1)
+    n_max = check_integer("n_max", n_max, minimum=n_min, maximum=2**53)
+    points = check_integer("points", points, minimum=1, maximum=10**5)
     if points == 1:
         return np.array([n_max], dtype=np.int64)
     grid = np.rint(np.geomspace(n_min, n_max, points)).astype(np.int64)
@@ -148,17 +150,23 @@ def release_sizes(n, rule: PowerSizeRule | PrivacySizeRule, theta) -> np.ndarray
 
     Returns
     -------
-    ndarray of int64, shape (G,)
+    ndarray of int64, shape (G,), values in [0, MAX_RELEASE_SIZE] (``ValueError`` beyond)
         For :class:`PowerSizeRule`, :math:`\\lceil c n^a \\rceil \\ge 1`. Because ``c`` and
         :math:`n^a` are rounded binary numbers, a product within a relative 1e-12 of an
         integer counts as that integer (so ``c = 0.1, n = 1000`` gives exactly 100). For
         :class:`PrivacySizeRule`, :math:`m^*(\\varepsilon, \\delta)`, possibly 0.
     """
     n_arr = np.atleast_1d(check_positive_integer_array(n, "n"))
+    if n_arr.ndim != 1 or n_arr.size > 10**5:
+        raise ValueError(f"n must be a 1-D array of at most 100000 sizes, got shape {n_arr.shape}")
     _, theta, _ = check_py_parameters(0.0, theta)
     if isinstance(rule, PowerSizeRule):
-        raw = rule.c * n_arr.astype(np.float64) ** rule.a
-        return np.maximum(np.ceil(raw * (1.0 - 1e-12)), 1.0).astype(np.int64)
+        with np.errstate(over="ignore"):
+            raw = np.ceil(rule.c * n_arr.astype(np.float64) ** rule.a * (1.0 - 1e-12))
+        if not np.all(raw <= MAX_RELEASE_SIZE):
+            raise ValueError(f"rule {rule.label} gives m = {float(raw.max()):g} > MAX_RELEASE_SIZE = "
+                             f"{MAX_RELEASE_SIZE} at n = {int(n_arr[np.argmax(raw)])}; lower c or a")
+        return np.maximum(raw, 1.0).astype(np.int64)
     if isinstance(rule, PrivacySizeRule):
         return np.array([max_synthetic_size(int(v), theta, rule.eps, rule.delta) for v in n_arr],
                         dtype=np.int64)
@@ -294,7 +302,7 @@ def informativity_experiment(population, n_values, rule: PowerSizeRule | Privacy
         Subsample sizes, ``1 ≤ n ≤ N``; sorted and de-duplicated here.
     rule : PowerSizeRule or PrivacySizeRule
     theta : float > 0
-    runs : int ≥ 2
+    runs : int in [2, 10**6]
         Independent runs ``R`` per grid point.
     rng : numpy.random.Generator
     bounds : (lo, hi)
@@ -312,11 +320,15 @@ def informativity_experiment(population, n_values, rule: PowerSizeRule | Privacy
     N = int(counts.sum())
     n_arr = np.unique(np.atleast_1d(check_positive_integer_array(n_values, "n_values", maximum=N)))
     _, theta, _ = check_py_parameters(0.0, theta)
-    runs = check_integer("runs", runs, minimum=2)
+    runs = check_integer("runs", runs, minimum=2, maximum=10**6)
     rng = check_rng(rng)
     lo, hi = check_bounds(bounds)
     level = check_probability(level, "level")
     m_arr = release_sizes(n_arr, rule, theta)
+    if int(m_arr.max()) > MAX_RELEASE_SIZE:
+        raise ValueError(f"the rule gives m = {int(m_arr.max())} > MAX_RELEASE_SIZE = {MAX_RELEASE_SIZE}")
+    if n_arr.size * runs > MAX_RELEASE_VALUES:
+        raise ValueError(f"{n_arr.size} grid points × {runs} runs exceed MAX_RELEASE_VALUES = {MAX_RELEASE_VALUES}")
 
     block = max(1, min(runs, _BLOCK_ENTRIES // max(atoms.size, 1)))
     w1 = np.full((n_arr.size, runs), np.nan)

@@ -25,17 +25,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import math
+
 import numpy as np
+from scipy import special
 
 from .validation import (
+    MAX_RELEASE_SIZE,
+    check_bounds,
+    check_counts,
     check_integer,
-    check_m,
     check_multiplicities,
     check_py_parameters,
+    check_real,
+    check_release_budget,
+    check_release_size,
     check_rng,
 )
 
 __all__ = [
+    "MAX_CRP_TABLES",
     "CategoricalBase",
     "SyntheticRelease",
     "UniformBase",
@@ -46,6 +55,56 @@ __all__ = [
 
 # Baselines (SPEC §4) live in core.baselines; the calibration helpers named in the
 # API contract (SPEC §7) are re-exported at the end of this module.
+
+#: Largest expected number of tables :func:`crp_tables` seats table by table (about 1 s of
+#: work); beyond it a request is refused, except for one restaurant with σ = 0, which is
+#: seated by the vectorised Feller coupling at any size.
+MAX_CRP_TABLES = 100_000
+# σ = 0, one restaurant: above this many expected tables the Feller coupling is faster.
+_FELLER_TABLES = 1_000
+# σ < 0: up to this many unobserved categories their Dirichlet weights are drawn densely;
+# beyond it the draws are split over halves of the categories (memory O(K log z), not O(z)).
+_DENSE_CATEGORIES = 2**16
+
+
+def _expected_tables(customers: int, sigma: float, strength: float) -> float:
+    """An upper bound of :math:`E[K_L]`, the expected number of tables of a CRP with L customers.
+
+    σ = 0: :math:`E[K_L] = \\sum_{i<L}\\theta/(\\theta+i) \\le 1 + \\theta\\log(1+L/\\theta)`;
+    σ ∈ (0, 1): :math:`E[K_L] = \\frac{\\theta}{\\sigma}\\big(\\frac{(\\theta+\\sigma)_L}{(\\theta)_L}-1\\big)`
+    (Pitman 2006, eq. 3.47) evaluated in log space; both capped at ``L``.
+    """
+    if customers <= 0:
+        return 0.0
+    L = float(customers)
+    if sigma == 0:
+        return min(L, 1.0 + strength * math.log1p(L / strength))
+    log_ratio = float(special.gammaln(strength + sigma + L) - special.gammaln(strength + sigma)
+                      - special.gammaln(strength + L) + special.gammaln(strength))
+    log_value = math.log(strength) - math.log(sigma) + log_ratio + math.log(-math.expm1(-log_ratio)) \
+        if log_ratio > 0 else -math.inf
+    return min(L, math.exp(min(log_value, 700.0)))
+
+
+def _feller_table_sizes(customers: int, strength: float, rng: np.random.Generator) -> np.ndarray:
+    """Table sizes of a CRP with σ = 0 and L customers, in order of appearance, vectorised.
+
+    Feller coupling (Arratia, Barbour & Tavaré 1992): with independent
+    :math:`\\xi_i\\sim\\mathrm{Bernoulli}(\\theta/(\\theta+i-1))`, ``i = 1..L``, the spacings
+    between successive ones of :math:`\\xi_1\\cdots\\xi_L 1` are the block sizes of the
+    Ewens(θ) partition. The blocks of an exchangeable partition appear in a size-biased
+    random order, drawn here by sorting Exp(1)/size. Cost O(L) in chunks of 2**20.
+    """
+    ones = [np.zeros(1, dtype=np.int64)]
+    chunk = 1 << 20
+    for start in range(1, customers, chunk):
+        i = np.arange(start, min(customers, start + chunk), dtype=np.int64)
+        u = rng.random(i.size)
+        ones.append(i[u * (strength + i) < strength])
+    positions = np.concatenate(ones)
+    sizes = np.diff(np.append(positions, customers))
+    keys = rng.standard_exponential(sizes.size) / sizes
+    return sizes[np.argsort(keys, kind="stable")]
 
 
 def crp_tables(customers, sigma: float, strength: float, rng: np.random.Generator,
@@ -62,16 +121,25 @@ def crp_tables(customers, sigma: float, strength: float, rng: np.random.Generato
     which is exactly the CRP law (the PY partition in order of appearance). The loop
     runs over tables, not customers, so its length is the number of tables ``K``.
 
+    One restaurant with σ = 0 and many expected tables is seated by the Feller coupling
+    instead (:func:`_feller_table_sizes`, the same law, vectorised over customers).
+
     Parameters
     ----------
     customers : int or ndarray of int, shape (N,)
-        Number of customers ``L ≥ 0`` in each restaurant.
+        Number of customers ``0 ≤ L ≤ MAX_RELEASE_SIZE`` in each restaurant.
     sigma : float in [0, 1)
-    strength : float > 0
+    strength : float in (0, ∞)
         ``θ + kσ`` when seating the new values of the PYPP mechanism.
     rng : numpy.random.Generator
     return_sizes : bool
         Also return the table sizes.
+
+    Raises
+    ------
+    ValueError
+        For parameters out of range, or when the expected number of tables of some
+        restaurant seated table by table exceeds ``MAX_CRP_TABLES`` (a time limit).
 
     Returns
     -------
@@ -85,7 +153,22 @@ def crp_tables(customers, sigma: float, strength: float, rng: np.random.Generato
         appearance, for many grouped by the round in which the table opened.
     """
     scalar = np.ndim(customers) == 0
-    remaining = np.atleast_1d(np.asarray(customers, dtype=np.int64)).copy()
+    remaining = check_counts(customers, "customers", maximum=MAX_RELEASE_SIZE)
+    if remaining.ndim > 1:
+        raise ValueError(f"customers must be an integer or a 1-D array, got shape {remaining.shape}")
+    remaining = np.atleast_1d(remaining).copy()
+    sigma = check_real("sigma", sigma, low=0.0, high=1.0, high_open=True)
+    strength = check_real("strength", strength, low=0.0, low_open=True)
+    rng = check_rng(rng)
+    largest = int(remaining.max()) if remaining.size else 0
+    expected = _expected_tables(largest, sigma, strength)
+    if scalar and sigma == 0 and expected > _FELLER_TABLES:
+        sizes_arr = _feller_table_sizes(largest, strength, rng)
+        return (int(sizes_arr.size), sizes_arr) if return_sizes else int(sizes_arr.size)
+    if expected > MAX_CRP_TABLES:
+        raise ValueError(f"customers = {largest} with sigma = {sigma!r} and strength = {strength!r} would open about "
+                         f"{expected:.3g} tables, more than the limit MAX_CRP_TABLES = {MAX_CRP_TABLES} of "
+                         f"table-by-table seating; lower m, theta or sigma")
     tables = np.zeros(remaining.shape, dtype=np.int64)
     sizes: list[np.ndarray] = []
     owners: list[np.ndarray] = []
@@ -122,9 +205,14 @@ def py_predictive_counts(multiplicities, sigma, theta, m, rng):
         Discount: ``σ ∈ [0, 1)``, or ``σ < 0`` for the Dirichlet–multinomial model.
     theta : float
         Strength: ``θ > −σ`` for ``σ ≥ 0``; ``θ = z|σ|`` with integer ``z ≥ k`` for ``σ < 0``.
-    m : int ≥ 1
+    m : int in [1, MAX_RELEASE_SIZE]
         Synthetic sample size.
     rng : numpy.random.Generator
+
+    Memory is O(k + K) (K the number of new values), never O(z): for σ < 0 with many
+    public categories the ``L`` draws that miss the observed ones are split over halves
+    of the unobserved categories (beta-binomial splits of the Dirichlet–multinomial), so
+    only categories that receive draws are ever represented.
 
     Returns
     -------
@@ -138,18 +226,57 @@ def py_predictive_counts(multiplicities, sigma, theta, m, rng):
     counts = check_multiplicities(multiplicities)
     k = counts.size
     sigma, theta, z = check_py_parameters(sigma, theta, k)
-    m = check_m(m)
+    m = check_release_size(m)
     rng = check_rng(rng)
     if z is not None:
         alpha = -sigma
-        weights = rng.dirichlet(np.concatenate([counts + alpha, np.full(z - k, alpha)]))
+        if z - k <= _DENSE_CATEGORIES:
+            weights = rng.dirichlet(np.concatenate([counts + alpha, np.full(z - k, alpha)]))
+            drawn = rng.multinomial(m, weights)
+            new = drawn[k:]
+            return drawn[:k], new[new > 0]
+        # Aggregation: (P_1..P_k, R) ~ Dir(n_i + α, (z − k)α), R the unobserved categories' mass.
+        weights = rng.dirichlet(np.append(counts + alpha, (z - k) * alpha))
         drawn = rng.multinomial(m, weights)
-        new = drawn[k:]
-        return drawn[:k], new[new > 0]
+        return drawn[:k], _split_dirichlet_multinomial(int(drawn[k]), z - k, alpha, rng)
     weights = rng.dirichlet(np.append(counts - sigma, theta + k * sigma))
     drawn = rng.multinomial(m, weights)
     _, sizes = crp_tables(int(drawn[k]), sigma, theta + k * sigma, rng, return_sizes=True)
     return drawn[:k], sizes
+
+
+def _split_dirichlet_multinomial(total: int, categories: int, alpha: float,
+                                 rng: np.random.Generator) -> np.ndarray:
+    """Positive counts of DirMult(total; α, …, α) over ``categories`` cells, in cell order.
+
+    The count of a group of ``g`` cells splits between its halves ``g₁ + g₂ = g`` as
+    :math:`\\mathrm{BetaBin}(c, g_1\\alpha, g_2\\alpha)` (aggregation property of the
+    Dirichlet), independently across groups. Splitting only groups with a positive count
+    takes ``ceil(log2(categories))`` vectorised rounds over at most ``total`` groups.
+    """
+    size = np.array([categories], dtype=np.int64)
+    count = np.array([total], dtype=np.int64)
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    while np.any(size > 1):
+        split = size > 1
+        left = size[split] // 2
+        right = size[split] - left
+        share = rng.beta(left * alpha, right * alpha)
+        to_left = rng.binomial(count[split], share)
+        new_size = np.empty(size.size + int(split.sum()), dtype=np.int64)
+        new_count = np.empty_like(new_size)
+        # Keep cell order: each split group is replaced by (left, right) in place.
+        slots = np.arange(size.size) + np.cumsum(split) - split
+        new_size[slots] = np.where(split, 0, size)
+        new_count[slots] = np.where(split, 0, count)
+        new_size[slots[split]] = left
+        new_count[slots[split]] = to_left
+        new_size[slots[split] + 1] = right
+        new_count[slots[split] + 1] = count[split] - to_left
+        keep = new_count > 0
+        size, count = new_size[keep], new_count[keep]
+    return count
 
 
 @dataclass(frozen=True)
@@ -160,11 +287,20 @@ class UniformBase:
     hi: float
 
     def __post_init__(self):
-        if not (np.isfinite(self.lo) and np.isfinite(self.hi) and self.lo < self.hi):
-            raise ValueError(f"bounds must be finite with lo < hi, got lo={self.lo!r}, hi={self.hi!r}")
+        lo, hi = check_bounds((self.lo, self.hi))
+        if not math.isfinite(hi - lo):
+            raise ValueError(f"bounds must have a finite width hi - lo (at most ~1.8e308), got lo={lo!r}, hi={hi!r}")
 
     def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        return rng.uniform(self.lo, self.hi, size=size)
+        """``size`` iid draws from Uniform[lo, hi]; ``0 ≤ size ≤ MAX_RELEASE_SIZE``."""
+        return check_rng(rng).uniform(self.lo, self.hi, size=_check_sample_size(size))
+
+
+def _check_sample_size(size) -> int:
+    """Number of new values drawn from a base measure: one integer in [0, MAX_RELEASE_SIZE]."""
+    if np.ndim(size) != 0:
+        raise ValueError(f"size must be one integer in [0, {MAX_RELEASE_SIZE}], got {size!r}")
+    return int(check_counts(size, "size", maximum=MAX_RELEASE_SIZE))
 
 
 @dataclass(frozen=True)
@@ -180,8 +316,15 @@ class CategoricalBase:
     categories: tuple | None = None
 
     def sample(self, size: int, rng: np.random.Generator, *, observed=None) -> np.ndarray:
+        """``size`` new labels: unobserved public categories if there are enough, else fresh names.
+
+        ``0 ≤ size ≤ MAX_RELEASE_SIZE``; ``observed`` is the list of observed labels.
+        """
+        size = _check_sample_size(size)
+        rng = check_rng(rng)
         if self.categories is not None and observed is not None:
-            unobserved = [c for c in self.categories if c not in set(observed)]
+            seen = set(observed)
+            unobserved = [c for c in self.categories if c not in seen]
             if len(unobserved) >= size:
                 pick = rng.choice(len(unobserved), size=size, replace=False)
                 return np.asarray(unobserved, dtype=object)[pick]
@@ -243,11 +386,12 @@ def pypp_release(atoms, multiplicities, sigma, theta, m, rng, *,
     SyntheticRelease
     """
     atoms = np.asarray(atoms)
-    if atoms.ndim not in (1, 2):
-        raise ValueError(f"atoms must be an array of shape (k,) or (k, d), got shape {atoms.shape}")
+    if atoms.ndim not in (1, 2) or (atoms.ndim == 2 and atoms.shape[1] == 0):
+        raise ValueError(f"atoms must be an array of shape (k,) or (k, d) with d >= 1, got shape {atoms.shape}")
     counts = check_multiplicities(multiplicities)
     if atoms.shape[0] != counts.size:
         raise ValueError(f"atoms has {atoms.shape[0]} rows but multiplicities has {counts.size} entries")
+    check_release_budget(1, check_release_size(m), 1 if atoms.ndim == 1 else atoms.shape[1])
     old, new = py_predictive_counts(counts, sigma, theta, m, rng)
     k, n_new = counts.size, new.size
     d = 1 if atoms.ndim == 1 else atoms.shape[1]

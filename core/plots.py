@@ -18,11 +18,15 @@ Trace names are stable so that the app and the tests can find a series by name:
 from __future__ import annotations
 
 import math
+import numbers
+from decimal import ROUND_CEILING, Decimal, localcontext
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+
+from .validation import check_integer
 
 __all__ = [
     "CURATOR_ONLY",
@@ -66,6 +70,11 @@ def _same_length(name: str, values, reference: np.ndarray, ref_name: str) -> np.
     return arr
 
 
+def _upper_labels(values: np.ndarray) -> list[str]:
+    """:func:`format_upper` of each drawable value (empty text for the gaps)."""
+    return [format_upper(float(v)) if np.isfinite(v) and v >= 0 else "" for v in values]
+
+
 def _positive_or_nan(values: np.ndarray) -> np.ndarray:
     """Zeros (and negatives) cannot be drawn on a log axis: leave a gap rather than
     invent a floor value, so the plot never shows a δ that was not computed."""
@@ -74,42 +83,70 @@ def _positive_or_nan(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def format_upper(value: float, digits: int = 3) -> str:
-    """Format a privacy number rounded *up* to ``digits`` significant digits.
+def format_upper(value, digits: int = 3) -> str:
+    """Format a privacy number (a δ or an ε threshold) rounded *up* to ``digits`` significant digits.
 
-    Privacy numbers shown to a user are rounded toward the conservative side (a
-    displayed δ is never smaller than the computed one). Exact zeros stay ``"0"``.
+    Privacy numbers shown to a user are rounded toward the conservative side: the printed
+    number, read back, is never smaller than ``value`` (``float(text) >= value``), and it
+    exceeds ``value`` by at most one unit in its last printed digit. The rounding is
+    exact: ``decimal.Decimal(value)`` is the exact binary value of the float (subnormals
+    included), rounded with ``ROUND_CEILING`` at the requested digit. The style is that of
+    ``format(x, "g")``: fixed notation for exponents in ``[-4, digits)``, scientific
+    otherwise, trailing zeros dropped. When the shortest decimal that reads back as the same
+    float (``repr``) has at most ``digits`` digits, it is printed as is (``0.1`` stays
+    ``"0.1"``). Exact zeros print ``"0"``, ``+inf`` prints ``"inf"``.
+
+    Use it for every δ and every ε threshold ("pure ε-DP for ε ≥ …"); both are safe when
+    rounded up.
 
     Parameters
     ----------
-    value : float ≥ 0
-    digits : int ≥ 1
+    value : float in [0, ∞]
+    digits : int in [1, 17]
 
     Returns
     -------
     str
-        For example ``format_upper(0.0123401) == "0.0124"`` and
-        ``format_upper(3.1e-9) == "3.1e-09"``.
+        For example ``format_upper(0.0123401) == "0.0124"``,
+        ``format_upper(3.1e-9) == "3.1e-09"`` and ``format_upper(8.29344e-319) == "8.294e-319"``
+        with ``digits=4``.
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not a real number.
+    ValueError
+        ``value`` is negative or NaN, or ``digits`` is out of range.
     """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"value must be a real number, got {type(value).__name__}")
     value = float(value)
-    if not math.isfinite(value):
-        return str(value)
+    digits = check_integer("digits", digits, minimum=1, maximum=17)
+    if math.isnan(value) or value < 0:
+        raise ValueError(f"value must be in [0, ∞] (a δ or an ε threshold), got {value!r}")
+    if value == math.inf:
+        return "inf"
     if value == 0:
         return "0"
-    if value < 0:
-        raise ValueError(f"value must be >= 0, got {value!r}")
-    exponent = math.floor(math.log10(value)) - digits + 1
-    scale = 10.0 ** exponent
-    # ceil of a float quotient can step up one unit when value is already exact
-    # (0.1 / 1e-3 = 100.00000000000001); compare against the rounded-down value first.
-    mantissa = round(value / scale)
-    if mantissa * scale < value * (1 - 1e-12):
-        mantissa += 1
-    rounded = mantissa * scale
-    text = f"{rounded:.{digits}g}"
-    if float(text) < value * (1 - 1e-12):  # g-format may round down at the last digit
-        text = f"{rounded:.{digits + 1}g}"
-    return text
+    with localcontext() as ctx:
+        ctx.prec = 60
+        # The shortest decimal that reads back as this very float (repr) is used when it fits
+        # in ``digits``: 0.1 prints "0.1", not "0.101" (the float 0.1 is 0.1000000000000000055…).
+        shortest = Decimal(repr(value)).normalize()
+        if len(shortest.as_tuple().digits) <= digits:
+            rounded = shortest
+        else:
+            exact = Decimal(value)
+            rounded = exact.quantize(Decimal(1).scaleb(exact.adjusted() - digits + 1), rounding=ROUND_CEILING)
+            rounded = rounded.normalize()
+    exponent = rounded.adjusted()
+    if -4 <= exponent < digits:
+        text = format(rounded, "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    mantissa = rounded.scaleb(-exponent)
+    head = format(mantissa, "f")
+    head = head.rstrip("0").rstrip(".") if "." in head else head
+    return f"{head}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
 
 
 # ---------------------------------------------------------------------------
@@ -220,12 +257,14 @@ def delta_curves_figure(eps, series: Mapping[str, Sequence[float]], *,
             fig.add_trace(go.Scatter(x=x, y=lo, mode="lines", line=dict(width=0), fill="tonexty",
                                      fillcolor="rgba(31,119,180,0.2)", name=f"{label} interval",
                                      hoverinfo="skip"))
+        # Hover text rounds δ up (format_upper); plotly's d3 formats round to nearest.
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=label, line=dict(color=colour),
-                                 hovertemplate="ε=%{x:.3g}<br>δ=%{y:.3e}<extra>" + label + "</extra>"))
+                                 customdata=_upper_labels(y),
+                                 hovertemplate="ε=%{x:.3g}<br>δ ≤ %{customdata}<extra>" + label + "</extra>"))
     if plateau is not None:
         fig.add_trace(go.Scatter(x=[x.min(), x.max()], y=[plateau, plateau], mode="lines",
                                  name=plateau_label, line=dict(color="black", dash="dash"),
-                                 hovertemplate=f"{plateau_label}: %{{y:.3e}}<extra></extra>"))
+                                 hovertemplate=f"{plateau_label}: {format_upper(plateau)}<extra></extra>"))
         fig.add_annotation(x=x.max(), y=math.log10(plateau) if plateau > 0 else 0,
                            text=f"{plateau_label} = {format_upper(plateau)}",
                            showarrow=False, xanchor="right", yanchor="bottom")
@@ -325,7 +364,8 @@ def feasible_region_figure(theta, m_star, *, m_grid=None, delta_grid=None,
         heat = go.Heatmap(x=t, y=mg, z=zlog, name="feasibility", colorscale="RdBu_r",
                           zmid=math.log10(delta_target) if delta_target else None,
                           colorbar=dict(title="log10 δ*"),
-                          hovertemplate="θ=%{x:.3g}<br>m=%{y:,.0f}<br>log10 δ*=%{z:.2f}<extra></extra>")
+                          customdata=np.array([_upper_labels(row) for row in z], dtype=object),
+                          hovertemplate="θ=%{x:.3g}<br>m=%{y:,.0f}<br>δ* ≤ %{customdata}<extra></extra>")
     else:
         feasible = (mg[:, None] <= ms[None, :]).astype(float)
         heat = go.Heatmap(x=t, y=mg, z=feasible, name="feasibility", zmin=0, zmax=1,
@@ -374,6 +414,7 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
     curator_only : bool
         Mark the figure as a curator-only view (it shows confidential data).
     """
+    bins = check_integer("bins", bins, minimum=1, maximum=10_000)
     arrays = {label: _as_1d(f"samples[{label!r}]", v) for label, v in samples.items()}
     finite = [a[np.isfinite(a)] for a in arrays.values() if a.size]
     if not finite or not any(f.size for f in finite):

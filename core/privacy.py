@@ -12,31 +12,40 @@ probabilistic-DP curve is
 
 (Menicucci, Beraha, Favaro, Lazzarini 2026, Theorem 1). This module implements
 
-* σ = 0 (Dirichlet process), exact closed forms (SPEC §3.1): :func:`instance_delta`,
-  :func:`tight_instance_delta` (the exact hockey-stick privacy profile),
-  :func:`global_delta` (Theorem 2, exact maximum over multiplicities),
-  :func:`global_delta_simple_bound`, :func:`singleton_limit`,
-  :func:`max_synthetic_size` and :func:`synthetic_size_curve` (the ε-vs-m plateau);
-* σ ∈ (0, 1), Monte Carlo with a Clopper–Pearson upper confidence bound (SPEC §3.2):
+* σ = 0 (Dirichlet process), exact closed forms (docs/mathematics.md §3.1):
+  :func:`instance_delta`, :func:`tight_instance_delta` (the exact hockey-stick privacy
+  profile), :func:`global_delta` (Theorem 2, exact maximum over multiplicities),
+  :func:`global_delta_simple_bound`, :func:`singleton_limit`, :func:`max_synthetic_size`,
+  :func:`max_instance_synthetic_size` and :func:`synthetic_size_curve` (the ε-vs-m
+  plateau), and the exact verdicts :func:`instance_delta_at_most` and
+  :func:`global_delta_at_most`;
+* σ ∈ (0, 1), Monte Carlo with a Clopper–Pearson upper confidence bound (§3.2):
   :func:`monte_carlo_delta`;
-* σ < 0 (Dirichlet–multinomial over ``z`` public categories, SPEC §3.3): the δ bound
-  and the exact pure-DP conditions.
+* σ < 0 (Dirichlet–multinomial over ``z`` public categories, §3.3): the δ bound and the
+  exact pure-DP conditions :func:`dirichlet_multinomial_pure_epsilon`,
+  :func:`dirichlet_multinomial_is_pure`.
 
-Every tail of a beta-binomial law is a log-sum-exp of log-pmf values, never
-``1 − cdf`` (which loses everything below ~1e-16, where δ targets live). Returned δ
-values are rounded up by a relative 1e-10 so that floating-point error never makes a
-guarantee look stronger than it is.
+**Rounding to the safe side** (docs/accuracy.md). Every tail is computed by
+:mod:`core.betabinom`, which returns a proven relative error bound with it; a returned δ
+is the computed value times (1 + that bound), so it is never below the exact value, and a
+positive exact δ is never returned as 0. Every yes/no — meets a target, largest
+admissible m, pure ε-DP — is exact: decided in floating point when the target is outside
+the error band, by an mpmath recheck when it is inside. The first bad count
+⌊(e^ε − 1)w⌋ + 1 is exact too (mpmath when (e^ε − 1)w is within rounding of an integer).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Callable
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
+from . import betabinom
+from .betabinom import UNIT_ROUNDOFF
 from .mechanisms import crp_tables
 from .validation import (
     check_delta,
@@ -50,13 +59,17 @@ from .validation import (
 )
 
 __all__ = [
+    "MAX_ACCOUNTING_M",
     "MonteCarloDelta",
     "ReleaseSpec",
     "beta_binomial_log_tail",
+    "dirichlet_multinomial_is_pure",
     "dirichlet_multinomial_pure_epsilon",
     "global_delta",
+    "global_delta_at_most",
     "global_delta_simple_bound",
     "instance_delta",
+    "instance_delta_at_most",
     "max_instance_synthetic_size",
     "max_synthetic_size",
     "monte_carlo_delta",
@@ -65,75 +78,87 @@ __all__ = [
     "tight_instance_delta",
 ]
 
-# Conservative rounding of every returned δ. scipy's betaln carries up to ~1e-12
-# relative error for large arguments; this margin dominates it (tests use mpmath).
-_ROUND_UP = 1.0 + 1e-10
-_THRESHOLD_RTOL = 1e-12          # a threshold this close above an integer j counts S = j as bad
-_ANCHOR_EVERY = 64               # exact betaln anchors bound the cumulative-sum drift
+#: Largest release size the accounting evaluates (and the default cap of every m*
+#: search): a tail costs O(sd) ≤ O(√m·m/√n) terms, bounded in memory by core.betabinom's
+#: chunking; beyond 10^8 synthetic records a release is not something this tool produces.
+MAX_ACCOUNTING_M = 10**8
+_DEFAULT_M_CAP = 10**7
+_TINY = float(np.nextafter(0.0, 1.0))   # a positive exact δ is never returned as 0
+_MP_DPS = 60
 
 
 # --------------------------------------------------------------------------- helpers
-def _round_up(delta):
-    return np.minimum(1.0, np.asarray(delta, dtype=float) * _ROUND_UP)
-
-
 def _as_output(values: np.ndarray, scalar: bool):
     return float(values[0]) if scalar else values
 
 
-def _first_bad_count(threshold):
-    """Smallest integer ``s`` with ``s > threshold`` (conservatively).
+def _round_up_mc(delta):
+    """Clopper–Pearson bounds from ``scipy.stats.beta.ppf`` (≈1e-12 relative), rounded up by 1e-10."""
+    return np.minimum(1.0, np.asarray(delta, dtype=float) * (1.0 + 1e-10))
 
-    The bad event ``S > x`` is ``S ≥ ⌊x⌋ + 1``. When ``x`` lies within a relative 1e-12
-    above a positive integer ``j`` (where rounding of e^ε could have pushed it), the
-    integer ``j`` itself is counted as bad, which can only enlarge δ.
+
+def _upper_from_log(log_value, rel):
+    """exp(log_value) rounded up by its relative error bound; ≥ TINY if the value is > 0."""
+    log_value = np.asarray(log_value, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        up = np.exp(log_value + np.log1p(rel) + 4 * UNIT_ROUNDOFF * (np.abs(log_value) + 1.0))
+    up = np.where(log_value > -np.inf, np.maximum(up, _TINY), 0.0)
+    return np.minimum(up, 1.0)
+
+
+def _check_m_accounting(m, name: str = "m") -> int:
+    return check_integer(name, m, minimum=1, maximum=MAX_ACCOUNTING_M)
+
+
+def _check_n(n) -> int:
+    return check_integer("n", n, minimum=1, maximum=10**12)
+
+
+def _first_bad(eps_arr: np.ndarray, weight) -> tuple[np.ndarray, np.ndarray]:
+    """Exact first bad count ``⌊(e^ε − 1)·w⌋ + 1`` and the threshold, shape (R, E).
+
+    The bad event of SPEC §3 is ``S > (e^ε − 1)·w`` (w = r − 1 for σ = 0, n_l − 1 + α for
+    σ < 0); w = 0 makes every ``S ≥ 1`` bad, at every ε (the singleton term). ``inf``
+    means no count is bad. (e^ε − 1)·w is never an integer for ε > 0 (e^q is
+    transcendental for rational q ≠ 0), so a floating-point product within rounding of
+    an integer is settled by mpmath at 60 digits.
     """
-    x = np.asarray(threshold, dtype=float)
-    with np.errstate(invalid="ignore"):
+    w = np.asarray(weight, dtype=float)[:, None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        c = np.expm1(eps_arr)[None, :]
+        x = np.where(w == 0, 0.0, c * w)
         fl = np.floor(x)
-        start = fl + 1
-        near = (fl >= 1) & ((x - fl) <= _THRESHOLD_RTOL * x)
-    start = np.where(near, fl, start)
-    return np.where(np.isfinite(x), start, np.inf)
+        start = fl + 1.0
+        frac = x - fl
+        near = (np.isfinite(x) & (x > 0) & (x < 2.0**52)
+                & (np.minimum(frac, 1.0 - frac) <= 16 * UNIT_ROUNDOFF * (x + 1.0)))
+    start = np.where(np.isfinite(x) & (x < 2.0**52), start, np.inf)
+    if near.any():
+        import mpmath
+
+        rows, cols = np.nonzero(near)
+        with mpmath.workdps(_MP_DPS):
+            for i, j in zip(rows, cols):
+                exact = mpmath.expm1(mpmath.mpf(float(eps_arr[j]))) * mpmath.mpf(float(w[i, 0]))
+                start[i, j] = float(mpmath.floor(exact)) + 1.0
+    return start, x
 
 
-def _beta_binomial_logpmf(m: int, a, b, s_min: int = 0) -> np.ndarray:
-    """Log-pmf of BB(m, a_j, b_j) at s = s_min..m, shape (R, m − s_min + 1).
+def _offset(eps_arr, weight, start, x, rows, cols) -> np.ndarray:
+    """start − (e^ε − 1)·w ∈ (0, 1] at the pairs (rows, cols), accurate to 1e-10 relative
+    (mpmath where floating point would leave it less accurate)."""
+    d0 = start[rows, cols] - x[rows, cols]
+    small = 4 * UNIT_ROUNDOFF * (x[rows, cols] + 1.0) > 1e-10 * d0
+    if small.any():
+        import mpmath
 
-    Exact ``betaln`` anchors every 64 counts and, in between, the closed-form ratio
-    :math:`p(s+1)/p(s) = \\frac{(m-s)(s+a)}{(s+1)(m-s-1+b)}` (one ``log`` per entry
-    instead of four log-gamma calls; the anchors bound the cumulative-sum drift).
-    """
-    a = np.atleast_1d(np.asarray(a, dtype=float))[:, None]
-    b = np.atleast_1d(np.asarray(b, dtype=float))[:, None]
-    s = np.arange(s_min, m + 1, dtype=float)[None, :]
-    width = s.shape[1]
-    x = np.empty((a.shape[0], width))
-    sp = s[:, :-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x[:, 1:] = np.log(((m - sp) * (sp + a)) / ((sp + 1.0) * (m - sp - 1.0 + b)))
-    anchor_idx = np.arange(0, width, _ANCHOR_EVERY)
-    sa = s[:, anchor_idx]
-    with np.errstate(invalid="ignore"):
-        x[:, anchor_idx] = (-np.log(m + 1.0) - special.betaln(sa + 1.0, m - sa + 1.0)
-                            + special.betaln(sa + a, m - sa + b) - special.betaln(a, b))
-    pad = (-width) % _ANCHOR_EVERY
-    if pad:
-        x = np.concatenate([x, np.zeros((x.shape[0], pad))], axis=1)
-    with np.errstate(invalid="ignore"):  # only the degenerate rows below produce NaN
-        logpmf = np.cumsum(x.reshape(x.shape[0], -1, _ANCHOR_EVERY), axis=2).reshape(x.shape[0], -1)
-    logpmf = logpmf[:, :width]
-    # b = 0 (σ < 0 with a single public category) is the point mass at m.
-    degenerate = b[:, 0] <= 0
-    if degenerate.any():
-        logpmf[degenerate] = -np.inf
-        logpmf[degenerate, -1] = 0.0
-    return logpmf
-
-
-def _reverse_logcumsumexp(log_terms: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"):  # log(0 + 0) = -inf is the right answer
-        return np.logaddexp.accumulate(log_terms[:, ::-1], axis=1)[:, ::-1]
+        w = np.asarray(weight, dtype=float)
+        with mpmath.workdps(_MP_DPS):
+            for k in np.flatnonzero(small):
+                i, j = rows[k], cols[k]
+                exact = mpmath.expm1(mpmath.mpf(float(eps_arr[j]))) * mpmath.mpf(float(w[i]))
+                d0[k] = float(start[i, j] - exact)
+    return d0
 
 
 def beta_binomial_log_tail(m: int, a, b, s_min: int = 0) -> np.ndarray:
@@ -141,9 +166,8 @@ def beta_binomial_log_tail(m: int, a, b, s_min: int = 0) -> np.ndarray:
 
     .. math:: \\log P(S \\ge s),\\quad S\\sim\\mathrm{BB}(m, a_j, b_j),\\quad s = s_{\\min},\\dots,m.
 
-    Tails are reverse cumulative log-sum-exps of the log-pmf, so tails far below
-    1e-300 stay accurate in relative terms (``betabinom.sf`` is ``1 − cdf`` and
-    returns 0 below ~1e-16).
+    Computed by :func:`core.betabinom.log_tail` (accurate at large arguments, never
+    ``1 − cdf``), so tails far below 1e-300 stay accurate in relative terms.
 
     Parameters
     ----------
@@ -153,23 +177,22 @@ def beta_binomial_log_tail(m: int, a, b, s_min: int = 0) -> np.ndarray:
 
     Returns
     -------
-    ndarray, shape (R, m − s_min + 1)
+    ndarray, shape (R, m − s_min + 1), every entry ≤ 0
         Entry ``[j, i]`` is :math:`\\log P(S_j \\ge s_{\\min} + i)`.
     """
-    return _reverse_logcumsumexp(_beta_binomial_logpmf(m, a, b, s_min))
-
-
-def _tail_at(log_tails: np.ndarray, s_min: int, start: np.ndarray) -> np.ndarray:
-    """``P(S ≥ start)`` from a table of log tails; 0 beyond ``m``, 1 at or below 0."""
-    m_plus_1 = s_min + log_tails.shape[1]
-    start = np.asarray(start, dtype=float)
-    out = np.zeros(start.shape)
-    inside = start < m_plus_1
-    if inside.any():
-        idx = np.maximum(start[inside], s_min).astype(np.int64) - s_min
-        rows = np.broadcast_to(np.arange(log_tails.shape[0])[:, None], start.shape)[inside]
-        out[inside] = np.exp(log_tails[rows, idx])
-    return out
+    m = check_integer("m", m, minimum=1, maximum=10**6)
+    s_min = check_integer("s_min", s_min, minimum=0, maximum=m)
+    a = np.atleast_1d(np.asarray(a, dtype=float))
+    b = np.atleast_1d(np.asarray(b, dtype=float))
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"a and b must be 1-D arrays of the same length, got shapes {a.shape} and {b.shape}")
+    if not (np.all(a > 0) and np.all(b > 0) and np.all(a <= 1e300) and np.all(b <= 1e300)):
+        raise ValueError("a and b must be in (0, 1e300]")
+    if a.size * (m - s_min + 1) > 10**8:
+        raise ValueError(f"the table would have {a.size * (m - s_min + 1):,} entries; at most 10^8 are computed")
+    s = np.arange(s_min, m + 1, dtype=float)[None, :]
+    log_t, _ = betabinom.log_tail(m, a[:, None], b[:, None], s)
+    return np.minimum(log_t, 0.0)
 
 
 def _multiplicity_profile(multiplicities):
@@ -218,42 +241,59 @@ class ReleaseSpec:
         return check_py_parameters(self.sigma, self.theta)[2]
 
 
+
 # ------------------------------------------------------------------------ σ = 0
-def _dp_instance_tails(values, theta, n, m, c):
-    """T_r(ε) for each multiplicity value r (rows) and each c = e^ε − 1 (columns)."""
+def _singleton_term_up(m, N) -> float:
+    """T_1 = m/(m + N − 1) (N = θ + n) rounded up: at most four roundings of 2^-53 each."""
+    return min(1.0, m / (m + (N - 1.0)) * (1.0 + 8 * UNIT_ROUNDOFF))
+
+
+def _singleton_term_at_most(m: int, theta: float, n: int, delta: float) -> bool:
+    """Exact verdict m/(m + θ + n − 1) ≤ δ in rational arithmetic (θ and δ as exact binary values)."""
+    d = Fraction(delta)
+    return Fraction(m) * (1 - d) <= d * (Fraction(theta) + n - 1)
+
+
+def _dp_tails(values, N, m, eps_arr):
+    """Upper-rounded T_r(ε) = P(S > (e^ε − 1)(r − 1)), S ~ BB(m, r, N − r): rows r, columns ε."""
     r = values.astype(float)
-    with np.errstate(invalid="ignore"):
-        thresholds = np.where(r[:, None] == 1, 0.0, c[None, :] * (r[:, None] - 1))
-    start = _first_bad_count(thresholds)
-    needed = start[start <= m]
-    if needed.size == 0:
-        return np.zeros(start.shape)
-    s_min = int(needed.min())
-    log_tails = beta_binomial_log_tail(m, r, theta + n - r, s_min)
-    return _tail_at(log_tails, s_min, start)
+    start, _ = _first_bad(eps_arr, r - 1.0)
+    out = np.zeros(start.shape)
+    single = r == 1
+    out[single] = _singleton_term_up(m, N)
+    rows, cols = np.nonzero(~single[:, None] & (start <= m))
+    if rows.size:
+        pairs, inverse = np.unique(np.stack([r[rows], start[rows, cols]], axis=1), axis=0, return_inverse=True)
+        log_t, rel = betabinom.log_tail(m, pairs[:, 0], N - pairs[:, 0], pairs[:, 1])
+        out[rows, cols] = _upper_from_log(log_t, rel)[inverse.ravel()]
+    return out
 
 
 def instance_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, seed=None,
                    progress: Callable[[float, str], None] | None = None):
-    """Instance-level probabilistic-DP curve δ_x(ε) (SPEC §3, §7).
+    """Instance-level probabilistic-DP curve δ_x(ε) (docs/mathematics.md §3; SPEC §7).
 
     * σ = 0: exact,
       :math:`\\delta_x(\\varepsilon)=\\max_{r\\in\\{n_i\\}} P\\big(S>(e^{\\varepsilon}-1)(r-1)\\big)`,
       :math:`S\\sim\\mathrm{BB}(m,r,\\theta+n-r)`; with a singleton the curve never falls
-      below :math:`m/(m+\\theta+n-1)`.
+      below :math:`m/(m+\\theta+n-1)`, at every ε including ∞.
     * σ ∈ (0, 1): the one-sided 95% Clopper–Pearson upper confidence bound of the Monte
-      Carlo estimate (:func:`monte_carlo_delta` gives the estimate and its error).
-    * σ < 0 (``z = θ/|σ|`` public categories, α = |σ|): the bound
+      Carlo estimate (:func:`monte_carlo_delta` gives the estimate and its error); singular
+      outputs count at every ε, including ∞.
+    * σ < 0 (``z = θ/|σ|`` public categories, α = |σ|): the upper **bound**
       :math:`\\max_l P\\big(S_l>(e^{\\varepsilon}-1)(n_l-1+\\alpha)\\big)`,
-      :math:`S_l\\sim\\mathrm{BB}(m,n_l+\\alpha,n+z\\alpha-n_l-\\alpha)`, which is 0 exactly
-      when the pure ε-DP condition holds.
+      :math:`S_l\\sim\\mathrm{BB}(m,n_l+\\alpha,n+z\\alpha-n_l-\\alpha)`; it is 0 exactly when
+      the pure ε-DP condition holds, and 0 for z = 1 (no neighbour differs from x).
+
+    Every value is rounded up by the proven error bound of its computation (never below
+    the exact value; a positive value is never returned as 0).
 
     Parameters
     ----------
     multiplicities : array_like of int ≥ 1, shape (k,)
     sigma, theta : float
         Admissible PY parameters (see :func:`core.validation.check_py_parameters`).
-    m : int ≥ 1
+    m : int in [1, MAX_ACCOUNTING_M]
     eps : float or array_like of float > 0 (``inf`` allowed)
     n_mc : int
         Monte Carlo replicates (σ ∈ (0, 1) only).
@@ -268,32 +308,59 @@ def instance_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, s
     """
     counts, values, _ = _multiplicity_profile(multiplicities)
     sigma, theta, z = check_py_parameters(sigma, theta, counts.size)
-    m = check_m(m)
+    m = _check_m_accounting(m)
     eps_arr, scalar = check_eps(eps)
     n = int(counts.sum())
-    with np.errstate(over="ignore"):
-        c = np.expm1(eps_arr)
     if sigma == 0:
-        delta = _dp_instance_tails(values, theta, n, m, c).max(axis=0)
+        delta = _dp_tails(values, theta + n, m, eps_arr).max(axis=0)
     elif z is not None:
-        alpha = -sigma
-        r = values.astype(float)
-        start = _first_bad_count(c[None, :] * (r[:, None] - 1 + alpha))
-        needed = start[start <= m]
-        if needed.size == 0:
-            delta = np.zeros(eps_arr.shape)
-        else:
-            s_min = int(needed.min())
-            log_tails = beta_binomial_log_tail(m, r + alpha, n + z * alpha - r - alpha, s_min)
-            delta = _tail_at(log_tails, s_min, start).max(axis=0)
+        delta = _dm_tails(values, -sigma, z, n, m, eps_arr).max(axis=0)
     else:
         rng = np.random.default_rng(seed)
         delta = monte_carlo_delta(counts, sigma, theta, m, eps_arr, n_mc=n_mc, rng=rng, progress=progress).upper
-    return _as_output(_round_up(delta), scalar)
+    return _as_output(delta, scalar)
+
+
+def instance_delta_at_most(multiplicities, sigma, theta, m, eps, delta) -> bool:
+    """Exact verdict δ_x(ε) ≤ δ (the "meets the target" of the report and the app).
+
+    σ = 0 and σ < 0: exact (floating point outside the error band, mpmath inside). σ ∈ (0, 1):
+    whether the Monte Carlo upper confidence bound of :func:`instance_delta` is ≤ δ — a
+    statistical statement, as that bound is.
+    """
+    counts, values, _ = _multiplicity_profile(multiplicities)
+    sigma, theta, z = check_py_parameters(sigma, theta, counts.size)
+    m = _check_m_accounting(m)
+    eps_arr, scalar = check_eps(eps)
+    if not scalar:
+        raise ValueError("eps must be a scalar for a verdict")
+    delta = check_delta(delta)
+    n = int(counts.sum())
+    if sigma > 0:
+        return bool(instance_delta(counts, sigma, theta, m, eps_arr[0]) <= delta)
+    if sigma == 0:
+        if values[0] == 1 and not _singleton_term_at_most(m, theta, n, delta):
+            return False
+        r = values[values >= 2].astype(float)
+        a, b, w = r, theta + n - r, r - 1.0
+    else:
+        if z == 1:
+            return True
+        alpha = -sigma
+        r = values.astype(float)
+        a, b, w = r + alpha, n + z * alpha - r - alpha, r - 1.0 + alpha
+    if r.size == 0:
+        return True
+    start = _first_bad(eps_arr, w)[0][:, 0]
+    live = start <= m
+    if not live.any():
+        return True
+    log_t, rel = betabinom.log_tail(m, a[live], b[live], start[live])
+    return bool(betabinom.verdicts_at_most(log_t, rel, delta, m, a[live], b[live], start[live]).all())
 
 
 def tight_instance_delta(multiplicities, theta, m, eps):
-    """Tight instance-level privacy profile for σ = 0 (SPEC §3.1).
+    """Tight instance-level privacy profile for σ = 0 (docs/mathematics.md §3.1).
 
     The exact one-sided hockey-stick divergence
 
@@ -303,18 +370,21 @@ def tight_instance_delta(multiplicities, theta, m, eps):
         E_x\\big[(1-e^{\\varepsilon} q_y(Z)/q_x(Z))_+\\big]
         = \\max_{r\\in\\{n_i\\}} \\begin{cases}
         \\frac{m}{m+\\theta+n-1} & r = 1\\\\
-        E\\big[(1-e^{\\varepsilon}\\tfrac{r-1}{r-1+S})_+\\big],\\ S\\sim\\mathrm{BB}(m,r,\\theta+n-r) & r\\ge 2
+        E\\big[\\tfrac{S - (e^{\\varepsilon}-1)(r-1)}{S + r - 1};\\ S > (e^{\\varepsilon}-1)(r-1)\\big],
+        \\ S\\sim\\mathrm{BB}(m,r,\\theta+n-r) & r\\ge 2
         \\end{cases}
 
-    It is the smallest δ for which the release is (ε, δ)-DP at ``x`` against every
-    neighbour, and never exceeds :func:`instance_delta`.
+    (the integrand :math:`(1 - e^\\varepsilon\\frac{r-1}{r-1+S})_+` written without
+    cancellation). It is the smallest δ for which the release is (ε, δ)-DP at ``x``
+    against every neighbour, and never exceeds :func:`instance_delta` (also after
+    rounding). The singleton term holds at every ε, including ε = ∞.
 
     Parameters
     ----------
     multiplicities : array_like of int ≥ 1, shape (k,)
     theta : float > 0
-    m : int ≥ 1
-    eps : float or array_like of float > 0
+    m : int in [1, MAX_ACCOUNTING_M]
+    eps : float or array_like of float > 0 (``inf`` allowed)
 
     Returns
     -------
@@ -322,96 +392,106 @@ def tight_instance_delta(multiplicities, theta, m, eps):
     """
     counts, values, _ = _multiplicity_profile(multiplicities)
     _, theta, _ = check_py_parameters(0.0, theta, counts.size)
-    m = check_m(m)
+    m = _check_m_accounting(m)
     eps_arr, scalar = check_eps(eps)
-    n = int(counts.sum())
-    c = np.expm1(eps_arr)
-    # Rows and tails are computed exactly as in instance_delta (the singleton row's
-    # weight (r−1)/(r−1+S) is 0, leaving P(S ≥ 1)), so the profile can never exceed the
-    # probabilistic curve, not even by a rounding error.
+    N = theta + int(counts.sum())
     r = values.astype(float)
-    thresholds = np.where(r[:, None] == 1, 0.0, c[None, :] * (r[:, None] - 1))
-    start = _first_bad_count(thresholds)
-    result = np.zeros(eps_arr.shape)
-    needed = start[start <= m]
-    if needed.size:
-        s_min = int(needed.min())
-        log_pmf = _beta_binomial_logpmf(m, r, theta + n - r, s_min)
-        log_tail = _reverse_logcumsumexp(log_pmf)
-        # (1 − e^ε (r−1)/(r−1+S))_+ is positive exactly on the bad event S ≥ start, so
-        # the profile is P(S ≥ start) − e^ε E[(r−1)/(r−1+S); S ≥ start].
-        s_grid = np.arange(s_min, m + 1, dtype=float)[None, :]
-        with np.errstate(divide="ignore"):
-            log_w = log_pmf + np.log(r[:, None] - 1) - np.log(r[:, None] - 1 + s_grid)
-        log_wtail = _reverse_logcumsumexp(log_w)
-        tail = _tail_at(log_tail, s_min, start)
-        wtail = _tail_at(log_wtail, s_min, start)
-        with np.errstate(invalid="ignore", over="ignore"):
-            value = tail - np.exp(eps_arr)[None, :] * wtail
-        value = np.where(np.isfinite(value), value, 0.0)
-        result = np.clip(value, 0.0, tail).max(axis=0)
-    return _as_output(_round_up(result), scalar)
+    probabilistic = _dp_tails(values, N, m, eps_arr)
+    start, x = _first_bad(eps_arr, r - 1.0)
+    out = np.zeros(start.shape)
+    out[r == 1] = probabilistic[r == 1]
+    live = (r[:, None] >= 2) & (start <= m)
+    if live.any():
+        rows, cols = np.nonzero(live)
+        d0 = _offset(eps_arr, r - 1.0, start, x, rows, cols)
+        # E[(S − x)/(S + r − 1)] over all S is 1 − e^ε (N − 1)/(m + N − 1) in closed form
+        # (E[1/(S + r − 1)] = (N − 1)/((r − 1)(m + N − 1)) for S ~ BB(m, r, N − r)).
+        with np.errstate(over="ignore", invalid="ignore"):
+            scaled = np.exp(eps_arr[cols]) * ((N - 1.0) / (m + N - 1.0))
+        total = np.where(np.isfinite(scaled), 1.0 - scaled, -np.inf)
+        total_err = 8 * UNIT_ROUNDOFF * (1.0 + np.abs(scaled))
+        log_t, rel = betabinom.log_tail(m, r[rows], N - r[rows], start[rows, cols],
+                                        offset=d0, shift=r[rows] - 1.0, total=total,
+                                        total_err=np.where(np.isfinite(total_err), total_err, np.inf))
+        # the offset d0 carries ≤ 1e-10 relative error (see _offset); weights ≤ 1
+        out[rows, cols] = _upper_from_log(log_t, rel + 1e-10)
+    return _as_output(np.minimum(out, probabilistic).max(axis=0), scalar)
 
 
-def _dp_bb_moments(m, r, N):
-    mean = m * r / N
-    var = m * r * (N - r) * (N + m) / (N * N * (N + 1.0))
+def _dp_moments(m, r, N):
+    """Mean and variance of BB(m, r, N − r), in an order that cannot overflow for huge N."""
+    p = r / N
+    mean = m * p
+    var = mean * ((N - r) / N) * ((N + m) / (N + 1.0))
     return mean, var
 
 
-def _global_delta_one(n: int, theta: float, m: int, c: float) -> float:
-    """δ*(ε) = max_{r=1..n} T_r(ε) for one ε, exactly (Theorem 2).
-
-    Within a run of multiplicities r sharing the same first bad count s, T_r = P(S ≥ s)
-    increases with r (Beta(r, N − r) increases in likelihood-ratio order), so only the
-    largest r of each run can be the maximiser: at most min(n, m) candidates. They are
-    evaluated in order of a Cantelli upper bound and the search stops as soon as no
-    remaining candidate can beat the current maximum.
-    """
-    N = theta + n
-    if not np.isfinite(c):
-        return m / (m + N - 1.0)
-    s = np.arange(1, m + 1, dtype=float)
-    with np.errstate(divide="ignore", over="ignore"):
-        approx = np.floor(s / c) + 1.0 if c > 0 else np.full(s.shape, float(n))
-    approx = np.minimum(approx, n)
-    # Fix floating-point edges: take the largest r near the estimate whose first bad count is ≤ s.
-    best = np.ones(s.shape)
-    for shift in (-2.0, -1.0, 0.0, 1.0, 2.0):
-        r = np.clip(approx + shift, 1, n)
-        ok = _first_bad_count(np.where(r == 1, 0.0, c * (r - 1))) <= s
-        best = np.where(ok & (r > best), r, best)
-    r_cand = np.unique(best)
-    start = _first_bad_count(np.where(r_cand == 1, 0.0, c * (r_cand - 1)))
-    keep = start <= m
-    r_cand, start = r_cand[keep], start[keep]
-    if r_cand.size == 0:
-        return 0.0
-    mean, var = _dp_bb_moments(m, r_cand, N)
+def _cantelli(m, r, N, start) -> np.ndarray:
+    """One-sided Chebyshev bound on P(S ≥ start), S ~ BB(m, r, N − r) (1 below the mean)."""
+    mean, var = _dp_moments(m, r, N)
     gap = start - mean
     with np.errstate(divide="ignore", invalid="ignore"):
-        bound = np.where(gap > 0, var / (var + gap * gap), 1.0)
+        return np.where(gap > 0, var / (var + gap * gap), 1.0)
+
+
+def _global_candidates(n: int, N: float, eps: float, m_max: int, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """Multiplicities r ≥ 2 that can attain max_r T_r (Theorem 2) for releases m ≤ m_max.
+
+    All r sharing a first bad count s have T_r = P(S ≥ s) increasing in r (Beta(r, N − r)
+    increases in likelihood-ratio order), so only the largest r of each run matters:
+    r = ⌈s/(e^ε − 1)⌉ (capped at n) for s = 1..m_max, each checked with its exact first
+    bad count. Rows whose Cantelli bound at m_max is at most ``floor`` cannot exceed it
+    at any m ≤ m_max (the bound grows with m) and are dropped. The s-range is walked in
+    blocks of 2^20, so memory stays bounded for any m_max. Returns (r, start).
+    """
+    c = math.expm1(eps) if eps < 710 else math.inf
+    if not math.isfinite(c) or n < 2:
+        return np.zeros(0), np.zeros(0)
+    top = min(m_max, math.floor(c * (n - 1)) + 1)
+    keep_r, keep_s = [], []
+    block = 1 << 20
+    for lo in range(1, top + 1, block):
+        s = np.arange(lo, min(top, lo + block - 1) + 1, dtype=float)
+        with np.errstate(over="ignore"):
+            r_est = np.minimum(np.ceil(s / c), float(n))
+        r = np.unique(np.clip(np.concatenate([r_est - 1, r_est, r_est + 1]), 2, n))
+        start = _first_bad(np.array([eps]), r - 1.0)[0][:, 0]
+        live = start <= m_max
+        r, start = r[live], start[live]
+        risky = _cantelli(m_max, r, N, start) > floor * (1 - 1e-9)
+        keep_r.append(r[risky])
+        keep_s.append(start[risky])
+    if not keep_r:
+        return np.zeros(0), np.zeros(0)
+    r, start = np.concatenate(keep_r), np.concatenate(keep_s)
+    order = np.lexsort((r, start))
+    r, start = r[order], start[order]
+    last = np.r_[start[1:] != start[:-1], True] if start.size else np.zeros(0, bool)
+    return r[last], start[last]
+
+
+def _max_tail(m: int, N: float, r: np.ndarray, start: np.ndarray) -> float:
+    """max_r T_r(m) over candidate rows, upper-rounded; candidates are evaluated in order of
+    their Cantelli bound and the search stops when no remaining bound can beat the maximum."""
+    live = start <= m
+    r, start = r[live], start[live]
+    if r.size == 0:
+        return 0.0
+    bound = _cantelli(m, r, N, start)
     order = np.argsort(-bound, kind="stable")
-    best_value = 0.0
-    budget = max(1, 2_000_000 // (m + 1))  # rows per batch: bounded memory
-    i = 0
-    while i < order.size:
-        if bound[order[i]] <= best_value:
-            break
-        batch = order[i:i + budget]
-        batch = batch[bound[batch] > best_value]
+    best = 0.0
+    for i in range(0, order.size, 256):
+        batch = order[i:i + 256]
+        batch = batch[bound[batch] * (1 + 1e-9) > best / (1 + 1e-6)]
         if batch.size == 0:
             break
-        s_min = int(start[batch].min())
-        log_tails = beta_binomial_log_tail(m, r_cand[batch], N - r_cand[batch], s_min)
-        values = np.exp(log_tails[np.arange(batch.size), start[batch].astype(np.int64) - s_min])
-        best_value = max(best_value, float(values.max()))
-        i += budget
-    return best_value
+        log_t, rel = betabinom.log_tail(m, r[batch], N - r[batch], start[batch])
+        best = max(best, float(_upper_from_log(log_t, rel).max()))
+    return best
 
 
 def global_delta(n, theta, m, eps):
-    """Global (ε, δ)-DP of the DP posterior-predictive release (Theorem 2, SPEC §3.1).
+    """Global (ε, δ)-DP of the DP posterior-predictive release (Theorem 2, docs §3.1).
 
     .. math::
 
@@ -420,139 +500,252 @@ def global_delta(n, theta, m, eps):
 
     valid for every dataset of size ``n`` (σ = 0). It never falls below the singleton
     term :math:`m/(m+\\theta+n-1)` and equals it for :math:`\\varepsilon\\ge\\log(1+m)`.
-    The maximum over ``r`` is exact (see :func:`_global_delta_one`).
+    The maximum over ``r`` is exact (see :func:`_global_candidates`); the value is rounded
+    up by its proven error bound.
 
     Parameters
     ----------
     n : int ≥ 1
     theta : float > 0
-    m : int ≥ 1
-    eps : float or array_like of float > 0
+    m : int in [1, MAX_ACCOUNTING_M]
+    eps : float or array_like of float > 0 (``inf`` allowed)
 
     Returns
     -------
     float or ndarray, same shape as ``eps``
     """
-    n = check_integer("n", n, minimum=1)
+    n = _check_n(n)
     _, theta, _ = check_py_parameters(0.0, theta)
-    m = check_m(m)
+    m = _check_m_accounting(m)
     eps_arr, scalar = check_eps(eps)
-    c = np.expm1(eps_arr)
-    out = np.array([_global_delta_one(n, theta, m, float(ci)) for ci in c])
-    return _as_output(_round_up(out), scalar)
+    N = theta + n
+    out = np.empty(eps_arr.size)
+    for i, e in enumerate(eps_arr):
+        single = _singleton_term_up(m, N)
+        # δ* ≥ the singleton term, so rows that cannot exceed it do not matter
+        r, start = _global_candidates(n, N, float(e), m, single / (1 + 1e-6))
+        out[i] = max(single, _max_tail(m, N, r, start))
+    return _as_output(out, scalar)
+
+
+def global_delta_at_most(n, theta, m, eps, delta) -> bool:
+    """Exact verdict δ*(ε) ≤ δ (Theorem 2): the global "meets the target"."""
+    n = _check_n(n)
+    _, theta, _ = check_py_parameters(0.0, theta)
+    m = _check_m_accounting(m)
+    eps_arr, scalar = check_eps(eps)
+    if not scalar:
+        raise ValueError("eps must be a scalar for a verdict")
+    delta = check_delta(delta)
+    if not _singleton_term_at_most(m, theta, n, delta):
+        return False
+    r, start = _global_candidates(n, theta + n, float(eps_arr[0]), m, delta)
+    return _all_rows_at_most(m, theta + n, r, start, delta)
+
+
+def _all_rows_at_most(m, N, r, start, delta) -> bool:
+    """Exact: T_r(m) ≤ δ for every candidate row (Cantelli prunes the clear ones)."""
+    live = start <= m
+    r, start = r[live], start[live]
+    risky = _cantelli(m, r, N, start) > delta * (1 - 1e-9)
+    if not risky.any():
+        return True
+    r, start = r[risky], start[risky]
+    log_t, rel = betabinom.log_tail(m, r, N - r, start)
+    return bool(betabinom.verdicts_at_most(log_t, rel, delta, m, r, N - r, start).all())
 
 
 def global_delta_simple_bound(n, theta, m, eps):
-    """Simple upper bound of Theorem 2 (SPEC §3.1).
+    """Simple upper bound of Theorem 2 (docs §3.1).
 
     .. math:: \\delta^*(\\varepsilon) \\le \\max\\Big\\{\\frac{m}{m+\\theta+n-1},\\
               \\frac{2m}{(\\theta+n)(e^{\\varepsilon}-1)}\\Big\\}
 
     Returns
     -------
-    float or ndarray, same shape as ``eps`` (capped at 1)
+    float or ndarray, same shape as ``eps`` (capped at 1, rounded up)
     """
-    n = check_integer("n", n, minimum=1)
+    n = _check_n(n)
     _, theta, _ = check_py_parameters(0.0, theta)
-    m = check_m(m)
+    m = _check_m_accounting(m)
     eps_arr, scalar = check_eps(eps)
-    with np.errstate(divide="ignore"):
-        second = 2.0 * m / ((theta + n) * np.expm1(eps_arr))
-    out = np.maximum(m / (m + theta + n - 1.0), second)
-    return _as_output(_round_up(out), scalar)
+    with np.errstate(divide="ignore", over="ignore"):
+        second = 2.0 * m / ((theta + n) * np.expm1(eps_arr)) * (1.0 + 8 * UNIT_ROUNDOFF)
+    out = np.minimum(1.0, np.maximum(_singleton_term_up(m, theta + n), second))
+    return _as_output(out, scalar)
 
 
 def singleton_limit(n, theta, delta) -> int:
-    """Largest m whose singleton term stays within δ (SPEC §3.1).
+    """Largest m whose singleton term stays within δ (docs §3.1), exactly.
 
     .. math:: m_{\\mathrm{sing}}(\\delta) = \\Big\\lfloor \\frac{\\delta(\\theta+n-1)}{1-\\delta}\\Big\\rfloor
 
-    No ε, however large, admits a release larger than this under Theorem 2, nor at an
-    instance with a singleton.
+    computed in rational arithmetic from the exact binary values of θ and δ (so
+    m/(m + θ + n − 1) ≤ δ holds for m = m_sing and fails for m_sing + 1, exactly). No ε,
+    however large, admits a release larger than this under Theorem 2, nor at an instance
+    with a singleton. Constant time for any n and θ.
     """
-    n = check_integer("n", n, minimum=1)
+    n = _check_n(n)
     _, theta, _ = check_py_parameters(0.0, theta)
     delta = check_delta(delta)
-    m = math.floor(delta * (theta + n - 1.0) / (1.0 - delta))
-    # Guard the floor against rounding: the singleton term must really be ≤ δ.
-    while m > 0 and m / (m + theta + n - 1.0) * _ROUND_UP > delta:
-        m -= 1
-    while (m + 1) / (m + 1 + theta + n - 1.0) * _ROUND_UP <= delta:
-        m += 1
-    return max(m, 0)
+    d = Fraction(delta)
+    return int(math.floor(d * (Fraction(theta) + n - 1) / (1 - d)))
 
 
-def _largest_m(feasible: Callable[[int], bool], upper: int) -> int:
-    """Largest m in [0, upper] with ``feasible(m)``, for a monotone predicate (feasible(0))."""
-    if upper <= 0 or not feasible(1):
-        return 0
-    lo, hi = 1, upper
-    if feasible(hi):
-        return hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if feasible(mid):
-            lo = mid
+def _normal_guess(a, b, start, delta, lo, hi):
+    """m in [lo, hi] where the normal approximation of P(BB(m, a, b) ≥ start) reaches δ (rows broadcast).
+
+    Solves m·p + z·sd(m) = start − ½ (p = a/N, sd² = m p q (N + m)/(N + 1)) as the smaller
+    root of the quadratic (t − m p)² = z² m p q (N + m)/(N + 1); only a starting point for
+    the exact search.
+    """
+    z = float(stats.norm.isf(delta))
+    a, b, start, lo, hi = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (a, b, start, lo, hi)))
+    N = a + b
+    p, q, t = a / N, b / N, start - 0.5
+    K = z * z * p * q / (N + 1.0)
+    A, B = p * p - K, 2.0 * t * p + K * N
+    with np.errstate(invalid="ignore", divide="ignore"):
+        disc = np.sqrt(np.maximum(B * B - 4.0 * A * t * t, 0.0)) * (1.0 if z >= 0 else -1.0)
+        root = np.where(np.abs(A) > 1e-300, (B - disc) / (2.0 * A), t * t / B)
+        root = np.where(np.isfinite(root) & (root > 0), root, t / p)
+    return np.clip(root, lo, hi)
+
+
+def _row_max_m(a: float, b: float, start: float, delta: float, lo: int, hi: int) -> int:
+    """Largest m in [lo, hi] with P(BB(m, a, b) ≥ start) ≤ δ, exactly.
+
+    The tail increases with m; T(lo) ≤ δ is known. Interpolation search on log T (smooth in
+    m) from a normal-approximation guess, three probes per step evaluated together, with
+    bisection whenever a step fails to halve the bracket; brackets of ≤ 48 are settled by
+    evaluating every m at once.
+    """
+    log_d = math.log(delta)
+    guess = float(_normal_guess(a, b, start, delta, lo, hi))
+    lo_log, hi_log = -math.inf, math.nan
+    bisect = False
+    while hi > lo:
+        if hi - lo <= 48:
+            probes = np.arange(lo + 1, hi + 1, dtype=float)
         else:
-            hi = mid
+            g = min(max(int(round(guess)), lo + 1), hi)
+            d = max(1, (hi - lo) // 2048)
+            cand = [g - d, g, g + d] + ([(lo + hi + 1) // 2] if bisect else [])
+            probes = np.unique(np.clip(np.array(cand, dtype=float), lo + 1, hi))
+        log_t, rel = betabinom.log_tail(probes, a, b, start)
+        ok = betabinom.verdicts_at_most(log_t, rel, delta, probes, a, b, start)
+        width = hi - lo
+        if ok.any():
+            j = np.flatnonzero(ok)[-1]
+            lo, lo_log = int(probes[j]), float(log_t[j])
+        if (~ok).any():
+            j = np.flatnonzero(~ok)[0]
+            hi, hi_log = int(probes[j]) - 1, float(log_t[j])
+        bisect = (hi - lo) > width / 2
+        if math.isfinite(lo_log) and math.isfinite(hi_log) and hi_log > lo_log:
+            guess = lo + (log_d - lo_log) / (hi_log - lo_log) * (hi + 1 - lo)
+        else:
+            guess = float(_normal_guess(a, b, start, delta, lo, hi))
     return lo
 
 
-def max_synthetic_size(n, theta, eps, delta) -> int:
-    """Largest release size admissible under Theorem 2 (SPEC §3.1).
+def _max_m(r: np.ndarray, start: np.ndarray, N: float, delta: float, m_max: int) -> int:
+    """Largest m ≤ m_max with T_r(m) ≤ δ for every row (r ≥ 2, exact first bad count), exactly.
+
+    The row whose normal-approximation guess is smallest is searched first (it usually
+    binds); then every row is checked at that size (Cantelli first, then exact tails) and
+    the worst failing row's own largest m becomes the new bound, until every row passes.
+    """
+    m_cur = int(m_max)
+    live = start <= m_cur
+    r, start = r[live], start[live]
+    risky = _cantelli(m_cur, r, N, start) > delta * (1 - 1e-9)
+    if risky.any():
+        guess = _normal_guess(r[risky], N - r[risky], start[risky], delta, start[risky] - 1, m_cur)
+        j = np.flatnonzero(risky)[np.argmin(guess)]
+        m_cur = _row_max_m(float(r[j]), float(N - r[j]), float(start[j]), delta, int(start[j]) - 1, m_cur)
+    while m_cur >= 1:
+        live = start <= m_cur
+        r, start = r[live], start[live]
+        if r.size == 0:
+            return m_cur
+        idx = np.flatnonzero(_cantelli(m_cur, r, N, start) > delta * (1 - 1e-9))
+        if idx.size == 0:
+            return m_cur
+        log_t, rel = betabinom.log_tail(m_cur, r[idx], N - r[idx], start[idx])
+        ok = betabinom.verdicts_at_most(log_t, rel, delta, m_cur, r[idx], N - r[idx], start[idx])
+        if ok.all():
+            return m_cur
+        worst = idx[~ok][np.argmax(log_t[~ok])]
+        m_cur = _row_max_m(float(r[worst]), float(N - r[worst]), float(start[worst]), delta,
+                           int(start[worst]) - 1, m_cur - 1)
+    return 0
+
+
+def _check_scalar_eps(eps) -> float:
+    eps_arr, scalar = check_eps(eps)
+    if not scalar:
+        raise ValueError("eps must be a scalar here; use synthetic_size_curve for arrays")
+    return float(eps_arr[0])
+
+
+def max_synthetic_size(n, theta, eps, delta, *, m_cap: int = _DEFAULT_M_CAP) -> int:
+    """Largest release size admissible under Theorem 2 (docs §3.1), exactly.
 
     .. math:: m^*(\\varepsilon,\\delta) = \\max\\{m : \\delta^*(\\varepsilon; m) \\le \\delta\\}
               \\le m_{\\mathrm{sing}}(\\delta)
 
-    δ* increases with m (the count of any value in the release grows with m), so a
-    bisection over ``[1, m_sing]`` is exact. Returns 0 when not even one synthetic value
-    can be released.
+    δ* increases with m, so m* is the smallest of the per-multiplicity largest sizes
+    (and of m_sing). Each is found by an exact search (:func:`_row_max_m`), so the
+    verdict δ*(ε; m*) ≤ δ < δ*(ε; m* + 1) is exact. Returns 0 when not even one synthetic
+    value can be released, and at most ``m_cap``.
 
     Parameters
     ----------
     n : int ≥ 1
     theta : float > 0
-    eps : float > 0
+    eps : float > 0 (``inf`` allowed: then m* = m_sing)
     delta : float in (0, 1)
+    m_cap : int in [1, MAX_ACCOUNTING_M]
+        Largest size searched (a larger m* is reported as ``m_cap``).
     """
-    n = check_integer("n", n, minimum=1)
+    n = _check_n(n)
     _, theta, _ = check_py_parameters(0.0, theta)
-    eps_arr, scalar = check_eps(eps)
-    if not scalar:
-        raise ValueError("eps must be a scalar here; use synthetic_size_curve for arrays")
+    eps = _check_scalar_eps(eps)
     delta = check_delta(delta)
-    with np.errstate(over="ignore"):
-        c = float(np.expm1(eps_arr[0]))
-    upper = singleton_limit(n, theta, delta)
-    return _largest_m(lambda m: _global_delta_one(n, theta, m, c) * _ROUND_UP <= delta, upper)
+    m_cap = _check_m_accounting(m_cap, "m_cap")
+    upper = min(m_cap, singleton_limit(n, theta, delta))
+    if upper < 1:
+        return 0
+    r, start = _global_candidates(n, theta + n, eps, upper, delta)
+    return _max_m(r, start, theta + n, delta, upper)
 
 
 def max_instance_synthetic_size(multiplicities, theta, eps, delta, *, m_cap: int = 10**6) -> int:
-    """Largest m whose instance-level δ_x(ε) (σ = 0) stays within δ, capped at ``m_cap``.
+    """Largest m whose instance-level δ_x(ε) (σ = 0) stays within δ, exactly, capped at ``m_cap``.
 
-    With a singleton in the data this never exceeds :func:`singleton_limit`.
+    With a singleton in the data this never exceeds :func:`singleton_limit`. Cost grows
+    with the number of distinct multiplicities and the width of a beta-binomial tail, not
+    with m*: about 10 ms for m* ~ 10^6.
     """
     counts, values, _ = _multiplicity_profile(multiplicities)
     _, theta, _ = check_py_parameters(0.0, theta, counts.size)
-    eps_arr, scalar = check_eps(eps)
-    if not scalar:
-        raise ValueError("eps must be a scalar here; use synthetic_size_curve for arrays")
+    eps = _check_scalar_eps(eps)
     delta = check_delta(delta)
-    m_cap = check_m(m_cap, "m_cap")
+    m_cap = _check_m_accounting(m_cap, "m_cap")
     n = int(counts.sum())
-    c = np.expm1(eps_arr)
     upper = m_cap
     if values[0] == 1:
         upper = min(upper, singleton_limit(n, theta, delta))
-
-    def feasible(m: int) -> bool:
-        return float(_dp_instance_tails(values, theta, n, m, c).max()) * _ROUND_UP <= delta
-
-    return _largest_m(feasible, upper)
+    if upper < 1:
+        return 0
+    r = values[values >= 2].astype(float)
+    start = _first_bad(np.array([eps]), r - 1.0)[0][:, 0]
+    return _max_m(r, start, theta + n, delta, upper)
 
 
 def synthetic_size_curve(n, theta, eps, delta, *, multiplicities=None, m_cap: int = 10**6):
-    """The ε-vs-m curve: largest admissible release size for each ε (SPEC §3.1).
+    """The ε-vs-m curve: largest admissible release size for each ε (docs §3.1).
 
     Parameters
     ----------
@@ -561,8 +754,10 @@ def synthetic_size_curve(n, theta, eps, delta, *, multiplicities=None, m_cap: in
     eps : array_like of float > 0, shape (E,)
     delta : float in (0, 1)
     multiplicities : array_like of int, optional
-        Given: the instance-level curve for this dataset (capped at ``m_cap``);
+        Given: the instance-level curve for this dataset (``n`` must be their sum);
         omitted: the global Theorem-2 curve, which plateaus at :func:`singleton_limit`.
+    m_cap : int
+        Largest size searched.
 
     Returns
     -------
@@ -570,24 +765,64 @@ def synthetic_size_curve(n, theta, eps, delta, *, multiplicities=None, m_cap: in
     """
     eps_arr, _ = check_eps(eps)
     if multiplicities is None:
-        return np.array([max_synthetic_size(n, theta, float(e), delta) for e in eps_arr], dtype=np.int64)
-    return np.array([max_instance_synthetic_size(multiplicities, theta, float(e), delta, m_cap=m_cap)
+        return np.array([max_synthetic_size(n, theta, float(e), delta, m_cap=m_cap) for e in eps_arr],
+                        dtype=np.int64)
+    counts = check_multiplicities(multiplicities)
+    if int(counts.sum()) != _check_n(n):
+        raise ValueError(f"n = {n} must equal the sum of the multiplicities, {int(counts.sum())}")
+    return np.array([max_instance_synthetic_size(counts, theta, float(e), delta, m_cap=m_cap)
                      for e in eps_arr], dtype=np.int64)
 
 
 # ------------------------------------------------------------------------ σ < 0
+def _dm_tails(values, alpha, z, n, m, eps_arr):
+    """Upper-rounded §3.3 bound terms P(S_l > (e^ε − 1)(n_l − 1 + α)): rows n_l, columns ε."""
+    r = values.astype(float)
+    out = np.zeros((r.size, eps_arr.size))
+    if z == 1:   # one public category: every neighbour equals x, δ = 0 exactly
+        return out
+    start, _ = _first_bad(eps_arr, r - 1.0 + alpha)
+    rows, cols = np.nonzero(start <= m)
+    if rows.size:
+        a = r[rows] + alpha
+        b = n + z * alpha - r[rows] - alpha
+        log_t, rel = betabinom.log_tail(m, a, b, start[rows, cols])
+        out[rows, cols] = _upper_from_log(log_t, rel)
+    return out
+
+
 def dirichlet_multinomial_pure_epsilon(multiplicities, alpha, m, *, instance: bool = True) -> float:
-    """Smallest ε for which the σ < 0 release is pure ε-DP (SPEC §3.3).
+    """Smallest ε for which the σ < 0 release is pure ε-DP (docs §3.3), rounded up.
 
     Instance level (at ``x``): :math:`m \\le (e^{\\varepsilon}-1)(\\min_i n_i - 1 + \\alpha)`,
     i.e. :math:`\\varepsilon = \\log\\big(1 + m/(\\min_i n_i - 1 + \\alpha)\\big)`;
     global: :math:`\\varepsilon = \\log(1 + m/\\alpha)` (Machanavajjhala et al. 2008).
+    The returned float is ≥ the exact threshold; use :func:`dirichlet_multinomial_is_pure`
+    for the exact verdict at a given ε.
     """
     counts = check_multiplicities(multiplicities)
     alpha = check_positive("alpha", alpha)
-    m = check_m(m)
+    m = _check_m_accounting(m)
     floor = (counts.min() - 1 + alpha) if instance else alpha
-    return float(np.log1p(m / floor)) * _ROUND_UP
+    # log(1 + m/w) without overflowing m/w for a tiny α: log m − log w + log1p(w/m)
+    value = math.log1p(m / floor) if floor >= m else math.log(m) - math.log(floor) + math.log1p(floor / m)
+    return value * (1.0 + 8 * UNIT_ROUNDOFF)
+
+
+def dirichlet_multinomial_is_pure(multiplicities, alpha, m, eps, *, instance: bool = True) -> bool:
+    """Exact verdict of the pure ε-DP condition of docs §3.3 at ``eps``.
+
+    Instance level: :math:`m \\le (e^{\\varepsilon}-1)(\\min_i n_i - 1 + \\alpha)`; global:
+    :math:`m \\le (e^{\\varepsilon}-1)\\alpha`. Decided exactly (mpmath when the two sides
+    are within rounding), never from a δ that underflowed to 0.
+    """
+    counts = check_multiplicities(multiplicities)
+    alpha = check_positive("alpha", alpha)
+    m = _check_m_accounting(m)
+    eps = _check_scalar_eps(eps)
+    w = (counts.min() - 1 + alpha) if instance else alpha
+    start = _first_bad(np.array([eps]), np.array([w]))[0][0, 0]
+    return bool(start > m)
 
 
 # ------------------------------------------------------------------ σ ∈ (0, 1)
@@ -661,9 +896,9 @@ def monte_carlo_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000
     sigma, theta, z = check_py_parameters(sigma, theta, counts.size)
     if not 0 < sigma < 1:
         raise ValueError(f"sigma must be in (0, 1) for the Monte Carlo estimator, got {sigma!r}")
-    m = check_m(m)
+    m = _check_m_accounting(m)
     eps_arr, _ = check_eps(eps)
-    n_mc = check_integer("n_mc", n_mc, minimum=1)
+    n_mc = check_integer("n_mc", n_mc, minimum=1, maximum=10**7)
     rng = check_rng(rng)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
@@ -720,6 +955,9 @@ def monte_carlo_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000
     del S
 
     rows_per_chunk = max(1, 4_000_000 // n_mc)
+    # A singular output is coded +inf and is bad at every ε, ε = ∞ included: count
+    # "log-ratio > ε" as "> the largest finite float" there, which only +inf satisfies.
+    eps_search = np.where(np.isinf(eps_arr), np.finfo(float).max, eps_arr)
 
     def exceed_counts(l_rows, r_rows):
         """#replicates with log-ratio > ε, for each type (rows) and ε (columns)."""
@@ -729,7 +967,7 @@ def monte_carlo_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000
             if r_rows is not None:
                 block += right[r_rows[i:i + rows_per_chunk]]
             block.sort(axis=1)
-            out[i:i + len(block)] = n_mc - np.stack([np.searchsorted(row, eps_arr, side="right")
+            out[i:i + len(block)] = n_mc - np.stack([np.searchsorted(row, eps_search, side="right")
                                                      for row in block])
         return out
 
@@ -782,5 +1020,5 @@ def monte_carlo_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000
     level = 1 - (1 - confidence) / T
     upper = np.where(top >= n_mc, 1.0, stats.beta.ppf(level, top + 1, n_mc - top))
     return MonteCarloDelta(eps=eps_arr, estimate=estimate, std_error=std_error,
-                           upper=_round_up(upper), n_mc=n_mc, n_types=T,
+                           upper=_round_up_mc(upper), n_mc=n_mc, n_types=T,
                            worst_type=[names[i] for i in best])

@@ -14,11 +14,15 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import __version__
+from .plots import format_upper
 from .privacy import (
     ReleaseSpec,
+    dirichlet_multinomial_is_pure,
     dirichlet_multinomial_pure_epsilon,
     global_delta,
+    global_delta_at_most,
     instance_delta,
+    instance_delta_at_most,
     monte_carlo_delta,
     singleton_limit,
     tight_instance_delta,
@@ -71,33 +75,39 @@ def guarantees(spec: ReleaseSpec, multiplicities, eps: float, delta_target: floa
     if int(counts.sum()) != n:
         raise ValueError(f"multiplicities sum to {int(counts.sum())} but the release spec has n = {n}")
     out: list[Guarantee] = []
+    up = format_upper        # every printed δ and ε threshold is rounded toward the safe side
+    e_txt = f"{eps!r}"       # the user's ε exactly as given
 
-    def add(name, scope, kind, value, text):
-        meets = None if value is None else bool(value <= delta_target)
+    def add(name, scope, kind, value, meets, text):
         out.append(Guarantee(name, scope, kind, eps, value, meets, text))
 
     if sigma == 0:
         d_inst = instance_delta(counts, 0.0, theta, m, eps)
         d_tight = tight_instance_delta(counts, theta, m, eps)
         d_glob = global_delta(n, theta, m, eps)
-        add("instance_delta", "instance-level", "approximate", d_inst,
+        inst_ok = instance_delta_at_most(counts, 0.0, theta, m, eps, delta_target)
+        add("instance_delta", "instance-level", "approximate", d_inst, inst_ok,
             f"Instance-level probabilistic DP (paper, Theorem 1): at this dataset, the privacy loss "
-            f"exceeds ε = {eps:g} with probability at most δ = {d_inst:.4g}, against every neighbour. "
+            f"exceeds ε = {e_txt} with probability at most δ = {up(d_inst)}, against every neighbour. "
             "It does not protect other datasets.")
+        # the tight profile is never above the probabilistic δ, so it meets whenever that does
         add("tight_instance_delta", "instance-level", "approximate", d_tight,
-            f"Tight instance-level (ε, δ)-DP profile: this dataset is (ε = {eps:g}, δ = {d_tight:.4g})-DP "
+            True if inst_ok else bool(d_tight <= delta_target),
+            f"Tight instance-level (ε, δ)-DP profile: this dataset is (ε = {e_txt}, δ = {up(d_tight)})-DP "
             "against every neighbour (exact hockey-stick divergence; never above the probabilistic δ).")
         add("global_delta", "global", "approximate", d_glob,
+            global_delta_at_most(n, theta, m, eps, delta_target),
             f"Global (ε, δ)-DP (Theorem 2): every dataset of size n = {n} is protected with "
-            f"ε = {eps:g}, δ = {d_glob:.4g}.")
+            f"ε = {e_txt}, δ = {up(d_glob)}.")
     elif sigma > 0:
         mc = monte_carlo_delta(counts, sigma, theta, m, eps, n_mc=n_mc, rng=np.random.default_rng(mc_seed))
-        up, est, se = float(mc.upper[0]), float(mc.estimate[0]), float(mc.std_error[0])
-        add("instance_delta", "instance-level", "approximate", up,
+        upper, est, se = float(mc.upper[0]), float(mc.estimate[0]), float(mc.std_error[0])
+        add("instance_delta", "instance-level", "approximate", upper, bool(upper <= delta_target),
             f"Instance-level probabilistic DP (Theorem 1, Monte Carlo with {mc.n_mc:,} replicates, seed "
-            f"{mc_seed}): estimate δ = {est:.4g} ± {se:.2g} (standard error); the 95% upper confidence bound "
-            f"δ = {up:.4g} is used. It is a statistical, not a certain, bound, and covers this dataset only.")
-        add("global_delta", "global", "none", None,
+            f"{mc_seed}): estimate δ = {up(est)} ± {up(se, 2)} (standard error); the 95% upper confidence "
+            f"bound δ = {up(upper)} is used. It is a statistical, not a certain, bound, and covers this "
+            "dataset only.")
+        add("global_delta", "global", "none", None, None,
             "No global guarantee is known for σ in (0, 1): the release is only accounted at this dataset.")
     else:
         alpha = -sigma
@@ -105,13 +115,17 @@ def guarantees(spec: ReleaseSpec, multiplicities, eps: float, delta_target: floa
         d_bound = instance_delta(counts, sigma, theta, m, eps)
         eps_inst = dirichlet_multinomial_pure_epsilon(counts, alpha, m)
         eps_glob = dirichlet_multinomial_pure_epsilon(counts, alpha, m, instance=False)
-        add("instance_delta", "instance-level", "pure" if d_bound == 0 else "approximate", d_bound,
-            f"Instance-level bound (Dirichlet–multinomial over z = {z} public categories): "
-            f"δ ≤ {d_bound:.4g} at ε = {eps:g}; pure ε-DP at this dataset for every ε ≥ {eps_inst:.4g}.")
-        glob_ok = eps >= eps_glob
-        add("global_pure_dp", "global", "pure", 0.0 if glob_ok else None,
-            f"Global pure ε-DP holds iff m ≤ (e^ε − 1)·α, i.e. ε ≥ {eps_glob:.4g} "
-            f"({'holds' if glob_ok else 'does NOT hold'} at ε = {eps:g}).")
+        inst_pure = z == 1 or dirichlet_multinomial_is_pure(counts, alpha, m, eps)
+        add("instance_delta", "instance-level", "pure" if inst_pure else "approximate", d_bound,
+            instance_delta_at_most(counts, sigma, theta, m, eps, delta_target),
+            f"Instance-level δ bound (Dirichlet–multinomial over z = {z} public categories): "
+            f"δ ≤ {up(d_bound)} at ε = {e_txt} (an upper bound, not the exact δ); pure ε-DP at this "
+            f"dataset for every ε ≥ {up(eps_inst)} "
+            f"({'holds' if inst_pure else 'does NOT hold'} at ε = {e_txt}).")
+        glob_ok = dirichlet_multinomial_is_pure(counts, alpha, m, eps, instance=False)
+        add("global_pure_dp", "global", "pure", 0.0 if glob_ok else None, glob_ok,
+            f"Global pure ε-DP holds iff m ≤ (e^ε − 1)·α, i.e. ε ≥ {up(eps_glob)} "
+            f"({'holds' if glob_ok else 'does NOT hold'} at ε = {e_txt}).")
     return out
 
 
@@ -147,6 +161,11 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
                         "they are not private and no guarantee below covers them.")
     if seed is None:
         warnings.append("No seed was recorded: this release cannot be regenerated.")
+    for g in items:
+        if g.meets_target is False:
+            warnings.append(f"The {g.scope} guarantee '{g.name}' misses the target: δ = "
+                            f"{format_upper(g.delta) if g.delta is not None else 'none'} > δ target "
+                            f"{float(delta)!r} at ε = {float(eps)!r}.")
     k1 = int(np.sum(counts == 1))
     report = {
         "tool": "bnp-synth",

@@ -12,14 +12,18 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from .validation import (
+    MAX_RELEASE_VALUES,
     check_integer,
     check_positive,
     check_positive_integer_array,
     check_probability,
+    check_real,
     check_rng,
 )
 
@@ -78,7 +82,7 @@ def sample_dyadic_geometric(size, p, rng):
 
     Parameters
     ----------
-    size : int ≥ 1
+    size : int in [1, MAX_RELEASE_VALUES]
         Population size ``N``.
     p : float in (0, 1]
         Success probability of the geometric law on :math:`\\{1, 2, \\dots\\}`.
@@ -88,9 +92,12 @@ def sample_dyadic_geometric(size, p, rng):
     -------
     ndarray of float, shape (size,)
     """
-    size = check_integer("size", size, minimum=1)
+    size = check_integer("size", size, minimum=1, maximum=MAX_RELEASE_VALUES)
     p = check_probability(p, "p", allow_one=True)
     rng = check_rng(rng)
+    if p < 1e-12:  # the draws would exceed 2**52 (g(j) inexact) or overflow int64
+        raise ValueError(f"p must be in [1e-12, 1] (smaller p draws indices beyond 2**52, where g(j) is not "
+                         f"exact), got {p!r}")
     # Generator.geometric counts trials up to and including the first success: support {1, 2, ...}.
     index = rng.geometric(p, size=size)
     if index.max() > DYADIC_MAX_INDEX:
@@ -114,27 +121,34 @@ def grid_beta_mixture(grid_size: int = 101, weights=(0.7, 0.3),
 
     Parameters
     ----------
-    grid_size : int ≥ 2
-    weights : sequence of float > 0, shape (C,)
+    grid_size : int in [2, 10**7]
+    weights : sequence of float > 0, shape (C,), C ≤ 100
         Mixture weights (normalised here).
-    shapes : sequence of (a, b) pairs, a, b > 0, shape (C, 2)
+    shapes : sequence of (a, b) pairs, a, b in (0, 1e6], shape (C, 2)
 
     Returns
     -------
     grid : ndarray, shape (grid_size,)
     probabilities : ndarray, shape (grid_size,), summing to 1
     """
-    grid_size = check_integer("grid_size", grid_size, minimum=2)
-    w = [check_positive("weights", float(v)) for v in np.ravel(weights)]
-    pairs = np.asarray(shapes, dtype=float)
+    grid_size = check_integer("grid_size", grid_size, minimum=2, maximum=10**7)
+    try:
+        w = [check_positive("weights", float(v)) for v in np.ravel(weights)]
+        pairs = np.asarray(shapes, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"weights and shapes must be numbers: {exc}") from None
+    if not 1 <= len(w) <= 100:
+        raise ValueError(f"weights must have 1 to 100 components, got {len(w)}")
     if pairs.ndim != 2 or pairs.shape != (len(w), 2):
         raise ValueError(f"shapes must be one (a, b) pair per weight ({len(w)} pairs), got shape {pairs.shape}")
     for a, b in pairs:
-        check_positive("shapes", float(a))
-        check_positive("shapes", float(b))
+        check_real("shapes", float(a), low=0.0, high=1e6, low_open=True)
+        check_real("shapes", float(b), low=0.0, high=1e6, low_open=True)
     grid = (np.arange(grid_size) + 0.5) / grid_size
-    density = sum(wc * stats.beta.pdf(grid, a, b) for wc, (a, b) in zip(w, pairs))
-    return grid, density / density.sum()
+    # In log space: a component's density can underflow on the whole grid for large shapes.
+    log_terms = np.stack([math.log(wc) + stats.beta.logpdf(grid, a, b) for wc, (a, b) in zip(w, pairs)])
+    log_density = special.logsumexp(log_terms, axis=0)
+    return grid, np.exp(log_density - special.logsumexp(log_density))
 
 
 def sample_grid_beta_mixture(size, rng, *, grid_size: int = 101, weights=(0.7, 0.3),
@@ -143,7 +157,7 @@ def sample_grid_beta_mixture(size, rng, *, grid_size: int = 101, weights=(0.7, 0
 
     Parameters
     ----------
-    size : int ≥ 1
+    size : int in [1, MAX_RELEASE_VALUES]
     rng : numpy.random.Generator
     grid_size, weights, shapes
         As in :func:`grid_beta_mixture`.
@@ -152,7 +166,7 @@ def sample_grid_beta_mixture(size, rng, *, grid_size: int = 101, weights=(0.7, 0
     -------
     ndarray of float, shape (size,)
     """
-    size = check_integer("size", size, minimum=1)
+    size = check_integer("size", size, minimum=1, maximum=MAX_RELEASE_VALUES)
     rng = check_rng(rng)
     grid, prob = grid_beta_mixture(grid_size, weights, shapes)
     return grid[rng.choice(grid.size, size=size, p=prob)]

@@ -25,14 +25,21 @@ from scipy import stats
 from scipy.spatial import distance
 
 from .validation import (
+    KDE_MIN_BANDWIDTH,
+    check_finite_array,
     check_integer,
-    check_positive,
+    check_metric_sample,
+    check_real,
     check_rng,
     check_sample,
     check_sample_weights,
 )
 
 __all__ = [
+    "MAX_COST_BYTES",
+    "MAX_KDE_GRID",
+    "MAX_PROJECTIONS",
+    "MAX_SLICED_WORK",
     "W1Distance",
     "batched_wasserstein1",
     "binned_kde_runs",
@@ -57,6 +64,15 @@ DEFAULT_MAX_COST_BYTES = 32 * 2**20
 DEFAULT_N_PROJECTIONS = 200
 #: Seed of the sliced W1 projections when no generator is given (deterministic result).
 DEFAULT_SLICED_SEED = 0
+#: Largest memory budget of the exact multi-column W1 cost matrix a caller may grant (bytes).
+MAX_COST_BYTES = 2**30
+#: Largest number of random directions of a sliced W1.
+MAX_PROJECTIONS = 10_000
+#: Largest work of one :func:`sliced_wasserstein1_runs` call, directions × (R·m + n) projected
+#: values (a few seconds); larger requests are refused rather than left to run for minutes.
+MAX_SLICED_WORK = 2 * 10**9
+#: Largest number of points of a KDE evaluation grid.
+MAX_KDE_GRID = 2**20
 
 
 class W1Distance(float):
@@ -93,8 +109,13 @@ class W1Distance(float):
         return f"W1Distance({float(self)!r}, method={self.method!r})"
 
 
+def _metric_sample(values, name: str, **kwargs) -> np.ndarray:
+    """:func:`check_sample` plus the magnitude limit ``MAX_ABS_VALUE`` of the utility metrics."""
+    return check_metric_sample(check_sample(values, name, **kwargs), name)
+
+
 def _as_points(values, name: str) -> np.ndarray:
-    arr = check_sample(values, name)
+    arr = _metric_sample(values, name)
     return arr.reshape(arr.shape[0], -1)
 
 
@@ -124,9 +145,9 @@ def wasserstein1(a, b, a_weights=None, b_weights=None, *, max_cost_bytes: float 
     b : array_like, shape (n_b,) or (n_b, d)
     a_weights, b_weights : array_like, shape (n_a,) / (n_b,), optional
         Non-negative weights (normalised here); uniform by default.
-    max_cost_bytes : float > 0
+    max_cost_bytes : float in (0, MAX_COST_BYTES]
         Memory budget of the exact multi-column cost matrix (8 bytes per entry).
-    n_projections : int ≥ 1
+    n_projections : int in [1, MAX_PROJECTIONS]
     rng : numpy.random.Generator, optional
         Draws the seed of the sliced directions; without it the seed is
         ``DEFAULT_SLICED_SEED`` (a deterministic result).
@@ -144,8 +165,8 @@ def wasserstein1(a, b, a_weights=None, b_weights=None, *, max_cost_bytes: float 
         check_sample_weights(a_weights, pa.shape[0], "a_weights")
     wb = np.full(pb.shape[0], 1.0 / pb.shape[0]) if b_weights is None else \
         check_sample_weights(b_weights, pb.shape[0], "b_weights")
-    max_cost_bytes = check_positive("max_cost_bytes", max_cost_bytes)
-    n_projections = check_integer("n_projections", n_projections, minimum=1)
+    max_cost_bytes = check_real("max_cost_bytes", max_cost_bytes, low=0.0, high=MAX_COST_BYTES, low_open=True)
+    n_projections = check_integer("n_projections", n_projections, minimum=1, maximum=MAX_PROJECTIONS)
     if pa.shape[1] == 1:
         value = ot.wasserstein_1d(pa[:, 0], pb[:, 0], wa, wb, p=1)
         return W1Distance(float(value), "exact-1d")
@@ -183,7 +204,7 @@ class _QuantileReference:
     """
 
     def __init__(self, reference, reference_weights, m: int):
-        ref = check_sample(reference, "reference")
+        ref = _metric_sample(reference, "reference")
         if ref.ndim == 2:
             if ref.shape[1] != 1:
                 raise ValueError(f"reference must be one column, got shape {ref.shape}")
@@ -238,18 +259,17 @@ def wasserstein1_runs(samples, reference, reference_weights=None) -> np.ndarray:
     -------
     ndarray, shape (R,)
     """
-    z = np.asarray(samples, dtype=np.float64)
-    if z.ndim != 2 or z.shape[0] == 0 or z.shape[1] == 0:
-        raise ValueError(f"samples must have shape (R, m) with R, m >= 1, got {z.shape}")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("samples must be finite (no NaN or infinity)")
+    z = check_metric_sample(samples, "samples", ndim=2, min_size=1)
     return _QuantileReference(reference, reference_weights, z.shape[1]).distances(z)
 
 
 def random_directions(d: int, n_projections: int, rng: np.random.Generator) -> np.ndarray:
-    """``n_projections`` uniform random unit vectors of R^d, as columns: shape (d, n_projections)."""
-    d = check_integer("d", d, minimum=1)
-    n_projections = check_integer("n_projections", n_projections, minimum=1)
+    """``n_projections`` uniform random unit vectors of R^d, as columns: shape (d, n_projections).
+
+    ``1 ≤ d ≤ 10**5``, ``1 ≤ n_projections ≤ MAX_PROJECTIONS``.
+    """
+    d = check_integer("d", d, minimum=1, maximum=10**5)
+    n_projections = check_integer("n_projections", n_projections, minimum=1, maximum=MAX_PROJECTIONS)
     directions = check_rng(rng).standard_normal((d, n_projections))
     return directions / np.linalg.norm(directions, axis=0, keepdims=True)
 
@@ -267,26 +287,38 @@ def sliced_wasserstein1_runs(samples, reference, *, n_projections: int = DEFAULT
 
     Parameters
     ----------
-    samples : array_like, shape (R, m, d)
+    samples : array_like, shape (R, m, d), values within ±MAX_ABS_VALUE
     reference : array_like, shape (n, d)
-    n_projections : int ≥ 1
+    n_projections : int in [1, MAX_PROJECTIONS]
     rng : numpy.random.Generator
     projections : array_like, shape (d, P), optional
+        Finite directions, each of Euclidean norm at most 1 (a longer one would scale its
+        term), ``P ≤ MAX_PROJECTIONS``.
+
+    The work, ``P × (R·m + n)`` projected values, is limited to ``MAX_SLICED_WORK``.
 
     Returns
     -------
     ndarray, shape (R,)
     """
-    z = np.asarray(samples, dtype=np.float64)
-    ref = check_sample(reference, "reference")
+    z = check_metric_sample(samples, "samples", ndim=3, min_size=1)
+    ref = _metric_sample(reference, "reference")
     ref = ref.reshape(ref.shape[0], -1)
-    if z.ndim != 3 or z.shape[2] != ref.shape[1]:
+    if z.shape[2] != ref.shape[1]:
         raise ValueError(f"samples must have shape (R, m, {ref.shape[1]}), got {z.shape}")
     if projections is None:
         projections = random_directions(ref.shape[1], n_projections, rng)
-    proj = np.asarray(projections, dtype=np.float64)
-    if proj.ndim != 2 or proj.shape[0] != ref.shape[1]:
-        raise ValueError(f"projections must have shape ({ref.shape[1]}, P), got {proj.shape}")
+    proj = check_finite_array(projections, "projections", ndim=2, min_size=1)
+    if proj.shape[0] != ref.shape[1] or proj.shape[1] > MAX_PROJECTIONS:
+        raise ValueError(f"projections must have shape ({ref.shape[1]}, P) with 1 <= P <= {MAX_PROJECTIONS}, "
+                         f"got {proj.shape}")
+    if np.any(np.sum(proj * proj, axis=0) > 1.0 + 1e-9):
+        raise ValueError("projections must be directions of Euclidean norm at most 1")
+    work = proj.shape[1] * (z.shape[0] * z.shape[1] + ref.shape[0])
+    if work > MAX_SLICED_WORK:
+        raise ValueError(f"sliced W1 of {z.shape[0]} runs of m = {z.shape[1]} against n = {ref.shape[0]} on "
+                         f"{proj.shape[1]} directions projects {work} values, more than MAX_SLICED_WORK = "
+                         f"{MAX_SLICED_WORK}; use fewer directions or runs")
     total = np.zeros(z.shape[0])
     for p in range(proj.shape[1]):
         # One direction at a time keeps memory at O(R m) instead of O(R m P).
@@ -302,17 +334,23 @@ def scott_bandwidth(values) -> np.ndarray | float:
 
     Parameters
     ----------
-    values : array_like, shape (m,) or (R, m)
+    values : array_like, shape (m,) or (R, m), m ≥ 2, finite, within ±MAX_ABS_VALUE
 
     Returns
     -------
-    float or ndarray, shape (R,)
+    float or ndarray, shape (R,); 0 for a sample with a single distinct value
     """
-    z = np.asarray(values, dtype=np.float64)
-    if z.shape[-1] < 2:
-        raise ValueError(f"a KDE needs at least 2 values, got {z.shape[-1]}")
+    z = check_metric_sample(values, "values", min_size=1)
+    if z.ndim not in (1, 2) or z.shape[-1] < 2:
+        raise ValueError(f"values must have shape (m,) or (R, m) with m >= 2 (a KDE needs at least 2 values), "
+                         f"got shape {z.shape}")
     h = z.std(axis=-1, ddof=1) * z.shape[-1] ** (-0.2)
     return float(h) if z.ndim == 1 else h
+
+
+def _has_kde(h) -> np.ndarray:
+    """Whether a sample with Scott bandwidth ``h`` has a KDE in double precision (h ≥ KDE_MIN_BANDWIDTH)."""
+    return np.asarray(h) >= KDE_MIN_BANDWIDTH
 
 
 def kde_grid(*samples, size: int = 512, pad: float = 4.0) -> np.ndarray:
@@ -320,31 +358,34 @@ def kde_grid(*samples, size: int = 512, pad: float = 4.0) -> np.ndarray:
 
     Parameters
     ----------
-    *samples : array_like, each shape (m_i,) or (R, m_i)
+    *samples : array_like, each shape (m_i,) or (R, m_i), within ±MAX_ABS_VALUE
         2-D arrays are several samples (one per row).
-    size : int ≥ 2
-    pad : float ≥ 0
+    size : int in [2, MAX_KDE_GRID]
+    pad : float in [0, 100]
         Widening on each side, in units of the largest Scott bandwidth, so that the
         Gaussian kernels' mass outside the grid is negligible (< 1e-4 for ``pad = 4``).
+        Samples without a KDE (one distinct value, or a bandwidth below
+        ``KDE_MIN_BANDWIDTH``) only contribute their range.
 
     Returns
     -------
-    ndarray, shape (size,)
+    ndarray, shape (size,), finite and increasing
     """
     if not samples:
         raise ValueError("kde_grid needs at least one sample")
-    size = check_integer("size", size, minimum=2)
-    pad = check_positive("pad", pad, allow_zero=True)
+    size = check_integer("size", size, minimum=2, maximum=MAX_KDE_GRID)
+    pad = check_real("pad", pad, low=0.0, high=100.0)
     lo, hi, h = math.inf, -math.inf, 0.0
     for i, s in enumerate(samples):
-        arr = np.asarray(s, dtype=np.float64)
-        if arr.size == 0:
-            raise ValueError(f"sample {i} is empty")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"sample {i} must be finite (no NaN or infinity)")
+        arr = check_metric_sample(s, f"sample {i}", min_size=1)
+        if arr.ndim not in (1, 2):
+            raise ValueError(f"sample {i} must have shape (m,) or (R, m), got shape {arr.shape}")
         lo, hi = min(lo, float(arr.min())), max(hi, float(arr.max()))
         if arr.shape[-1] >= 2:
-            h = max(h, float(np.max(scott_bandwidth(arr))))
+            hs = np.atleast_1d(scott_bandwidth(arr))
+            hs = hs[_has_kde(hs)]
+            if hs.size:
+                h = max(h, float(hs.max()))
     width = pad * h if h > 0 else 0.5
     if hi - lo + 2 * width <= 0:
         width = 0.5
@@ -352,14 +393,29 @@ def kde_grid(*samples, size: int = 512, pad: float = 4.0) -> np.ndarray:
 
 
 def _kde_sample(values, name: str) -> np.ndarray:
-    arr = check_sample(values, name, min_size=2)
+    arr = _metric_sample(values, name, min_size=2)
     if arr.ndim == 2:
         if arr.shape[1] != 1:
             raise ValueError(f"{name} must be one column for a 1-D KDE, got shape {arr.shape}")
         arr = arr[:, 0]
     if np.all(arr == arr[0]):
         raise ValueError(f"{name} has a single distinct value ({arr[0]!r}): its KDE is undefined")
+    _check_bandwidth(scott_bandwidth(arr), name)
     return arr
+
+
+def _check_bandwidth(h: float, name: str) -> None:
+    if not h >= KDE_MIN_BANDWIDTH:
+        raise ValueError(f"{name} is too concentrated for a KDE in double precision: its Scott bandwidth {h!r} "
+                         f"is below KDE_MIN_BANDWIDTH = {KDE_MIN_BANDWIDTH:g} (the density would overflow); "
+                         f"rescale the column")
+
+
+def _kde_grid_points(grid, name: str = "grid") -> np.ndarray:
+    g = check_metric_sample(grid, name, ndim=1, min_size=2)
+    if g.size > MAX_KDE_GRID:
+        raise ValueError(f"{name} must have at most MAX_KDE_GRID = {MAX_KDE_GRID} points, got {g.size}")
+    return g
 
 
 def kde_on_grid(values, grid, weights=None) -> np.ndarray:
@@ -367,19 +423,24 @@ def kde_on_grid(values, grid, weights=None) -> np.ndarray:
 
     Parameters
     ----------
-    values : array_like, shape (m,), at least 2 distinct values
-    grid : array_like, shape (G,)
+    values : array_like, shape (m,), at least 2 distinct values, within ±MAX_ABS_VALUE,
+        Scott bandwidth at least ``KDE_MIN_BANDWIDTH``
+    grid : array_like, shape (G,), 2 ≤ G ≤ MAX_KDE_GRID
     weights : array_like, shape (m,), optional
+        With weights, the weighted sample must also have a bandwidth of at least
+        ``KDE_MIN_BANDWIDTH`` (weights on a single value have no KDE).
 
     Returns
     -------
-    ndarray, shape (G,)
+    ndarray, shape (G,), finite and ≥ 0
     """
     x = _kde_sample(values, "values")
     w = None if weights is None else check_sample_weights(weights, x.size, "weights")
-    g = np.asarray(grid, dtype=np.float64)
-    if g.ndim != 1 or g.size < 2:
-        raise ValueError(f"grid must be a 1-D array of at least 2 points, got shape {g.shape}")
+    g = _kde_grid_points(grid)
+    if w is not None:
+        mean = float(w @ x)
+        sd = math.sqrt(max(0.0, float(w @ (x - mean) ** 2)))
+        _check_bandwidth(sd * (1.0 / float(w @ w)) ** (-0.2), "values (with their weights)")
     return stats.gaussian_kde(x, weights=w).evaluate(g)
 
 
@@ -403,7 +464,7 @@ def kde_l2(a, b, grid=None, *, a_weights=None, b_weights=None, size: int = 512) 
     """
     xa = _kde_sample(a, "a")
     xb = _kde_sample(b, "b")
-    g = kde_grid(xa, xb, size=size) if grid is None else np.asarray(grid, dtype=np.float64)
+    g = kde_grid(xa, xb, size=size) if grid is None else _kde_grid_points(grid)
     diff = kde_on_grid(xa, g, a_weights) - kde_on_grid(xb, g, b_weights)
     return float(math.sqrt(max(0.0, np.trapezoid(diff * diff, g))))
 
@@ -420,29 +481,28 @@ def binned_kde_runs(samples, grid, bandwidths=None) -> np.ndarray:
 
     Parameters
     ----------
-    samples : array_like, shape (R, m)
-    grid : array_like, shape (G,), equally spaced
+    samples : array_like, shape (R, m), m ≥ 2, within ±MAX_ABS_VALUE
+    grid : array_like, shape (G,), equally spaced, 2 ≤ G ≤ MAX_KDE_GRID
     bandwidths : array_like, shape (R,), optional
+        Each at least ``KDE_MIN_BANDWIDTH`` and finite.
 
     Returns
     -------
     ndarray, shape (R, G)
     """
-    z = np.asarray(samples, dtype=np.float64)
-    if z.ndim != 2 or z.shape[1] < 2:
+    z = check_metric_sample(samples, "samples", ndim=2, min_size=1)
+    if z.shape[1] < 2:
         raise ValueError(f"samples must have shape (R, m) with m >= 2, got {z.shape}")
-    g = np.asarray(grid, dtype=np.float64)
-    if g.ndim != 1 or g.size < 2:
-        raise ValueError(f"grid must be a 1-D array of at least 2 points, got shape {g.shape}")
+    g = _kde_grid_points(grid)
     step = (g[-1] - g[0]) / (g.size - 1)
     if not step > 0 or not np.allclose(np.diff(g), step, rtol=1e-9, atol=0.0):
         raise ValueError("grid must be equally spaced and increasing")
     runs, m = z.shape
     size = g.size
     h = scott_bandwidth(z) if bandwidths is None else np.asarray(bandwidths, dtype=np.float64)
-    if h.shape != (runs,) or not np.all(h > 0):
-        raise ValueError("bandwidths must be positive, one per row (a row with a single distinct value "
-                         "has no KDE)")
+    if h.shape != (runs,) or not np.all(np.isfinite(h)) or not np.all(_has_kde(h)):
+        raise ValueError(f"bandwidths must be finite and >= KDE_MIN_BANDWIDTH = {KDE_MIN_BANDWIDTH:g}, one per row "
+                         "(a row with a single distinct value has no KDE)")
     pos = np.clip((z - g[0]) / step, 0.0, size - 1.0)
     left = np.minimum(pos.astype(np.int64), size - 2)
     frac = pos - left
@@ -451,7 +511,7 @@ def binned_kde_runs(samples, grid, bandwidths=None) -> np.ndarray:
     mass += np.bincount((offset + left + 1).ravel(), weights=frac.ravel(), minlength=runs * size)
     mass = mass.reshape(runs, size) / m
     # Kernel support: lags up to 9 bandwidths (mass beyond is < 1e-18), at most the grid.
-    reach = int(min(size - 1, math.ceil(9.0 * float(h.max()) / step)))
+    reach = int(min(size - 1, math.ceil(min(9.0 * float(h.max()) / step, float(size)))))
     lags = np.arange(-reach, reach + 1) * step
     n_fft = 1 << int(math.ceil(math.log2(size + 2 * reach)))
     out = np.empty((runs, size))
@@ -470,21 +530,27 @@ def kde_l2_runs(samples, reference_density, grid) -> np.ndarray:
 
     Parameters
     ----------
-    samples : array_like, shape (R, m)
-    reference_density : array_like, shape (G,)
+    samples : array_like, shape (R, m), m ≥ 2, within ±MAX_ABS_VALUE
+    reference_density : array_like, shape (G,), finite
     grid : array_like, shape (G,), equally spaced
 
     Returns
     -------
-    ndarray, shape (R,); NaN for a row with a single distinct value (no KDE)
+    ndarray, shape (R,); NaN exactly for a row without a KDE: a single distinct value, or
+    a Scott bandwidth below ``KDE_MIN_BANDWIDTH`` (the KDE-L2 is then undefined)
     """
-    z = np.asarray(samples, dtype=np.float64)
-    g = np.asarray(grid, dtype=np.float64)
-    ref = np.asarray(reference_density, dtype=np.float64)
+    z = check_metric_sample(samples, "samples", ndim=2, min_size=1)
+    g = _kde_grid_points(grid)
+    ref = check_finite_array(reference_density, "reference_density")
     if ref.shape != g.shape:
         raise ValueError(f"reference_density must have the grid's shape {g.shape}, got {ref.shape}")
+    # An FFT-binned density may carry rounding residues of either sign (~1e-18): only the
+    # magnitude is limited, so that squared differences stay finite.
+    if float(np.abs(ref).max()) > 1.0 / KDE_MIN_BANDWIDTH:
+        raise ValueError(f"reference_density must be a density on the grid, of magnitude at most "
+                         f"{1.0 / KDE_MIN_BANDWIDTH:g}")
     h = scott_bandwidth(z)
-    ok = h > 0
+    ok = _has_kde(h)
     out = np.full(z.shape[0], np.nan)
     if ok.any():
         dens = binned_kde_runs(z[ok], g, h[ok])
@@ -496,9 +562,9 @@ def kde_l2_runs(samples, reference_density, grid) -> np.ndarray:
 def column_summary(values) -> dict[str, float]:
     """Mean, SD (ddof = 1; 0 for one value), Q1, median and Q3 of one numeric column.
 
-    Quantiles use numpy's default (linear interpolation).
+    Quantiles use numpy's default (linear interpolation). Values within ±MAX_ABS_VALUE.
     """
-    x = check_sample(values, "values")
+    x = _metric_sample(values, "values")
     if x.ndim == 2:
         if x.shape[1] != 1:
             raise ValueError(f"values must be one column, got shape {x.shape}")
@@ -510,9 +576,7 @@ def column_summary(values) -> dict[str, float]:
 
 def summary_runs(samples) -> dict[str, np.ndarray]:
     """:func:`column_summary` of each row of ``samples`` (shape (R, m)), vectorised."""
-    z = np.asarray(samples, dtype=np.float64)
-    if z.ndim != 2 or z.shape[1] == 0:
-        raise ValueError(f"samples must have shape (R, m), got {z.shape}")
+    z = check_metric_sample(samples, "samples", ndim=2, min_size=1)
     q1, med, q3 = np.quantile(z, [0.25, 0.5, 0.75], axis=1)
     sd = z.std(axis=1, ddof=1) if z.shape[1] > 1 else np.zeros(z.shape[0])
     return {"mean": z.mean(axis=1), "sd": sd, "q1": q1, "median": med, "q3": q3}
@@ -527,8 +591,8 @@ def _columns_of(data, columns) -> tuple[list[str], np.ndarray]:
         non_numeric = [c for c in names if not pd.api.types.is_numeric_dtype(data[c])]
         if non_numeric:
             raise ValueError(f"columns {non_numeric} are not numeric")
-        return [str(c) for c in names], check_sample(data[names].to_numpy(dtype=np.float64), "data")
-    arr = check_sample(data, "data")
+        return [str(c) for c in names], _metric_sample(data[names].to_numpy(dtype=np.float64), "data")
+    arr = _metric_sample(data, "data")
     arr = arr.reshape(arr.shape[0], -1)
     names = [f"x{j}" for j in range(arr.shape[1])] if columns is None else [str(c) for c in columns]
     if len(names) != arr.shape[1]:
@@ -544,6 +608,13 @@ def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_si
     column) and KDE-L2 (``gaussian_kde`` on a common grid per column); the confidential
     data itself is the first row of each column, with W1 = KDE-L2 = 0.
 
+    KDE-L2 is NaN — *undefined*, not an error — when the confidential column or the
+    release has no KDE: a single distinct value (Scott's bandwidth is 0 and the KDE
+    degenerates to a point mass, whose L2 distance to any density is infinite), or a
+    bandwidth below ``KDE_MIN_BANDWIDTH`` (the density leaves the double-precision
+    range). W1 and the summaries are always defined. Values must lie within
+    ±MAX_ABS_VALUE.
+
     Parameters
     ----------
     data : pandas.DataFrame or array_like, shape (n,) or (n, d)
@@ -552,22 +623,28 @@ def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_si
         One synthetic release per mechanism, with the data's columns.
     columns : sequence of str, optional
         Columns to summarise (DataFrame) or names of the array's columns.
-    grid_size : int ≥ 2
+    grid_size : int in [2, MAX_KDE_GRID]
 
     Returns
     -------
     pandas.DataFrame with columns ``mechanism, column, mean, sd, q1, median, q3, W1, KDE_L2``
     """
     names, x = _columns_of(data, columns)
+    grid_size = check_integer("grid_size", grid_size, minimum=2, maximum=MAX_KDE_GRID)
+    if not isinstance(releases, Mapping):
+        raise ValueError(f"releases must be a mapping of mechanism name to release, got {type(releases).__name__}")
     released = {}
     for key, value in releases.items():
         if isinstance(value, pd.DataFrame):
             missing = [c for c in names if c not in value.columns]
             if missing:
                 raise ValueError(f"release {key!r} lacks columns {missing}")
-            z = check_sample(value[names].to_numpy(dtype=np.float64), f"release {key!r}")
+            non_numeric = [c for c in names if not pd.api.types.is_numeric_dtype(value[c])]
+            if non_numeric:
+                raise ValueError(f"release {key!r}: columns {non_numeric} are not numeric")
+            z = _metric_sample(value[names].to_numpy(dtype=np.float64), f"release {key!r}")
         else:
-            z = check_sample(value, f"release {key!r}")
+            z = _metric_sample(value, f"release {key!r}")
         z = z.reshape(z.shape[0], -1)
         if z.shape[1] != x.shape[1]:
             raise ValueError(f"release {key!r} has {z.shape[1]} columns, the data has {x.shape[1]}")
@@ -576,11 +653,11 @@ def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_si
     for j, col in enumerate(names):
         xs = x[:, j]
         grid = kde_grid(xs, *[z[:, j] for z in released.values()], size=grid_size)
-        fx = kde_on_grid(xs, grid) if np.ptp(xs) > 0 else None
+        fx = kde_on_grid(xs, grid) if _column_has_kde(xs) else None
         rows.append({"mechanism": reference_name, "column": col, **column_summary(xs), "W1": 0.0, "KDE_L2": 0.0})
         for key, z in released.items():
             zs = z[:, j]
-            if fx is not None and zs.size > 1 and np.ptp(zs) > 0:
+            if fx is not None and _column_has_kde(zs):
                 diff = fx - kde_on_grid(zs, grid)
                 l2 = float(math.sqrt(max(0.0, np.trapezoid(diff * diff, grid))))
             else:
@@ -588,6 +665,10 @@ def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_si
             rows.append({"mechanism": key, "column": col, **column_summary(zs),
                          "W1": float(wasserstein1(xs, zs)), "KDE_L2": l2})
     return pd.DataFrame(rows, columns=["mechanism", "column", "mean", "sd", "q1", "median", "q3", "W1", "KDE_L2"])
+
+
+def _column_has_kde(values: np.ndarray) -> bool:
+    return values.size > 1 and np.ptp(values) > 0 and bool(_has_kde(scott_bandwidth(values)))
 
 
 def batched_wasserstein1(a_values, a_groups, b_values, b_groups, n_groups, *,
@@ -609,7 +690,7 @@ def batched_wasserstein1(a_values, a_groups, b_values, b_groups, n_groups, *,
     ----------
     a_values, b_values : array_like of float, shapes (A,), (B,)
     a_groups, b_groups : array_like of int in [0, n_groups), shapes (A,), (B,)
-    n_groups : int ≥ 1
+    n_groups : int in [1, A]
         Every group must contain at least one point of ``a`` and one of ``b``.
     a_weights, b_weights : array_like of float ≥ 0, optional
         Point masses (uniform if omitted), normalised within each group.
@@ -622,13 +703,16 @@ def batched_wasserstein1(a_values, a_groups, b_values, b_groups, n_groups, *,
     sides = []
     for label, values, groups, weights in (("a", a_values, a_groups, a_weights),
                                            ("b", b_values, b_groups, b_weights)):
-        v = check_sample(values, f"{label}_values", one_column=True)
+        v = _metric_sample(values, f"{label}_values", one_column=True)
         g = np.asarray(groups)
         if g.shape != v.shape or g.dtype.kind not in "iu":
             raise ValueError(f"{label}_groups must be integers with the shape of {label}_values {v.shape}")
         if g.min() < 0 or g.max() >= n_groups:
             raise ValueError(f"{label}_groups must be in [0, {n_groups - 1}], "
                              f"got values in [{int(g.min())}, {int(g.max())}]")
+        if n_groups > v.size:  # before bincount(minlength=n_groups) allocates n_groups cells
+            raise ValueError(f"n_groups must be in [1, {v.size}] (every group needs a point of {label}), "
+                             f"got {n_groups}")
         w = np.ones_like(v) if weights is None else np.asarray(weights, dtype=np.float64)
         if w.shape != v.shape or not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ValueError(f"{label}_weights must be finite, >= 0 and have the shape of {label}_values")
@@ -644,7 +728,28 @@ def batched_wasserstein1(a_values, a_groups, b_values, b_groups, n_groups, *,
 
 def signed_wasserstein1(values: np.ndarray, signed_weights: np.ndarray, groups: np.ndarray,
                         n_groups: int) -> np.ndarray:
-    """:math:`\\int |F_\\mu - F_\\nu|` per group, for ``signed_weights`` = μ − ν (zero total per group)."""
+    """:math:`\\int |F_\\mu - F_\\nu|` per group, for ``signed_weights`` = μ − ν (zero total per group).
+
+    Parameters
+    ----------
+    values : ndarray of float, shape (N,), within ±MAX_ABS_VALUE
+    signed_weights : ndarray of float, shape (N,), finite
+    groups : ndarray of int in [0, n_groups), shape (N,)
+    n_groups : int in [1, N]
+
+    Returns
+    -------
+    ndarray, shape (n_groups,)
+    """
+    values = check_metric_sample(values, "values", ndim=1, min_size=1)
+    signed_weights = check_finite_array(signed_weights, "signed_weights", ndim=1)
+    groups = np.asarray(groups)
+    n_groups = check_integer("n_groups", n_groups, minimum=1, maximum=values.size)
+    if signed_weights.shape != values.shape or groups.shape != values.shape or groups.dtype.kind not in "iu":
+        raise ValueError(f"signed_weights and groups (integers) must have the shape of values {values.shape}")
+    if groups.min() < 0 or groups.max() >= n_groups:
+        raise ValueError(f"groups must be in [0, {n_groups - 1}], got values in [{int(groups.min())}, "
+                         f"{int(groups.max())}]")
     order = np.lexsort((values, groups))
     v, w, g = values[order], signed_weights[order], groups[order]
     cum = np.cumsum(w)

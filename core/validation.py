@@ -98,6 +98,8 @@ def check_eps(eps, name: str = "eps") -> tuple[np.ndarray, bool]:
     """
     scalar = np.ndim(eps) == 0
     try:
+        if isinstance(eps, (str, bytes)) or np.asarray(eps).dtype.kind not in "iuf":
+            raise TypeError
         arr = np.atleast_1d(np.asarray(eps, dtype=float))
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a positive real number or array, got {eps!r}") from None
@@ -139,10 +141,22 @@ def check_multiplicities(multiplicities, name: str = "multiplicities") -> np.nda
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
             raise ValueError(f"{name} must be integers, got {arr[~(arr == np.floor(arr))][:1]!r}")
+    if arr.dtype.kind == "f" and float(arr.max()) > MAX_RECORDS or \
+            arr.dtype.kind == "u" and int(arr.max()) > MAX_RECORDS:
+        raise ValueError(f"{name} must sum to at most MAX_RECORDS = 2**53 records, got a multiplicity "
+                         f"{arr.max()!r}")
     arr = arr.astype(np.int64)
     if np.any(arr < 1):
         raise ValueError(f"{name} must all be >= 1, got {int(arr.min())}")
+    # Sum in Python integers: an int64 sum could wrap around silently.
+    if arr.max() > MAX_RECORDS or arr.size * int(arr.max()) > MAX_RECORDS and sum(arr.tolist()) > MAX_RECORDS:
+        raise ValueError(f"{name} must sum to at most MAX_RECORDS = 2**53 records (n stays exact in "
+                         f"double precision), got a larger total")
     return arr
+
+
+#: Largest |θ| accepted: θ + n + m and the beta-binomial moments must stay finite floats.
+MAX_THETA = 1e300
 
 
 def check_py_parameters(sigma, theta, k: int | None = None) -> tuple[float, float, int | None]:
@@ -163,6 +177,8 @@ def check_py_parameters(sigma, theta, k: int | None = None) -> tuple[float, floa
     if not _is_real_scalar(theta) or not math.isfinite(theta):
         raise ValueError(f"theta must be a finite real number, got {theta!r}")
     sigma, theta = float(sigma), float(theta)
+    if abs(theta) > MAX_THETA:
+        raise ValueError(f"theta must be in [-1, {MAX_THETA:g}] (θ + n + m must stay a finite float), got {theta!r}")
     if sigma >= 1:
         raise ValueError(f"sigma must be < 1, got {sigma!r}")
     if sigma >= 0:
@@ -170,6 +186,10 @@ def check_py_parameters(sigma, theta, k: int | None = None) -> tuple[float, floa
             raise ValueError(f"theta must be > -sigma = {-sigma!r} when sigma is in [0, 1), got {theta!r}")
         return sigma, theta, None
     z_real = theta / abs(sigma)
+    if not abs(z_real) <= 2.0**53:  # also catches ±inf (theta / subnormal sigma)
+        raise ValueError(
+            f"theta/|sigma| = z, the number of public categories when sigma < 0, must be at most "
+            f"2**53, got theta={theta!r}, sigma={sigma!r} (theta/|sigma| = {z_real!r})")
     z = int(round(z_real))
     if z < 1 or abs(z_real - z) > 1e-9 * max(1.0, abs(z_real)):
         raise ValueError(
@@ -298,26 +318,35 @@ def check_positive_integer_array(values, name: str, *, maximum: int | None = Non
 
     Returns an ``int64`` array (at least 0-D) of the same shape.
     """
+    return _integer_array(values, name, minimum=1, maximum=maximum, allow_empty=False)
+
+
+def _integer_array(values, name: str, *, minimum: int, maximum: int | None, allow_empty: bool) -> np.ndarray:
+    """Integers in ``[minimum, maximum]`` (below 2**62), any shape, as an ``int64`` array."""
+    kind = "positive" if minimum >= 1 else "non-negative"
     try:
         arr = np.asarray(values)
     except Exception:  # pragma: no cover - exotic inputs
-        raise ValueError(f"{name} must be positive integers") from None
-    if arr.size == 0:
+        raise ValueError(f"{name} must be {kind} integers") from None
+    if arr.size == 0 and not allow_empty:
         raise ValueError(f"{name} must not be empty")
-    if arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must be positive integers, got dtype {arr.dtype}")
+    if arr.dtype.kind not in "iuf" or arr.dtype == bool:
+        raise ValueError(f"{name} must be {kind} integers, got dtype {arr.dtype}")
+    if arr.size == 0:
+        return arr.astype(np.int64)
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr) | (arr != np.floor(arr))
         if bad.any():
             raise ValueError(f"{name} must be integers, got {arr[bad].ravel()[0]!r}")
-        if np.any(np.abs(arr) >= 2.0**62):
-            raise ValueError(f"{name} must be integers below 2**62")
+    if (arr.dtype.kind == "f" and float(np.abs(arr).max()) >= 2.0**62) or \
+            (arr.dtype.kind == "u" and int(arr.max()) >= 2**62):
+        raise ValueError(f"{name} must be integers below 2**62, got {arr.max()!r}")
     arr = arr.astype(np.int64)
-    if np.any(arr < 1):
-        hi = "∞" if maximum is None else str(maximum)
-        raise ValueError(f"{name} must be integers in [1, {hi}], got {int(arr.min())}")
+    hi = "∞" if maximum is None else str(maximum)
+    if np.any(arr < minimum):
+        raise ValueError(f"{name} must be integers in [{minimum}, {hi}], got {int(arr.min())}")
     if maximum is not None and np.any(arr > maximum):
-        raise ValueError(f"{name} must be integers in [1, {maximum}], got {int(arr.max())}")
+        raise ValueError(f"{name} must be integers in [{minimum}, {maximum}], got {int(arr.max())}")
     return arr
 
 
@@ -331,3 +360,146 @@ def check_probability(value, name: str, *, allow_zero: bool = False, allow_one: 
     if not ok:
         raise ValueError(f"{name} must be in {left}0, 1{right}, got {value!r}")
     return float(value)
+
+
+# ------------------------------------------------------ resource limits and generic checks
+__all__ += ["KDE_MIN_BANDWIDTH", "MAX_ABS_VALUE", "MAX_RECORDS", "MAX_RELEASE_SIZE",
+            "MAX_RELEASE_VALUES", "check_counts", "check_finite_array", "check_metric_sample",
+            "check_real", "check_release_budget", "check_release_size"]
+
+#: Largest number of confidential records ``n = Σ n_i``: counts and ``n`` stay exact in
+#: float64 (2**53), so every formula of SPEC §3 sees the integers it was given.
+MAX_RECORDS = 2**53
+#: Largest synthetic sample size ``m`` of one release. A release needs about 25 bytes per
+#: value (index, flag and value), so the limit keeps one release below ~250 MB.
+MAX_RELEASE_SIZE = 10**7
+#: Largest number of synthetic values one call produces, ``runs × m × d`` (400 MB of float64).
+MAX_RELEASE_VALUES = 5 * 10**7
+#: Largest magnitude of a value the utility metrics accept (W1, KDE, summaries): sums of
+#: up to 2**53 squared deviations, (2·1e140)² · 2**53 < 1e298, stay finite in double precision.
+MAX_ABS_VALUE = 1e140
+#: Smallest Scott bandwidth of a KDE: the density (~1/h) and its square (the KDE-L2
+#: integrand, ~1/h² ≤ 1e280) stay inside the double-precision range.
+KDE_MIN_BANDWIDTH = 1e-140
+
+
+def check_real(name: str, value, *, low: float = -math.inf, high: float = math.inf,
+               low_open: bool = False, high_open: bool = False) -> float:
+    """A finite real number in the interval from ``low`` to ``high`` (open or closed ends)."""
+    left = "(" if low_open or low == -math.inf else "["
+    right = ")" if high_open or high == math.inf else "]"
+    lo_txt = "-∞" if low == -math.inf else repr(low)
+    hi_txt = "∞" if high == math.inf else repr(high)
+    if not _is_real_scalar(value) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite real number in {left}{lo_txt}, {hi_txt}{right}, got {value!r}")
+    v = float(value)
+    if v < low or (low_open and v == low) or v > high or (high_open and v == high):
+        raise ValueError(f"{name} must be in {left}{lo_txt}, {hi_txt}{right}, got {value!r}")
+    return v
+
+
+def check_counts(values, name: str, *, maximum: int | None = None) -> np.ndarray:
+    """Non-negative integers (``<= maximum``), scalar or array of any shape.
+
+    Returns an ``int64`` array (at least 0-D) of the same shape; an empty array is allowed.
+    """
+    return _integer_array(values, name, minimum=0, maximum=maximum, allow_empty=True)
+
+
+def check_release_size(m, name: str = "m") -> int:
+    """Size of one synthetic release: an integer in ``[1, MAX_RELEASE_SIZE]``.
+
+    The limit is a resource limit, stated up front rather than discovered as a
+    ``MemoryError``: a release holds its ``m`` values in memory.
+    """
+    if isinstance(m, bool) or not isinstance(m, numbers.Real) or (
+            not isinstance(m, numbers.Integral) and (not math.isfinite(m) or m != math.floor(m))):
+        raise ValueError(f"{name} must be an integer in [1, {MAX_RELEASE_SIZE}], got {m!r}")
+    if not 1 <= int(m) <= MAX_RELEASE_SIZE:
+        raise ValueError(f"{name} must be an integer in [1, {MAX_RELEASE_SIZE}] (MAX_RELEASE_SIZE: one release "
+                         f"is held in memory), got {m!r}")
+    return int(m)
+
+
+def check_release_budget(runs: int, m: int, d: int = 1) -> None:
+    """Refuse a call that would produce more than ``MAX_RELEASE_VALUES`` synthetic values."""
+    total = int(runs) * int(m) * int(d)
+    if total > MAX_RELEASE_VALUES:
+        raise ValueError(f"runs × m × d = {runs} × {m} × {d} = {total} synthetic values exceed the limit "
+                         f"MAX_RELEASE_VALUES = {MAX_RELEASE_VALUES}; lower runs or m")
+
+
+def check_finite_array(values, name: str, *, ndim: int | None = None, min_size: int = 0) -> np.ndarray:
+    """A ``float64`` array of finite numbers (optionally of a given ``ndim`` and non-trivial size)."""
+    try:
+        arr = np.asarray(values)
+    except Exception:  # pragma: no cover - exotic inputs
+        raise ValueError(f"{name} must be an array of finite numbers") from None
+    if arr.dtype.kind not in "iuf" or arr.dtype == bool:
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
+    if arr.size < min_size or (ndim is not None and min_size and min(arr.shape, default=0) == 0):
+        raise ValueError(f"{name} must have at least {min_size} value(s), got shape {arr.shape}")
+    arr = arr.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (no NaN or infinity); "
+                         f"{int(np.count_nonzero(~np.isfinite(arr)))} non-finite value(s) found")
+    return arr
+
+
+def check_metric_sample(values, name: str, *, ndim: int | None = None, min_size: int = 1) -> np.ndarray:
+    """Values a utility metric (W1, KDE, summaries) can process: finite, ``|x| <= MAX_ABS_VALUE``."""
+    arr = check_finite_array(values, name, ndim=ndim, min_size=min_size)
+    if arr.size:
+        top = float(np.abs(arr).max())
+        if top > MAX_ABS_VALUE:
+            raise ValueError(f"{name} must lie within ±{MAX_ABS_VALUE:g} for the utility metrics (means, "
+                             f"squared deviations and distances must stay finite), got a value of magnitude "
+                             f"{top:g}; rescale the column (e.g. change its units)")
+    return arr
+
+
+# ---------------------------------------------------------------- release recipes (core.recipe)
+__all__ += ["check_choice", "check_fields", "check_flag", "check_seed"]
+
+
+def check_flag(name: str, value) -> bool:
+    """A yes/no setting: ``True`` or ``False`` (not 0/1 or a string, which a JSON file may hold by mistake)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return bool(value)
+
+
+def check_choice(name: str, value, choices) -> str:
+    """One of a fixed set of names (e.g. a mechanism or a release-size rule)."""
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
+    return value
+
+
+def check_fields(name: str, mapping, known, required=()) -> dict:
+    """A JSON object with only ``known`` keys and every ``required`` one.
+
+    Unknown keys are refused rather than ignored: a misspelt field (``"decimal"`` for
+    ``"decimals"``) would otherwise silently change what a recipe releases.
+    """
+    if not isinstance(mapping, dict):
+        raise ValueError(f"{name} must be a JSON object (a mapping of field names to values), "
+                         f"got {type(mapping).__name__}")
+    unknown = [k for k in mapping if k not in known]
+    if unknown:
+        raise ValueError(f"unknown field(s) in {name}: {', '.join(repr(k) for k in unknown)}; "
+                         f"the known fields are {', '.join(repr(k) for k in known)}")
+    missing = [k for k in required if k not in mapping]
+    if missing:
+        raise ValueError(f"{name} lacks the required field(s) {', '.join(repr(k) for k in missing)}")
+    return mapping
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """Seed of a ``numpy.random.default_rng``: an integer in [0, 2**128)."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) < 2**128:
+        raise ValueError(f"{name} must be an integer >= 0 (below 2**128), got {seed!r}")
+    return int(seed)

@@ -23,6 +23,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import plots, privacy
+from ui.selection import content_hash
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
@@ -51,7 +52,7 @@ def _app() -> AppTest:
 
 
 def _page(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}").run()
+    at.switch_page(f"app_pages/{page}").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -177,7 +178,7 @@ def test_sample_opens_with_its_public_bounds_and_no_leak_warning(sample_name, co
     assert at.number_input(key=f"_w_tf_{column}_hi").value == hi
     assert not any(LEAK in w.value for w in at.warning)
     # and no page warns about bounds read off the data
-    for page in ("1_Privacy.py", "3_Compare.py", "5_Inference.py"):
+    for page in ("privacy.py", "compare.py", "inference.py"):
         _page(at, page)
         assert not any(LEAK in w.value for w in at.warning), page
 
@@ -190,10 +191,10 @@ def test_sample_bounds_from_the_data_when_unticked_show_the_leak_warning(sample)
     leak = [w.value for w in at.warning if LEAK in w.value]
     assert len(leak) == 1 and "not private" in leak[0]
     assert f"({x.min():g}, {x.max():g})" in leak[0]   # the bounds named are the data's min and max
-    _page(at, "1_Privacy.py")
+    _page(at, "privacy.py")
     assert any(LEAK in w.value for w in at.warning)
     # ticking the box again restores the shipped public bounds: no warning
-    at.switch_page("app.py").run()
+    at.switch_page("app_pages/data.py").run()
     at.checkbox(key="_w_tf_earnings_bounds_public").check().run()
     assert (at.number_input(key="_w_tf_earnings_lo").value,
             at.number_input(key="_w_tf_earnings_hi").value) == _public_bounds()
@@ -203,12 +204,10 @@ def test_sample_bounds_from_the_data_when_unticked_show_the_leak_warning(sample)
 def test_upload_of_the_sample_bytes_still_reads_bounds_off_the_data(sample):
     """Public bounds belong to the bundled samples, not to a file name: the same bytes
     uploaded (even under the sample's name) are confidential data with data bounds."""
-    import ui_state
-
     content = SAMPLE.read_bytes()
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["source_kind"] = "upload"
-    at.session_state["upload"] = {"name": SAMPLE.name, "bytes": content, "hash": ui_state.content_hash(content)}
+    at.session_state["upload"] = {"name": SAMPLE.name, "bytes": content, "hash": content_hash(content)}
     at.run()
     assert not at.exception
     assert at.checkbox(key="_w_tf_earnings_bounds_public").value is False
@@ -230,7 +229,7 @@ def test_data_page_public_bounds_and_rounding_change_the_profile(sample):
     assert shown["distinct values k"] == f"{c0.size:,}"
     assert shown["singletons k₁"] == f"{int((c0 == 1).sum()):,}"
     # the settings persist on the other pages
-    _page(at, "1_Privacy.py")
+    _page(at, "privacy.py")
     assert f"k = {c0.size:,}" in _markdown(at)
 
 
@@ -241,27 +240,23 @@ def test_data_page_public_bounds_and_rounding_change_the_profile(sample):
     (b"earnings\n3.0\n", "at least 2 records"),
 ])
 def test_bad_uploads_show_a_message_not_a_traceback(content, expected):
-    import ui_state
-
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["source_kind"] = "upload"
-    at.session_state["upload"] = {"name": "bad.csv", "bytes": content, "hash": ui_state.content_hash(content)}
+    at.session_state["upload"] = {"name": "bad.csv", "bytes": content, "hash": content_hash(content)}
     at.run()
     assert not at.exception
     errors = " ".join(e.value for e in at.error)
     assert expected in errors, errors
-    for page in ("1_Privacy.py", "2_Synthetic_data.py", "3_Compare.py"):
+    for page in ("privacy.py", "synthetic_data.py", "compare.py"):
         _page(at, page)
         assert expected in " ".join(e.value for e in at.error)
 
 
 def test_uploads_are_private_to_their_session():
-    import ui_state
-
     content = b"income\n" + b"\n".join(str(v).encode() for v in range(1, 51)) + b"\n"
     first = AppTest.from_file(APP, default_timeout=TIMEOUT)
     first.session_state["source_kind"] = "upload"
-    first.session_state["upload"] = {"name": "mine.csv", "bytes": content, "hash": ui_state.content_hash(content)}
+    first.session_state["upload"] = {"name": "mine.csv", "bytes": content, "hash": content_hash(content)}
     first.run()
     assert _metrics(first)["records n"] == "50"
     second = _app()   # another session: the bundled sample, not the other session's upload
@@ -276,7 +271,7 @@ def _counts(sample) -> np.ndarray:
 
 
 def test_privacy_page_shows_core_values_and_plateau(sample):
-    at = _page(_app(), "1_Privacy.py")
+    at = _page(_app(), "privacy.py")
     n, theta, m, eps, delta = len(sample), 2.0, 100, 2.5, 0.01
     assert at.session_state["m"] == m and at.session_state["eps"] == eps
     text = _markdown(at)
@@ -304,7 +299,7 @@ def test_privacy_page_shows_core_values_and_plateau(sample):
 
 
 def test_privacy_page_sliders_update_values(sample):
-    at = _page(_app(), "1_Privacy.py")
+    at = _page(_app(), "privacy.py")
     at.slider(key="_w_m").set_value(300).run()
     at.slider(key="_w_eps").set_value(1.0).run()
     assert not at.exception
@@ -318,7 +313,7 @@ def test_privacy_page_sliders_update_values(sample):
 
 
 def test_privacy_page_other_regimes(sample):
-    at = _page(_app(), "1_Privacy.py")
+    at = _page(_app(), "privacy.py")
     at.selectbox(key="_w_regime").set_value("dm").run()
     assert not at.exception
     counts = _counts(sample)
@@ -343,7 +338,7 @@ def test_privacy_page_other_regimes(sample):
 
 
 def test_privacy_page_inverse_calibration(sample):
-    at = _page(_app(), "1_Privacy.py")
+    at = _page(_app(), "privacy.py")
     n = len(sample)
     spec = _figure_with_trace(at, "largest admissible m")
     theta = np.asarray(_trace(spec, "m*(θ)")["x"], float)
@@ -369,31 +364,31 @@ def _overlay_release(at: AppTest) -> np.ndarray:
 
 def test_synthetic_page_release_and_download(sample, downloads):
     at = _app()
-    at.session_state["m"] = 250
-    at.session_state["theta"] = 500.0  # makes new values likely: θ/(θ + n) ≈ 3.6% per draw
-    _page(at, "2_Synthetic_data.py")
+    at.session_state["m"] = 2500
+    at.session_state["theta"] = 100.0  # the slider's largest θ: ≈ 17 new values expected in 2 500 draws
+    _page(at, "synthetic_data.py")
     assert any("Generate release" in i.value for i in at.info)
     at.button[0].click().run()
     assert not at.exception
     shown = _metrics(at)
-    assert shown["released rows m"] == "250"
-    assert at.session_state["release_params"][1:] == (0.0, 500.0, 250, 12345)
+    assert shown["released rows m"] == "2,500"
+    assert at.session_state["release_params"][1:] == (0.0, 100.0, 2500, 12345)
 
     # the CSV offered for download is the release plotted: m rows of plausible values
     buttons = {b.proto.label: b.proto.url for b in at.get("download_button")}
     csv = pd.read_csv(io.BytesIO(downloads(buttons["Download synthetic CSV"])))
-    assert list(csv.columns) == ["earnings"] and len(csv) == 250
+    assert list(csv.columns) == ["earnings"] and len(csv) == 2500
     z = _overlay_release(at)
     np.testing.assert_array_equal(csv["earnings"].to_numpy(float), z)
     lo, hi = _public_bounds()
     assert np.all((z >= lo) & (z <= hi))   # the sample's public bounds: H = uniform on [0, 100]
     new_rows = int(shown["rows with a new value (drawn from H)"].replace(",", ""))
     old = np.isin(z, sample["earnings"].to_numpy())
-    assert 250 - old.sum() <= new_rows     # every value not in the data is a new one
-    assert 0 < new_rows < 60               # ~9 expected
+    assert 2500 - old.sum() <= new_rows     # every value not in the data is a new one
+    assert 0 < new_rows < 60               # ~17 expected
     # the new values are uniform on the public bounds, not confined to the data's range:
     # P(all of K ≥ 3 new values fall in [min, max] = [1.84, 49.45]) = 0.476^K < 0.11
-    if 250 - old.sum() >= 3:
+    if 2500 - old.sum() >= 3:
         assert np.any(z[~old] > sample["earnings"].max()) or np.any(z[~old] < sample["earnings"].min())
     overlay = next(s for s in _figures(at) if any(t.get("name") == "synthetic (PYPP)" for t in s["data"]))
     x = np.asarray(_trace(overlay, "confidential")["x"], float)
@@ -408,51 +403,106 @@ def test_synthetic_page_release_and_download(sample, downloads):
     np.testing.assert_array_equal(_overlay_release(at), z)
 
 
-def test_release_bundle_is_reproducible_from_its_command_line(sample, downloads, tmp_path, monkeypatch):
+def _zip_files(payload: bytes) -> dict[str, bytes]:
     import zipfile
 
+    with zipfile.ZipFile(io.BytesIO(payload)) as zf:
+        return {name: zf.read(name) for name in zf.namelist()}
+
+
+def _release_downloads(at: AppTest, downloads) -> tuple[bytes, dict, dict]:
+    buttons = {b.proto.label: b.proto.url for b in at.get("download_button")}
+    return (downloads(buttons["Download synthetic CSV"]),
+            _zip_files(downloads(buttons["Download public release (zip)"])),
+            _zip_files(downloads(buttons["Download CONFIDENTIAL curator record (zip)"])))
+
+
+def _replay(recipe: bytes, tmp_path, data: Path | None = None) -> bytes:
+    """Run the command line on the curator record's recipe; return the synthetic CSV it writes."""
     from core import cli
 
+    (tmp_path / "recipe.json").write_bytes(recipe)
+    argv = ["release", "--recipe", str(tmp_path / "recipe.json")] + ([str(data)] if data else [])
+    assert cli.main(argv + ["--out", str(tmp_path / "again.csv")]) == 0
+    return (tmp_path / "again.csv").read_bytes()
+
+
+def test_release_bundles_public_and_curator_and_replay(sample, downloads, tmp_path):
+    """The page offers the public release and the CONFIDENTIAL curator record apart; the
+    command line replays the curator's recipe to the same synthetic CSV, byte for byte."""
     at = _app()
     at.session_state["m"] = 120
-    at.session_state["theta"] = 300.0
+    at.session_state["theta"] = 100.0
     at.session_state["seed"] = 7
-    _page(at, "2_Synthetic_data.py")
+    _page(at, "synthetic_data.py")
     at.button[0].click().run()
     assert not at.exception
-    buttons = {b.proto.label: b.proto.url for b in at.get("download_button")}
-    csv_bytes = downloads(buttons["Download synthetic CSV"])
-    bundle = zipfile.ZipFile(io.BytesIO(downloads(buttons["Download release bundle (zip)"])))
-    names = set(bundle.namelist())
-    assert {"report.json", "synthetic.csv", "summary.csv", "command.txt", "figures/overlay_earnings.html"} <= names
-    assert bundle.read("synthetic.csv") == csv_bytes
-    report = json.loads(bundle.read("report.json"))
-    assert report["parameters"] == {"sigma": 0.0, "theta": 300.0, "m": 120, "eps": 2.5, "delta_target": 0.01,
-                                    "seed": 7}
+    csv_bytes, public, curator = _release_downloads(at, downloads)
+    assert set(public) == {"README.txt", "synthetic.csv", "recipe.json", "release.json"}
+    assert public["synthetic.csv"] == csv_bytes
+    assert all(name.startswith("CONFIDENTIAL_") for name in curator)
+    assert {"CONFIDENTIAL_report.json", "CONFIDENTIAL_recipe.json", "CONFIDENTIAL_summary.csv",
+            "CONFIDENTIAL_figure_overlay_earnings.html"} <= set(curator)
+
+    # the public release holds the global guarantee with n, and no statistic of the data
+    release_json = json.loads(public["release.json"])
     counts = _counts(sample)
+    assert release_json["data"]["n"] == len(sample) and release_json["release"]["m"] == 120
+    assert release_json["guarantee"]["delta"] == pytest.approx(privacy.global_delta(len(sample), 100.0, 120, 2.5))
+    public_recipe = json.loads(public["recipe.json"])
+    assert public_recipe["seed"] is None and public_recipe["data"]["source"] == "sample:cps_earnings.csv"
+    public_text = b"".join(v for k, v in public.items() if k != "synthetic.csv").decode()
+    for statistic in ('"k"', '"singletons"', "instance_delta", repr(float(sample["earnings"].mean()))):
+        assert statistic not in public_text, statistic
+
+    # the curator record says everything else, marked CONFIDENTIAL
+    report = json.loads(curator["CONFIDENTIAL_report.json"])
+    assert next(iter(report)) == "CONFIDENTIAL"
     assert report["data"]["n"] == len(sample) and report["data"]["singletons"] == int((counts == 1).sum())
     inst = next(g for g in report["guarantees"] if g["name"] == "instance_delta")
-    assert inst["delta"] == privacy.instance_delta(counts, 0.0, 300.0, 120, 2.5)
-    summary = pd.read_csv(io.BytesIO(bundle.read("summary.csv")))
+    assert inst["delta"] == privacy.instance_delta(counts, 0.0, 100.0, 120, 2.5)
+    assert curator["CONFIDENTIAL_summary.csv"].startswith(b"# CONFIDENTIAL")
+    summary = pd.read_csv(io.BytesIO(curator["CONFIDENTIAL_summary.csv"]), comment="#")
     assert list(summary["mechanism"]) == ["confidential", "PYPP"]
     assert summary.loc[0, "mean"] == pytest.approx(sample["earnings"].mean())
-    synthetic = pd.read_csv(io.BytesIO(csv_bytes))["earnings"]
-    assert summary.loc[1, "mean"] == pytest.approx(synthetic.mean())
-    assert b"plotly" in bundle.read("figures/overlay_earnings.html")[:5000].lower()
+    assert summary.loc[1, "mean"] == pytest.approx(pd.read_csv(io.BytesIO(csv_bytes))["earnings"].mean())
 
-    # the command shown on the page and in the bundle regenerates the same release
-    command = bundle.read("command.txt").decode().strip()
-    assert command == at.code[0].value
-    import shlex
+    # the command shown on the page replays the recipe to the same bytes
+    assert at.code[0].value == "python -m core release --recipe CONFIDENTIAL_recipe.json --out synthetic.csv"
+    assert _replay(curator["CONFIDENTIAL_recipe.json"], tmp_path) == csv_bytes
 
-    argv = shlex.split(command)[3:]            # drop "python -m core"
-    argv[argv.index("--out") + 1] = str(tmp_path / "again.csv")
-    argv[argv.index("--report") + 1] = str(tmp_path / "again.json")
-    monkeypatch.chdir(REPO)
-    assert cli.main(argv) == 0
-    assert (tmp_path / "again.csv").read_bytes() == csv_bytes
-    again = json.loads((tmp_path / "again.json").read_text())
-    assert again["guarantees"] == report["guarantees"]
+
+def test_multi_column_upload_with_per_column_transforms_replays(downloads, tmp_path):
+    """An upload of several columns, each with its own transforms (log, rounding, public
+    bounds or none, a categorical one): the command line reproduces the app's CSV."""
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"income": np.round(rng.lognormal(3, 0.4, 400), 2),
+                          "hours": rng.integers(10, 60, 400),
+                          "region": rng.choice(["north", "south", "NA-east"], 400)})
+    content = frame.to_csv(index=False).encode()
+    path = tmp_path / "people.csv"
+    path.write_bytes(content)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["source_kind"] = "upload"
+    at.session_state["upload"] = {"name": "people.csv", "bytes": content, "hash": content_hash(content)}
+    at.session_state["columns"] = ["income", "hours", "region"]
+    at.session_state["transforms"] = {
+        "income": {"kind": "numeric", "log": True, "bounds_public": True, "lo": 1.0, "hi": 500.0, "decimals": 1},
+        "hours": {"kind": "numeric", "log": False, "bounds_public": False, "lo": 0.0, "hi": 1.0, "decimals": None},
+        "region": {"kind": "categorical", "log": False, "bounds_public": False, "lo": 0.0, "hi": 1.0,
+                   "decimals": None}}
+    at.session_state["theta"] = 50.0
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    _page(at, "synthetic_data.py")
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    csv_bytes, public, curator = _release_downloads(at, downloads)
+    assert list(pd.read_csv(io.BytesIO(csv_bytes)).columns) == ["income", "hours", "region"]
+    assert json.loads(public["recipe.json"])["data"]["source"] == "upload"       # no hash in public
+    assert "CONFIDENTIAL_category_counts.csv" in curator
+    assert at.code[0].value.endswith("--recipe CONFIDENTIAL_recipe.json people.csv --out synthetic.csv")
+    assert _replay(curator["CONFIDENTIAL_recipe.json"], tmp_path, path) == csv_bytes
 
 
 # --------------------------------------------------------------------------- compare page
@@ -460,7 +510,7 @@ def test_release_bundle_is_reproducible_from_its_command_line(sample, downloads,
 def test_compare_page_calibration_runs_and_summary(sample, downloads):
     at = _app()
     at.session_state["runs"] = 10
-    _page(at, "3_Compare.py")
+    _page(at, "compare.py")
     eps, m = 2.5, 100
     table = at.dataframe[0].value
     value = {(r.label, r.parameter): r.value for r in table.itertuples()}
@@ -515,5 +565,179 @@ def test_compare_page_needs_numeric_columns():
     at.session_state["columns"] = ["degree"]
     at.run()
     assert not at.exception
-    _page(at, "3_Compare.py")
+    _page(at, "compare.py")
     assert any("numeric columns" in e.value for e in at.error)
+
+
+# --------------------------------------------------------------------------- robustness (issue 9)
+
+def test_out_of_range_session_state_is_clamped_not_a_traceback():
+    """Settings stored outside a widget's range (θ = 1e-9, a huge m, an unknown δ) are moved
+    into it before any widget renders: the Privacy page draws, with the clamped values."""
+    from ui import state
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["theta"] = 1e-9
+    at.session_state["m"] = 10**9
+    at.session_state["eps"] = float("nan")
+    at.session_state["delta"] = 0.03
+    at.session_state["regime"] = "no such regime"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    _page(at, "privacy.py")
+    assert at.session_state["theta"] == state.RANGES["theta"][0]
+    assert at.session_state["m"] == state.RANGES["m"][1]
+    assert at.session_state["eps"] == state.RANGES["eps"][0]
+    assert at.session_state["delta"] in state.DELTA_OPTIONS and at.session_state["regime"] == "dp"
+    assert at.slider(key="_w_theta").value == state.RANGES["theta"][0]
+    for page in ("synthetic_data.py", "compare.py", "informativity.py", "inference.py"):
+        _page(at, page)
+
+
+def test_clamp_and_nearest_option():
+    from ui.state import clamp, nearest_option
+
+    assert clamp(1e-9, 0.1, 100.0) == 0.1 and clamp(1e300, 0.1, 100.0) == 100.0
+    assert clamp(float("nan"), 1, 5000) == 1 and isinstance(clamp(7.6, 1, 5000), int) and clamp(7.6, 1, 5000) == 8
+    assert clamp("junk", 0.05, 12.0) == 0.05 and clamp(-float("inf"), 2, 100) == 2
+    assert nearest_option(0.03, (0.01, 0.02, 0.05)) == 0.02 and nearest_option("x", ("dp", "py")) == "dp"
+
+
+def test_value_error_from_core_is_a_message_on_every_page(monkeypatch):
+    """One handler (app.py → ui.widgets.show_errors) turns a ValueError raised anywhere in a
+    page into st.error: here core.privacy.global_delta fails on the Privacy page."""
+    from core import privacy as core_privacy
+
+    def failing(*args, **kwargs):
+        raise ValueError("theta must be in (0, inf), got 1e-09 (raised for the test)")
+
+    monkeypatch.setattr(core_privacy, "global_delta", failing)
+    at = _app()
+    at.session_state["m"] = 1237   # settings no earlier test cached (AppTest sessions share one id)
+    _page(at, "privacy.py")
+    assert any("raised for the test" in e.value for e in at.error)
+
+
+def test_extreme_values_are_a_message_not_a_traceback():
+    """±1e308 and 1e-308 (KDE on inf/degenerate data) released and compared: no traceback."""
+    content = b"x\n1e308\n-1e308\n1e-308\n1e-308\n2\n3\n"
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["source_kind"] = "upload"
+    at.session_state["upload"] = {"name": "huge.csv", "bytes": content, "hash": content_hash(content)}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    for page in ("privacy.py", "synthetic_data.py"):
+        _page(at, page)
+    if at.button:
+        at.button[0].click().run()
+        assert not at.exception, [e.value for e in at.exception]
+
+
+def test_upload_limit_is_one_number_in_megabytes():
+    """The uploader's limit, .streamlit/config.toml and the app's own check agree: 50 MB,
+    counted as 10^6 bytes as the browser does, so the app's message can show."""
+    import tomllib
+
+    from ui import selection, state
+
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == state.MAX_UPLOAD_MB
+    assert state.MAX_UPLOAD_BYTES == state.MAX_UPLOAD_MB * 10**6
+    assert selection.upload_problem("big.csv", state.MAX_UPLOAD_BYTES) is None
+    message = selection.upload_problem("big.csv", state.MAX_UPLOAD_BYTES + 1)
+    assert f"limit of {state.MAX_UPLOAD_MB} MB ({state.MAX_UPLOAD_BYTES:,} bytes)" in message
+    at = _app()
+    at.radio(key="_w_source_kind").set_value("upload").run()
+    uploader = at.get("file_uploader")[0]
+    assert uploader.proto.max_upload_size_mb == state.MAX_UPLOAD_MB
+    assert f"at most {state.MAX_UPLOAD_MB} MB" in uploader.proto.label
+
+
+def test_rounding_selector_shows_as_recorded():
+    at = _app()
+    box = at.selectbox(key="_w_tf_earnings_decimals")
+    assert box.value == "as recorded" and box.format_func(box.value) == "as recorded"
+
+
+def _upload(content: bytes, name: str = "upload.csv") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["source_kind"] = "upload"
+    at.session_state["upload"] = {"name": name, "bytes": content, "hash": content_hash(content)}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_na_label_can_be_kept_as_a_category():
+    content = b"answer\nyes\nNA\nno\nNA\nyes\nyes\n"
+    at = _upload(content)
+    assert any("missing" in e.value for e in at.error)          # NA read as missing: refused by prepare
+    at.checkbox(key="_w_read_keep_na_text").check().run()
+    assert not at.exception and not at.error
+    assert _metrics(at)["records n"] == "6" and _metrics(at)["distinct values k"] == "3"
+
+
+def test_reader_decisions_are_shown_and_can_be_overridden():
+    at = _upload(b"a;b\n1;2\n3;4\n5;6\n")
+    text = _markdown(at)
+    assert "semicolon" in text and "detected" in text and _metrics(at)["records n"] == "3"
+    # a file without a header: the first row is kept as data, and the page asks
+    at = _upload(b"10\n20\n30\n20\n")
+    assert _metrics(at)["records n"] == "4"
+    assert any("looks like data" in w.value for w in at.warning)
+    at.selectbox(key="_w_read_header").set_value(True).run()
+    assert not at.exception and _metrics(at)["records n"] == "3"
+    assert at.multiselect(key="_w_columns").value == ["10"]
+    # thousands separators only when the user says so
+    at = _upload(b'amount\n"1,200"\n"3,400"\n"1,200"\n"15"\n')
+    at.selectbox(key="_w_read_thousands").set_value(",").run()
+    assert not at.exception and not at.error
+    assert _metrics(at)["distinct values k"] == "3"
+
+
+# --------------------------------------------------------------------------- access (issue 15 §2)
+
+@pytest.mark.parametrize("address, url, exposed", [
+    ("localhost", "http://localhost:8501/", False),
+    ("127.0.0.1", "http://127.0.0.1:8501/privacy", False),
+    ("localhost", None, False),
+    ("", None, True),
+    ("0.0.0.0", "http://localhost:8501/", True),
+    ("localhost", "https://stats.example.org/", True),
+    ("::1", "http://[::1]:8501/", False),
+])
+def test_exposure_is_detected_from_address_and_url(address, url, exposed):
+    from ui.access import exposure
+
+    assert (exposure(address, url) is not None) == exposed
+
+
+def test_banner_when_served_beyond_localhost_without_login():
+    from streamlit import config
+
+    before = config.get_option("server.address")
+    try:
+        config.set_option("server.address", "0.0.0.0")
+        at = _app()
+        assert any("Not protected" in w.value for w in at.warning)
+        config.set_option("server.address", "localhost")
+        at = _app()
+        assert not any("Not protected" in w.value for w in at.warning)
+    finally:
+        config.set_option("server.address", before)
+
+
+def test_login_is_required_on_every_page_when_auth_is_configured():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.secrets["auth"] = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "x" * 32,
+                          "client_id": "id", "client_secret": "secret",
+                          "server_metadata_url": "https://login.example.org/.well-known/openid-configuration"}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "bnp-synth: sign in"
+    assert not at.metric and not any("Not protected" in w.value for w in at.warning)
+    # no other page is registered before sign-in: none can be reached, whatever the URL
+    for page in ("app_pages/privacy.py", "app_pages/synthetic_data.py"):
+        with pytest.raises(ValueError, match=r"Known pages: \['Sign in'\]"):
+            at.switch_page(page)
+

@@ -480,3 +480,43 @@ def test_release_in_blocks_when_there_are_many_cells():
     z = SmoothedHistogram(2.0, 50).release_runs(x, 20, 70, rng)
     assert z.shape == (70, 20, 3) and np.all((z >= 0) & (z < 1))
     assert len({tuple(row.ravel()) for row in np.round(z, 12)}) == 70  # independent runs, not copies
+
+
+# ---------------------------------------------------------- extreme parameters (issue 9)
+def test_calibrations_at_extreme_parameters_answer_or_refuse_clearly():
+    # ε far beyond the float range of e^{ε/m}: λ underflows to the smallest float and still satisfies the condition.
+    lam = smoothed_histogram_lambda(10, 10, 10, 1e300)
+    assert 0 < lam <= 1e-300 and bl.smoothed_histogram_epsilon(10, 10, 10, lam) <= 1e300
+    with pytest.raises(ValueError, match=r"cells must be an integer in \[1, 9007199254740992\]"):
+        smoothed_histogram_lambda(10, 10**400, 10, 1.0)
+    assert 0 < gaussian_sigma(1e300, 0.1, 1.0) < 1e-140
+    assert bl.gaussian_delta(1e300, 1e300, 1.0) == 0.0
+    with pytest.raises(ValueError, match=r"l2_sensitivity must be in \[1e-100, 1e\+100\]"):
+        gaussian_sigma(1.0, 0.1, 1e308)
+    for alpha in (1e-300, 1e300, math.inf, math.nan):
+        with pytest.raises(ValueError, match="alpha"):
+            dirichlet_sampling_epsilon(alpha, 0.1)
+    with pytest.raises(ValueError, match="l2_sq"):
+        dirichlet_sampling_epsilon(1.0, 0.1, l2_sq=1e308)
+    with pytest.raises(ValueError, match="DIRICHLET_ALPHA_RANGE"):
+        bl.dirichlet_sampling_alpha(1e-300, 0.5)
+    assert bl.dirichlet_sampling_alpha(1e300, 0.5) == bl.DIRICHLET_ALPHA_RANGE[0]
+    alpha = bl.dirichlet_multinomial_alpha(714.022741823441, 283)  # used to step ulp by ulp for minutes
+    assert bl._log1p_ratio(283, alpha) <= 714.022741823441
+
+
+def test_guarantee_label_rounds_delta_up():
+    g = bl.Guarantee("approximate", "global", 1.0, 0.029112, "x")
+    assert g.label == "approximate (ε, δ)-DP, global (ε = 1, δ = 0.0292)"
+
+
+def test_release_limits_are_stated():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="MAX_RELEASE_SIZE"):
+        bl.Bootstrap().release_runs([0.5], 10**8, 1, rng)
+    with pytest.raises(ValueError, match="MAX_RELEASE_VALUES"):
+        bl.LaplaceHistogram(1.0, 5).release_runs([0.5], 10**7, 10, rng)
+    with pytest.raises(ValueError, match="cell_counts"):
+        bl.cells_to_points([[1, -1]], 2, 1, rng)
+    with pytest.raises(ValueError, match="sum to the same m"):
+        bl.cells_to_points([[1, 0], [0, 2]], 2, 1, rng)

@@ -70,9 +70,12 @@ def test_release_with_given_m(data_csv, tmp_path):
     assert [t["column"] for t in data["transforms"]] == ["wage", "age", "sex"]
     assert data["transforms"][0]["log"] is True and data["transforms"][0]["bounds"] == [1.0, 200.0]
     assert not any(t.get("bounds_from_data") for t in data["transforms"])
-    assert report["release"]["m"] == 150 and report["release"]["m_chosen_by"] == "given with --m"
+    assert report["release"]["m"] == 150 and report["release"]["m_chosen_by"] == "fixed m given in the recipe"
     assert isinstance(report["release"]["new_values"], int)
-    assert report["warnings"] == []
+    assert next(iter(report)) == "CONFIDENTIAL"
+    assert report["recipe"]["seed"] == 5 and report["recipe"]["data"]["source"] == str(data_csv)
+    # m = 150 of n = 240 with singletons: the target is missed, and the report's warnings say so.
+    assert any("global guarantee global_delta misses the target" in w for w in report["warnings"])
     assert "--seed 5" in report["command"]
 
     counts = np.array(list(rows.values()))
@@ -86,7 +89,7 @@ def test_release_with_given_m(data_csv, tmp_path):
         assert g["scope"] in ("instance-level", "global") and g["description"]
     # m = 150 of n = 240 with singletons: the singleton term alone exceeds δ = 0.2.
     assert by_name["global_delta"]["meets_target"] is False
-    assert "warning: global guarantee global_delta" in result.stderr
+    assert "warning: The global guarantee global_delta misses the target" in result.stderr
 
 
 def test_release_largest_admissible_m(data_csv, tmp_path):
@@ -152,7 +155,7 @@ BAD = [
     (["--column", "wage", "--theta", "2", "--m", "10"], "missing --eps and --delta"),
     (["--column", "wage", "--theta", "2", "--m", "0", "--eps", "1", "--delta", "0.1"], r"m must be an integer in \[1"),
     (["--column", "wage", "--theta", "2", "--m", "1.5", "--eps", "1", "--delta", "0.1"], "invalid int value: '1.5'"),
-    (["--column", "wage", "--theta", "2", "--m", "5", "--eps", "-1", "--delta", "0.1"], r"eps must be in \(0, ∞\]"),
+    (["--column", "wage", "--theta", "2", "--m", "5", "--eps", "-1", "--delta", "0.1"], r"eps must be a finite real number in \(0, ∞\), got -1\.0"),
     (["--column", "wage", "--theta", "2", "--m", "5", "--eps", "1", "--delta", "1.5"], r"delta must be in \(0, 1\)"),
     (["--column", "wage", "--theta", "-1", "--m", "5", "--eps", "1", "--delta", "0.1"], "theta must be > -sigma"),
     (["--column", "wage", "--sigma", "1.2", "--theta", "2", "--m", "5", "--eps", "1", "--delta", "0.1"],
@@ -175,7 +178,7 @@ BAD = [
     (["--column", "wage", "--theta", "2", "--eps", "0.5", "--delta", "1e-9", "--bounds", "0", "500"],
      "no synthetic row can be released .* singleton limit"),
     (["--column", "wage", "--theta", "2", "--m", "5", "--eps", "1", "--delta", "0.1", "--seed", "-3"],
-     "--seed must be an integer >= 0"),
+     "seed must be an integer >= 0"),
 ]
 
 
@@ -187,13 +190,14 @@ def test_bad_arguments_give_a_clear_error(data_csv, tmp_path, capsys, args, mess
     err = capsys.readouterr().err
     assert "usage: python -m core release" in err
     assert re.search(message, err), err
+    assert "np.float64" not in err and "Traceback" not in err
     assert not (tmp_path / "s.csv").exists()
 
 
 @pytest.mark.parametrize("content, message", [
     ("", "is empty"),
     ("wage\n", r"has a header \('wage'\) but no data rows"),
-    ("wage\n1.5\n\n2.5\nNaN\n", r"column 'wage' has 1 missing value\(s\) \(empty or NaN\) at row 3"),
+    ("wage\n1.5\n\n2.5\nNaN\n", r"column 'wage' has \d missing value\(s\) \(empty or NaN\) at rows? \d"),
     ("wage\n1.5\n", r"the data have 1 row\(s\); the mechanism needs at least 2 records"),
 ])
 def test_bad_data_give_a_clear_error(tmp_path, capsys, content, message):
@@ -215,3 +219,202 @@ def test_missing_input_and_output_directory(data_csv, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["release", str(data_csv), *common, "--out", str(tmp_path / "no_dir" / "s.csv")])
     assert "does not exist" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- recipes and bundles
+import io  # noqa: E402
+import itertools  # noqa: E402
+import shutil  # noqa: E402
+import time  # noqa: E402
+import zipfile  # noqa: E402
+
+from core.bundle import build_bundles  # noqa: E402
+from core.data import ColumnSpec  # noqa: E402
+from core.recipe import MAX_RECIPE_SIZE, ReleaseRecipe, run_recipe, sample_source, upload_source  # noqa: E402
+
+SAMPLES = REPO / "sample_data"
+
+
+def numeric_transforms(name: str, public_bounds: tuple[float, float], decimals: int):
+    """Every combination of the per-column transforms of one numeric column (log, public bounds
+    or bounds from the data, rounding), as the dashboard can set them."""
+    return [ColumnSpec(name, log=log, bounds=public_bounds if public else None, decimals=d)
+            for log, public, d in itertools.product((False, True), (True, False), (None, decimals))]
+
+
+def replay(recipe: ReleaseRecipe, data_path: Path, tmp_path: Path, *, pass_data: bool = True) -> None:
+    """The app's release (run_recipe on the data), its bundle, then the command line on the
+    bundle's recipe: the synthetic CSV must come back byte for byte."""
+    result = run_recipe(recipe, data_path.read_bytes() if recipe.source_kind == "upload" else None)
+    bundles = build_bundles(result)
+    with zipfile.ZipFile(io.BytesIO(bundles.curator)) as zf:
+        recipe_path = tmp_path / "CONFIDENTIAL_recipe.json"
+        recipe_path.write_bytes(zf.read("CONFIDENTIAL_recipe.json"))
+    with zipfile.ZipFile(io.BytesIO(bundles.public)) as zf:
+        published = zf.read("synthetic.csv")
+    out = tmp_path / "replayed.csv"
+    args = ["release", "--recipe", str(recipe_path), *([str(data_path)] if pass_data else []), "--out", str(out),
+            "--report", str(tmp_path / "report.json")]
+    assert main(args) == 0
+    assert out.read_bytes() == published == result.synthetic_csv(), recipe
+
+
+@pytest.fixture(scope="module")
+def multi_csv(tmp_path_factory) -> Path:
+    rng = np.random.default_rng(99)
+    n = 400
+    frame = pd.DataFrame({"wage": np.round(rng.lognormal(2.6, 0.5, n), 2), "hours": rng.integers(10, 70, n),
+                          "sex": rng.choice(["female", "male", "other"], n)})
+    path = tmp_path_factory.mktemp("multi") / "upload.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.slow
+def test_replay_every_transform_combination_multi_column(multi_csv, tmp_path, capsys):
+    source = upload_source(multi_csv.read_bytes())
+    combos = itertools.product(numeric_transforms("wage", (1.0, 300.0), 1), numeric_transforms("hours", (1.0, 80.0), -1))
+    for j, (wage, hours) in enumerate(combos):
+        sex = ColumnSpec("sex", kind="categorical", categories=("female", "male", "other", "unknown") if j % 2 else None)
+        recipe = ReleaseRecipe(source=source, columns=(wage, hours, sex), eps=2.0, delta=0.1, m=120,
+                               sigma=(0.0, 0.4)[j % 2], theta=2.0, seed=j, n_mc=1000)
+        replay(recipe, multi_csv, tmp_path)
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("sample, column, bounds, decimals, extra", [
+    ("cps_earnings.csv", "earnings", (1.0, 100.0), 1, (ColumnSpec("gender", kind="categorical"),)),
+    ("cps_earnings.csv", "age", (25.0, 34.0), -1, ()),
+    ("dyadic_geometric.csv", "x", (2.0**-30, 1.0), 3, ()),
+])
+def test_replay_every_transform_combination_samples(sample, column, bounds, decimals, extra, tmp_path, capsys):
+    for j, spec in enumerate(numeric_transforms(column, bounds, decimals)):
+        recipe = ReleaseRecipe(source=sample_source(sample), columns=(spec, *extra), eps=2.0, delta=0.05,
+                               m=None if j % 2 else 90, size_rule="global" if j % 2 else "fixed", theta=2.0,
+                               seed=100 + j)
+        # A sample needs no data argument; the recipe names it.
+        replay(recipe, SAMPLES / sample, tmp_path, pass_data=bool(j % 3 == 0))
+    capsys.readouterr()
+
+
+def test_cli_bundles_replay_in_a_subprocess(data_csv, tmp_path):
+    public, curator = tmp_path / "public_release.zip", tmp_path / "CONFIDENTIAL_curator_record.zip"
+    result = run_cli("release", data_csv, "--column", "wage", "--categorical", "sex", "--theta", 2, "--eps", 3,
+                     "--delta", 0.1, "--bounds", 1, 200, "--seed", 4, "--public-bundle", public,
+                     "--curator-bundle", curator, "--report", tmp_path / "r.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    with zipfile.ZipFile(public) as zf:
+        published = zf.read("synthetic.csv")
+        assert json.loads(zf.read("recipe.json"))["seed"] is None
+    with zipfile.ZipFile(curator) as zf:
+        names = zf.namelist()
+        (tmp_path / "recipe.json").write_bytes(zf.read("CONFIDENTIAL_recipe.json"))
+    assert all(n.startswith("CONFIDENTIAL_") for n in names) and "CONFIDENTIAL_figure_overlay_wage.html" in names
+    again = run_cli("release", "--recipe", tmp_path / "recipe.json", data_csv, "--out", tmp_path / "again.csv",
+                    "--report", tmp_path / "r2.json", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again.csv").read_bytes() == published
+    # The public recipe has no seed: it describes the release but cannot recompute it.
+    with zipfile.ZipFile(public) as zf:
+        (tmp_path / "public.json").write_bytes(zf.read("recipe.json"))
+    fresh = run_cli("release", "--recipe", tmp_path / "public.json", data_csv, "--out", tmp_path / "fresh.csv",
+                    "--report", tmp_path / "r3.json", cwd=tmp_path)
+    assert fresh.returncode == 0, fresh.stderr
+    assert len(pd.read_csv(tmp_path / "fresh.csv")) == len(pd.read_csv(io.BytesIO(published)))
+    assert (tmp_path / "fresh.csv").read_bytes() != published
+
+
+def test_save_recipe_round_trip(data_csv, tmp_path):
+    common = ["--out", str(tmp_path / "a.csv"), "--report", str(tmp_path / "a.json")]
+    assert main(["release", str(data_csv), "--column", "wage", "--theta", "2", "--m", "30", "--eps", "1",
+                 "--delta", "0.5", "--bounds", "0", "500", "--save-recipe", str(tmp_path / "r.json"), *common]) == 0
+    recipe = ReleaseRecipe.read(tmp_path / "r.json")
+    assert isinstance(recipe.seed, int) and recipe.m == 30
+    assert main(["release", "--recipe", str(tmp_path / "r.json"), "--out", str(tmp_path / "b.csv"),
+                 "--report", str(tmp_path / "b.json")]) == 0
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+
+
+# ----------------------------------------------------------------------------- polish (issue 10 §B)
+def test_help_names_the_program_and_points_to_docs(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/bnp-synth", "--help"])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: bnp-synth") and "docs/mathematics.md" in out
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/bnp-synth", "release", "--help"])
+    with pytest.raises(SystemExit):
+        main()
+    out = capsys.readouterr().out
+    assert out.startswith("usage: bnp-synth release") and "docs/mathematics.md" in out
+    assert "SPEC" not in out and "shared" not in out
+    script = shutil.which("bnp-synth")
+    if script:  # the installed console script
+        result = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0 and result.stdout.startswith("usage: bnp-synth")
+
+
+COMMON = ["--theta", "2", "--eps", "1", "--delta", "0.1"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--column", "wage", "--sigma", "-1e-300", "--m", "5", *COMMON], r"public categories.*at most 2\*\*53"),
+    (["--column", "wage", "--m", str(10**7), *COMMON], rf"m must be an integer in \[1, {MAX_RECIPE_SIZE}\]"),
+    (["--column", "wage", "--m", "10^7", *COMMON], r"invalid int value: '10\^7'"),
+    (["--column", "wage", "--theta", "2", "--eps", "1", "--delta", "0.999999", "--bounds", "0", "500"],
+     f"above this tool's limit of {MAX_RECIPE_SIZE:,} synthetic rows"),
+    (["--column", "wage", "--m", "5", "--theta", "2", "--eps", "0", "--delta", "0.1"], r"got 0\.0$"),
+    (["--column", "wage", "--m", "5", "--m-rule", "global", *COMMON], "either --m .* or --m-rule"),
+    (["--column", "wage", "--m", "5", "--recipe", "r.json", *COMMON], "--recipe fixes .* drop --column"),
+])
+def test_cli_polish_errors(data_csv, tmp_path, capsys, args, message):
+    start = time.perf_counter()
+    with pytest.raises(SystemExit) as info:
+        main(["release", str(data_csv), *args, "--out", str(tmp_path / "s.csv")])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert re.search(message, err, re.MULTILINE), err
+    assert "np.float64" not in err and "Traceback" not in err
+    assert time.perf_counter() - start < 10  # refused, not allocated
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_negative_numbers_in_scientific_notation_parse(data_csv, tmp_path):
+    out = tmp_path / "s.csv"
+    assert main(["release", str(data_csv), "--column", "wage", "--bounds", "-1e3", "1e3", "--sigma", "-0e-3",
+                 "--theta", "2", "--m", "5", "--eps", "1", "--delta", "0.5", "--seed", "1", "--out", str(out),
+                 "--report", str(tmp_path / "r.json")]) == 0
+    assert len(pd.read_csv(out)) == 5
+
+
+def test_directory_as_data_and_outputs(data_csv, tmp_path, capsys):
+    common = ["--column", "wage", "--m", "5", *COMMON]
+    with pytest.raises(SystemExit):
+        main(["release", str(tmp_path), *common, "--out", str(tmp_path / "s.csv")])
+    assert "is a directory, not a CSV file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["release", str(data_csv), *common])
+    assert "nothing to write" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["release", str(data_csv), *common, "--out", str(tmp_path / "x.zip"), "--public-bundle",
+              str(tmp_path / "x.zip")])
+    assert "name the same file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["release", str(data_csv), *common, "--out", str(data_csv)])
+    assert "would overwrite the input data" in capsys.readouterr().err
+
+
+def test_upload_recipe_needs_its_data(data_csv, tmp_path, capsys):
+    recipe = ReleaseRecipe(source=upload_source(data_csv.read_bytes()), columns=(ColumnSpec("wage", bounds=(0, 500)),),
+                           eps=1.0, delta=0.5, m=5, theta=2.0, seed=1)
+    path = tmp_path / "r.json"
+    path.write_text(recipe.to_json(), encoding="utf-8")
+    with pytest.raises(SystemExit):
+        main(["release", "--recipe", str(path), "--out", str(tmp_path / "s.csv")])
+    assert "is an upload: pass the data file" in capsys.readouterr().err
+    other = tmp_path / "other.csv"
+    other.write_text("wage\n1\n2\n3\n")
+    assert main(["release", "--recipe", str(path), str(other), "--out", str(tmp_path / "s.csv"),
+                 "--report", str(tmp_path / "rep.json")]) == 0
+    assert "differs from the one the recipe was made from" in capsys.readouterr().err

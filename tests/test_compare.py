@@ -229,3 +229,26 @@ def test_sweep_comparison(income):
 def test_bad_input_raises_value_error_naming_it(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_calibration_labels_round_delta_and_eps_up():
+    """Every printed δ and ε in the Compare table reads back ≥ the computed one (issue 8)."""
+    import re
+
+    cal = calibrate(5000, 1.0, 0.05, 300, theta=2.0)
+    rows = cal.table[cal.table["kind"] == "approximate"]
+    assert len(rows) >= 2
+    for _, row in rows.iterrows():
+        shown = dict(re.findall(r"(ε|δ) = ([0-9.e+-]+)", row["guarantee"]))
+        assert float(shown["δ"]) >= row["delta"] and float(shown["ε"]) >= row["eps"]
+
+
+def test_calibrate_and_run_comparison_state_their_limits():
+    with pytest.raises(ValueError, match="MAX_RELEASE_SIZE"):
+        calibrate(100, 1.0, 0.05, 10**8, theta=2.0)
+    x = np.random.default_rng(0).random(50)
+    cal = calibrate(50, 1.0, 0.05, 10**6, theta=2.0, mechanisms=("bootstrap", "laplace_histogram"))
+    with pytest.raises(ValueError, match="MAX_RELEASE_VALUES"):
+        run_comparison(x, cal, runs=100, rng=np.random.default_rng(1))
+    with pytest.raises(ValueError, match="results must be the DataFrame"):
+        comparison_summary(None)

@@ -203,3 +203,101 @@ def test_invalid_parameters(kwargs, name):
 def test_release_requires_base_measure_when_new_values_appear():
     with pytest.raises(ValueError, match="base"):
         pypp_release(np.array([1.0, 2.0]), [1, 1], 0.0, 1e6, 50, np.random.default_rng(0))
+
+
+# ------------------------------------------------------------- large sizes (issue 9)
+def test_feller_coupling_matches_table_by_table_seating():
+    """σ = 0, one restaurant with many expected tables: the Feller-coupling path has the law
+    of the size-biased loop (K, the first table's size, the largest table)."""
+    from core import mechanisms
+
+    L, strength, reps = 400, 150.0, 3000
+    assert mechanisms._expected_tables(L, 0.0, strength) > mechanisms._FELLER_TABLES / 10
+    rng = np.random.default_rng(21)
+    feller = [mechanisms._feller_table_sizes(L, strength, rng) for _ in range(reps)]
+    _, owners, sizes = crp_tables(np.full(reps, L), 0.0, strength, rng, return_sizes=True)
+    loop = np.split(sizes[np.argsort(owners, kind="stable")], np.cumsum(np.bincount(owners, minlength=reps))[:-1])
+    for stat in (len, lambda s: s[0], max):
+        assert two_sample_pvalue(np.array([stat(s) for s in feller]), np.array([stat(s) for s in loop])) > P_MIN
+    assert all(s.sum() == L and np.all(s >= 1) for s in feller)
+    # E[K] exactly: Σ_{i<L} θ/(θ + i).
+    k_mean = np.mean([s.size for s in feller])
+    exact = np.sum(strength / (strength + np.arange(L)))
+    assert abs(k_mean - exact) < 4 * np.std([s.size for s in feller]) / np.sqrt(reps)
+
+
+def test_crp_tables_seats_ten_million_customers_and_refuses_runaway_tables():
+    rng = np.random.default_rng(0)
+    k, sizes = crp_tables(10**7, 0.0, 5.0, rng, return_sizes=True)
+    assert sizes.sum() == 10**7 and k == sizes.size
+    assert crp_tables(10**6, 0.0, 1e300, rng) == 10**6  # every customer opens a table (Feller path)
+    with pytest.raises(ValueError, match="MAX_CRP_TABLES"):
+        crp_tables(10**7, 0.95, 1.0, rng)
+    with pytest.raises(ValueError, match=r"customers must be integers in \[0, 10000000\]"):
+        crp_tables(10**7 + 1, 0.0, 1.0, rng)
+    for kwargs, name in [(dict(sigma=1.0), "sigma"), (dict(sigma=float("nan")), "sigma"),
+                         (dict(strength=0.0), "strength"), (dict(strength=float("inf")), "strength"),
+                         (dict(rng=None), "rng")]:
+        args = dict(customers=5, sigma=0.0, strength=1.0, rng=rng) | kwargs
+        with pytest.raises(ValueError, match=name):
+            crp_tables(args["customers"], args["sigma"], args["strength"], args["rng"])
+
+
+def test_split_dirichlet_multinomial_matches_dense_draws(monkeypatch):
+    """σ < 0: the halving split of the unobserved categories has the law of the dense
+    Dirichlet draw (S_1, L, K and the largest new count), forced here on z = 9 categories."""
+    from core import mechanisms
+
+    mult, alpha, z, m, reps = [3, 1, 2], 0.6, 9, 30, 3000
+    dense = np.empty((reps, 4), dtype=int)
+    rng = np.random.default_rng(5)
+    for i in range(reps):
+        old, new = py_predictive_counts(mult, -alpha, z * alpha, m, rng)
+        dense[i] = old[0], new.sum(), new.size, new.max(initial=0)
+    monkeypatch.setattr(mechanisms, "_DENSE_CATEGORIES", 0)
+    split = np.empty_like(dense)
+    rng = np.random.default_rng(6)
+    for i in range(reps):
+        old, new = py_predictive_counts(mult, -alpha, z * alpha, m, rng)
+        split[i] = old[0], new.sum(), new.size, new.max(initial=0)
+    for j in range(4):
+        assert two_sample_pvalue(dense[:, j], split[:, j]) > P_MIN
+    s1_pmf, l_pmf = exact_marginals(mult, -alpha, z * alpha, m)
+    assert exact_gof_pvalue(split[:, 0], s1_pmf) > P_MIN
+    assert exact_gof_pvalue(split[:, 1], l_pmf) > P_MIN
+
+
+def test_many_public_categories_release_without_allocating_z():
+    """σ < 0 with z = 10**9 public categories: only categories that receive draws exist."""
+    import tracemalloc
+
+    rng = np.random.default_rng(1)
+    tracemalloc.start()
+    old, new = py_predictive_counts([5, 2, 1], -1.0, 1e9, 10_000, rng)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert old.sum() + new.sum() == 10_000 and np.all(new >= 1)
+    assert peak < 50 * 2**20  # z cells would be 8 GB
+
+
+def test_release_size_limit_is_stated():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="MAX_RELEASE_SIZE"):
+        py_predictive_counts([1, 2], 0.0, 1.0, 10**7 + 1, rng)
+    with pytest.raises(ValueError, match="MAX_RELEASE_SIZE"):
+        pypp_release(np.arange(2.0), [1, 2], 0.0, 1.0, 10**12, rng, base=UniformBase(0, 1))
+
+
+def test_base_measures_validate_size_and_rng():
+    rng = np.random.default_rng(0)
+    for bad in (-1, 2.5, 10**12, [1, 2]):
+        with pytest.raises(ValueError, match="size"):
+            UniformBase(0, 1).sample(bad, rng)
+        with pytest.raises(ValueError, match="size"):
+            CategoricalBase(("a", "b")).sample(bad, rng)
+    with pytest.raises(ValueError, match="rng"):
+        CategoricalBase(("a", "b")).sample(1, None, observed=["a"])
+    with pytest.raises(ValueError, match="finite width"):
+        UniformBase(-1e308, 1e308)
+    picked = CategoricalBase(tuple(range(10_000))).sample(3, rng, observed=list(range(9_990)))
+    assert set(picked.tolist()) <= set(range(9_990, 10_000)) and len(set(picked.tolist())) == 3

@@ -250,3 +250,40 @@ def test_informativity_reference_line_has_slope_minus_half():
     assert y[0] == pytest.approx(0.1)
     assert np.log(y[1] / y[0]) / np.log(x[1] / x[0]) == pytest.approx(-0.5)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+
+
+# ---------------------------------------------------- format_upper is exact (issue 8)
+@pytest.mark.parametrize("value, digits, text", [
+    (8.29344e-319, 4, "8.294e-319"),   # was rounded down to 8.293e-319
+    (1e-322, 3, "1e-322"),             # was a ZeroDivisionError (subnormal)
+    (5e-324, 3, "5e-324"),
+    (1.5e-323, 1, "2e-323"),           # the float is 1.48e-323: rounded up, not to "1e-323"
+    (0.029112, 3, "0.0292"),           # the Compare label printed 0.0291
+    (0.199005, 3, "0.2"),
+    (0.00153711, 4, "0.001538"),
+    (2.70805, 4, "2.709"),             # log 15, an ε threshold
+    (math.log(15), 4, "2.709"),
+    (float("inf"), 3, "inf"),
+    (1.7976931348623157e308, 3, "1.8e+308"),
+])
+def test_format_upper_exact_cases(value, digits, text):
+    assert plots.format_upper(value, digits) == text
+    assert float(text) >= value
+
+
+def test_format_upper_validates():
+    for bad in (float("nan"), -5e-324):
+        with pytest.raises(ValueError, match="value"):
+            plots.format_upper(bad)
+    for bad in (0, 18, 2.5):
+        with pytest.raises(ValueError, match="digits"):
+            plots.format_upper(0.5, bad)
+    with pytest.raises(TypeError):
+        plots.format_upper("0.5")
+
+
+def test_delta_hover_text_rounds_up():
+    fig = plots.delta_curves_figure([1.0, 2.0], {"δ": [0.029112, 0.0]}, plateau=0.199005)
+    trace = _trace(fig, "δ")
+    assert list(trace.customdata) == ["0.0292", ""]  # δ = 0 is a gap on the log axis
+    assert "0.2" in _trace(fig, "singleton plateau").hovertemplate

@@ -184,14 +184,19 @@ def test_dirichlet_multinomial_bound_and_pure_condition_match_enumeration(mult, 
     bound_enum = np.array([max(px[S[l] > math.expm1(e) * (mult[l] - 1 + alpha)].sum()
                                for l in range(len(mult))) for e in eps])
     bound = P.instance_delta(mult, sigma, theta, m, eps)
-    np.testing.assert_allclose(bound, bound_enum, rtol=0, atol=1e-10)
     exact, _ = enumerated_deltas(mult, sigma, theta, m, eps)
-    assert np.all(exact <= bound + 1e-12)
     if round(theta / alpha) == 1:
-        return  # one public category: no neighbour exists, the bound is vacuous but valid
+        # one public category: no neighbour differs from x, so δ = 0 exactly (not the vacuous 1)
+        np.testing.assert_array_equal(bound, 0.0)
+        np.testing.assert_array_equal(exact, 0.0)
+        return
+    np.testing.assert_allclose(bound, bound_enum, rtol=1e-9, atol=0)  # rounded up by its error bound
+    assert np.all(bound >= bound_enum)
+    assert np.all(exact <= bound)
     pure = m <= np.expm1(eps) * (min(mult) - 1 + alpha)
     np.testing.assert_array_equal(exact == 0, pure)
     np.testing.assert_array_equal(bound == 0, pure)
+    np.testing.assert_array_equal([P.dirichlet_multinomial_is_pure(mult, alpha, m, float(e)) for e in eps], pure)
     eps_pure = P.dirichlet_multinomial_pure_epsilon(mult, alpha, m)
     assert m <= math.expm1(eps_pure) * (min(mult) - 1 + alpha)
     assert enumerated_deltas(mult, sigma, theta, m, [eps_pure])[0][0] == 0

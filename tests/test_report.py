@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from core import privacy as P
+from core.privacy import ReleaseSpec
 from core.report import guarantees, release_report
 
 MULT = [1, 2, 3, 3, 1, 7]
@@ -48,3 +49,32 @@ def test_report_rejects_inconsistent_inputs():
         guarantees(P.ReleaseSpec(0.0, 1.0, 3, 99), MULT, 1.0, 0.1)
     with pytest.raises(ValueError, match="delta"):
         release_report(multiplicities=MULT, sigma=0.0, theta=1.0, m=3, eps=1.0, delta=2.0, seed=1)
+
+
+def _numbers_after(text, marker):
+    import re
+    return [float(x) for x in re.findall(re.escape(marker) + r"\s*(\d+(?:\.\d+)?(?:e[-+]?\d+)?)", text)]
+
+
+@pytest.mark.parametrize("mult,sigma,theta,m,eps", [
+    ([1, 3, 5, 9, 9], 0.0, 2.0, 4, 1.0),
+    ([1000] * 10, -1.0, 14.0, 14, 2.708),        # pure threshold log 15 = 2.70805…
+    ([2, 3, 4], -0.5, 2.0, 3, 0.5),
+])
+def test_printed_privacy_numbers_round_to_the_safe_side(mult, sigma, theta, m, eps):
+    spec = ReleaseSpec(sigma=sigma, theta=theta, m=m, n=sum(mult))
+    for g in guarantees(spec, mult, eps, 0.05):
+        for value in _numbers_after(g.description, "δ = ") + _numbers_after(g.description, "δ ≤ "):
+            assert g.delta is None or value >= g.delta
+    if sigma < 0:
+        threshold = P.dirichlet_multinomial_pure_epsilon(mult, -sigma, m)
+        text = " ".join(g.description for g in guarantees(spec, mult, eps, 0.05))
+        assert all(v >= threshold for v in _numbers_after(text, "every ε ≥ ")[:1])
+        # at ε = 2.708 < log 15 the condition does not hold, and the text must not contradict it
+        if mult[0] == 1000:
+            assert "does NOT hold" in text and "2.708" not in _numbers_after(text, "every ε ≥ ")
+
+
+def test_missed_target_is_a_warning():
+    rep = release_report(multiplicities=[1, 1, 2], sigma=0.0, theta=1.0, m=50, eps=1.0, delta=1e-6, seed=1)
+    assert any("misses the target" in w for w in rep["warnings"])

@@ -258,3 +258,66 @@ def test_batched_wasserstein1_validates():
         batched_wasserstein1([0.0], [3], [0.5], [0], 2)
     with pytest.raises(ValueError, match="b_weights"):
         batched_wasserstein1([0.0], [0], [0.5], [0], 1, b_weights=[-1.0])
+
+
+# ------------------------------------------------------- extreme inputs (issue 9)
+def test_kde_on_extreme_columns_gives_a_clear_error_not_a_scipy_traceback():
+    from core import utility as U
+
+    for values in ([-1e308, 1e308, 0.0], [1e141, 0.0, 1.0]):
+        for call in (lambda v=values: U.kde_grid(v), lambda v=values: U.scott_bandwidth(v),
+                     lambda v=values: U.kde_l2(v, [0.0, 1.0]), lambda v=values: U.wasserstein1(v, [0.0])):
+            with pytest.raises(ValueError, match=r"within ±1e\+140"):
+                call()
+    tiny = [0.0, 1e-308, 2e-308, 3e-308]
+    with pytest.raises(ValueError, match="too concentrated for a KDE"):
+        U.kde_on_grid(tiny, np.linspace(0.0, 3e-308, 5))
+    grid = U.kde_grid(tiny, [0.0, 1.0])  # the concentrated sample only contributes its range
+    assert np.all(np.isfinite(grid))
+    with pytest.raises(ValueError, match="single distinct value"):
+        U.kde_on_grid([2.0, 2.0], grid)
+    with pytest.raises(ValueError, match="too concentrated"):
+        U.kde_on_grid([0.0, 1.0, 2.0], grid, weights=[1.0, 0.0, 0.0])
+
+
+def test_summary_table_kde_l2_is_nan_exactly_when_undefined():
+    from core import utility as U
+
+    x = np.array([0.1, 0.4, 0.5, 0.9])
+    table = U.summary_table(x, {"one value": np.array([0.3, 0.3]), "spread": np.array([0.2, 0.6, 0.7]),
+                                "subnormal": np.array([0.0, 1e-300, 2e-300])})
+    by = table.set_index("mechanism")["KDE_L2"]
+    assert math.isnan(by["one value"]) and math.isnan(by["subnormal"])
+    assert math.isfinite(by["spread"]) and by["spread"] > 0
+    assert np.all(np.isfinite(table[["mean", "sd", "q1", "median", "q3", "W1"]].to_numpy(float)))
+    constant = U.summary_table(np.array([2.0, 2.0, 2.0]), {"z": np.array([1.0, 3.0])})
+    assert math.isnan(constant["KDE_L2"].iloc[1]) and constant["KDE_L2"].iloc[0] == 0.0
+
+
+def test_kde_l2_runs_validates_and_marks_rows_without_a_kde():
+    from core import utility as U
+
+    grid = np.linspace(-1, 2, 64)
+    ref = U.binned_kde_runs(np.array([[0.1, 0.5, 0.9]]), grid)[0]
+    out = U.kde_l2_runs(np.array([[0.2, 0.4, 0.8], [0.5, 0.5, 0.5]]), ref, grid)
+    assert math.isfinite(out[0]) and math.isnan(out[1])
+    for bad in ([0.2, 0.4], [[0.2, math.nan]], [[1e300, 0.0]]):
+        with pytest.raises(ValueError, match="samples"):
+            U.kde_l2_runs(bad, ref, grid)
+
+
+def test_sliced_w1_refuses_unbounded_work_and_bad_directions():
+    from core import utility as U
+
+    rng = np.random.default_rng(0)
+    z, x = rng.random((2, 5, 2)), rng.random((6, 2))
+    with pytest.raises(ValueError, match="n_projections must be an integer in"):
+        U.sliced_wasserstein1_runs(z, x, n_projections=10**9, rng=rng)
+    with pytest.raises(ValueError, match="MAX_SLICED_WORK"):
+        U.sliced_wasserstein1_runs(np.zeros((2000, 1000, 2)), x, n_projections=U.MAX_PROJECTIONS, rng=rng)
+    with pytest.raises(ValueError, match="norm at most 1"):
+        U.sliced_wasserstein1_runs(z, x, rng=rng, projections=np.full((2, 3), 5.0))
+    with pytest.raises(ValueError, match="projections must be finite"):
+        U.sliced_wasserstein1_runs(z, x, rng=rng, projections=np.full((2, 3), math.nan))
+    with pytest.raises(ValueError, match="samples must be finite"):
+        U.sliced_wasserstein1_runs(np.full((1, 3, 2), math.nan), x, rng=rng)

@@ -8,12 +8,14 @@ Debian Chromium through Python Playwright (never a Playwright-downloaded browser
   Without Chromium the tests are skipped with the reason, except under CI (environment
   variable ``CI`` set), where a missing browser is a failure: CI installs it with apt.
 
-Screenshots, downloads and the server log go to ``tests/e2e/artifacts/`` (git-ignored);
-the README screenshot goes to ``docs/privacy_page.png``.
+Screenshots, downloads and the server log go to ``tests/e2e/artifacts/`` (git-ignored).
+The README screenshot ``docs/privacy_page.png`` is rewritten only on request
+(``BNP_SYNTH_SCREENSHOT=1``), so the suite leaves the checkout clean.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -79,19 +81,20 @@ def artifacts_dir() -> Path:
     return ARTIFACTS
 
 
-@pytest.fixture(scope="session")
-def app_url(artifacts_dir):
-    """Base URL of a fresh ``streamlit run app.py`` on a free localhost port."""
+@contextlib.contextmanager
+def streamlit_server(log_path: Path, *extra: str):
+    """``streamlit run app.py`` on a free localhost port, started from the checkout (so it
+    reads ``.streamlit/config.toml``); yields ``(base URL, process)`` and kills the server's
+    whole process group afterwards (no orphan script runner survives)."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    log_path = artifacts_dir / "streamlit_server.log"
     log = open(log_path, "w")
     env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py",
          "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
+         "--server.fileWatcherType", "none", *extra],
         cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT
@@ -103,7 +106,7 @@ def app_url(artifacts_dir):
                 pytest.fail(f"streamlit not healthy after {SERVER_START_TIMEOUT:.0f} s:\n"
                             f"{log_path.read_text()[-3000:]}")
             time.sleep(0.25)
-        yield url
+        yield url, proc
     finally:
         # The server was started in its own session: signal its process group only.
         try:
@@ -115,6 +118,13 @@ def app_url(artifacts_dir):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def app_url(artifacts_dir):
+    """Base URL of a fresh ``streamlit run app.py`` on a free localhost port."""
+    with streamlit_server(artifacts_dir / "streamlit_server.log") as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="session")

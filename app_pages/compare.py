@@ -1,4 +1,4 @@
-"""Compare page: PYPP against the histogram baselines at the same (ε, δ) and m (SPEC §4–5).
+"""Compare page: PYPP against the histogram baselines at the same (ε, δ) and m (docs/mathematics.md).
 
 Calibration, runs, metrics and summaries all come from ``core.compare``; this page lays
 them out.
@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-import ui_state as ui
+from core import compare as core_compare
 from core import plots
+from ui import compute, widgets
 
-st.set_page_config(page_title="bnp-synth · Compare", page_icon="🔒", layout="wide")
-ui.init_state()
 st.title("Compare mechanisms at the same privacy level")
 
-selection = ui.require_selection()
+selection = widgets.require_selection()
 prepared = selection.prepared
-data = ui.comparison_data(prepared)
+data = compute.comparison_data(prepared)
 if data is None:
     st.error("The comparison needs numeric columns scaled to [0, 1] with bounds (the histogram baselines "
              "live on the unit box): choose numeric columns on the data page.")
@@ -40,24 +39,21 @@ with st.container(border=True):
     m_rule = a.radio("Release size m", ["current", "largest"], horizontal=True, key="compare_m_rule",
                      format_func={"current": f"current m = {int(st.session_state.m):,}",
                                   "largest": "largest admissible for PYPP"}.get)
-    b.slider("histogram bins per axis", 2, 100, step=1, **ui.bind("bins"))
-    c.slider("repetitions R", 5, 200, step=5, **ui.bind("runs"))
-    st.number_input("seed of the comparison", min_value=0, max_value=2**32 - 1, step=1, **ui.bind("seed"))
+    widgets.slider("histogram bins per axis", "bins", step=1, where=b)
+    widgets.slider("repetitions R", "runs", step=5, where=c)
+    widgets.number("seed of the comparison", "seed", step=1)
 m_arg: int | str = int(st.session_state.m) if m_rule == "current" else "largest"
 bins, runs, seed = int(st.session_state.bins), int(st.session_state.runs), int(st.session_state.seed)
 
-try:
-    cal = ui.calibration(selection.key, n, d, eps, delta, m_arg, theta, bins, prepared.any_bounds_from_data)
-except ValueError as exc:
-    st.error(str(exc))
-    st.stop()
+with widgets.show_errors("The mechanisms cannot be calibrated: "):
+    cal = compute.calibration(selection.key, n, d, eps, delta, m_arg, theta, bins, prepared.any_bounds_from_data)
 cal_key = (eps, delta, m_arg, theta, bins)
 
 st.subheader(f"Calibration (m = {cal.m:,}, {cal.m_rule})")
 shown = cal.table[["label", "parameter", "value", "reason", "guarantee", "meets_target", "caveat"]]
 st.dataframe(shown, hide_index=True)
 missed = cal.table.loc[(cal.table["mechanism"] != "all") & ~cal.table["meets_target"].astype(bool), "label"]
-missed = [x for x in dict.fromkeys(missed) if x != ui.CEILING_LABEL]
+missed = [x for x in dict.fromkeys(missed) if x != compute.CEILING_LABEL]
 if missed:
     st.warning("Not within the target (ε, δ): " + ", ".join(missed) + ".")
 
@@ -70,31 +66,31 @@ with tab_runs:
     if params != (selection.key, cal_key, runs, seed):
         st.info(f"Press **Run comparison** to run every mechanism R = {runs} times.")
     else:
-        results = ui.comparison_runs(selection.key, data, cal, cal_key, runs, seed, columns)
-        ui.curator_only_note()
+        results = compute.comparison_runs(selection.key, data, cal, cal_key, runs, seed, columns)
+        widgets.curator_only_note()
         for j, col in enumerate(columns):
             sub = results[results["column"] == col]
-            st.plotly_chart(plots.w1_boxplot_figure(sub, value="W1", by="label", ceiling=ui.CEILING_LABEL,
+            st.plotly_chart(plots.w1_boxplot_figure(sub, value="W1", by="label", ceiling=compute.CEILING_LABEL,
                                                     title=f"{col}: W1 to the confidential data over {runs} runs"),
                             key=f"box_{col}")
         if d > 1:
             joint = results[results["column"] == "(joint)"]
             method = ", ".join(sorted(set(joint["W1_method"])))
-            st.plotly_chart(plots.w1_boxplot_figure(joint, value="W1", by="label", ceiling=ui.CEILING_LABEL,
+            st.plotly_chart(plots.w1_boxplot_figure(joint, value="W1", by="label", ceiling=compute.CEILING_LABEL,
                                                     title=f"joint W1 over all columns ({method})"),
                             key="box_joint")
-        releases = ui.one_release_per_mechanism(selection.key, data, cal, cal_key, seed)
+        releases = compute.one_release_per_mechanism(selection.key, data, cal, cal_key, seed)
         for j, col in enumerate(columns):
-            st.plotly_chart(ui.comparison_overlay(data, releases, j, col), key=f"kde_{col}")
-        summary = ui.compare.comparison_summary(results)
+            st.plotly_chart(compute.comparison_overlay(data, releases, j, col), key=f"kde_{col}")
+        summary = core_compare.comparison_summary(results)
         st.markdown(f"**Summary table** (mean over {runs} runs; scaled units)")
         st.dataframe(summary, hide_index=True)
-        st.download_button("Download summary table (CSV)", data=ui.csv_bytes(summary),
+        st.download_button("Download summary table (CSV)", data=widgets.csv_bytes(summary),
                            file_name="comparison_summary.csv", mime="text/csv", key="download_summary")
 
 with tab_sweep:
     sweep_runs = st.slider("repetitions per ε", 5, 100, value=20, step=5, key="sweep_runs")
-    st.caption(f"ε grid: {', '.join(f'{e:g}' for e in ui.SWEEP_EPS)}; δ = {delta:g}; m as chosen above "
+    st.caption(f"ε grid: {', '.join(f'{e:g}' for e in compute.SWEEP_EPS)}; δ = {delta:g}; m as chosen above "
                "(\"largest\" re-computes m* at each ε).")
     if st.button("Run ε sweep", key="run_sweep"):
         st.session_state.sweep_params = (selection.key, delta, m_arg, theta, bins, int(sweep_runs), seed)
@@ -102,11 +98,11 @@ with tab_sweep:
     if sweep_params != (selection.key, delta, m_arg, theta, bins, int(sweep_runs), seed):
         st.info("Press **Run ε sweep** to plot median W1 against ε for every mechanism.")
     else:
-        frontier = ui.sweep_runs(selection.key, data, ui.SWEEP_EPS, delta, m_arg, theta, bins, int(sweep_runs),
+        frontier = compute.sweep_runs(selection.key, data, compute.SWEEP_EPS, delta, m_arg, theta, bins, int(sweep_runs),
                                  seed, columns)
         for col in columns:
             sub = frontier[frontier["column"] == col]
             st.plotly_chart(plots.w1_frontier_figure(sub, x="target_eps", value="W1", by="label",
-                                                     ceiling=ui.CEILING_LABEL,
+                                                     ceiling=compute.CEILING_LABEL,
                                                      title=f"{col}: median W1 against ε (quartile bands)"),
                             key=f"frontier_{col}")

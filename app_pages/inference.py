@@ -1,4 +1,4 @@
-"""Inference page: Bayesian inference by an analyst who receives only the release (SPEC §6).
+"""Inference page: Bayesian inference by an analyst who receives only the release (docs/mathematics.md).
 
 Paper §4.1 and Appendix C.1: given a release Z of the Dirichlet-process
 posterior-predictive mechanism (σ = 0), the analyst's posterior is
@@ -12,26 +12,24 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-import ui_state as ui
 from core import inference
 from core import plots_experiments as pe
+from ui import release, state, widgets
+from ui import selection as sel
 
-st.set_page_config(page_title="bnp-synth · Inference", page_icon="🔒", layout="wide")
-ui.init_state()
 st.title("Inference: what an analyst learns from the release")
 
-# Page settings under plain keys (they survive page switches; see ui_state). The release
-# seed is the shared "seed" of the Synthetic data page, so both pages show the same release.
+# Page settings under plain keys (they survive page switches; see ui/state.py, which holds
+# their ranges). The release seed is the shared "seed" of the Synthetic data page, so both
+# pages show the same release.
 SETTINGS = {"post_column": None, "post_threshold": None, "post_threshold_for": None, "post_draws": 2000,
             "post_seed": 1, "rep_replicates": 100, "rep_draws": 500, "rep_seed": 7}
-for _name, _value in SETTINGS.items():
-    if _name not in st.session_state:
-        st.session_state[_name] = _value
+state.init_state(SETTINGS)
 FORM_FIELDS = ("rep_replicates", "rep_draws", "rep_seed")
 LEVEL = 0.95
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@sel.session_cache(max_entries=8)
 def posterior_summary(release_key: tuple, _release: np.ndarray, _confidential: np.ndarray, theta: float,
                       bounds: tuple[float, float], n_draws: int, threshold: float, seed: int):
     """``core.inference.dp_posterior_functionals`` with ``default_rng(seed)`` and the same functionals
@@ -42,12 +40,12 @@ def posterior_summary(release_key: tuple, _release: np.ndarray, _confidential: n
     return posterior.summary(LEVEL, confidential=truth)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@sel.session_cache(max_entries=4)
 def repeated_releases(data_key: tuple, _confidential: np.ndarray, theta: float, m: int,
                       bounds: tuple[float, float], replicates: int, n_draws: int, threshold: float, seed: int):
     """``core.inference.repeated_release_experiment`` with ``default_rng(seed)`` (cached), with a
     progress bar driven by the experiment's progress callback."""
-    bar, progress = ui.progress_bar("Releasing and analysing repeatedly…")
+    bar, progress = widgets.progress_bar("Releasing and analysing repeatedly…")
     result = inference.repeated_release_experiment(
         _confidential, theta, m, bounds, np.random.default_rng(seed), replicates=replicates, n_draws=n_draws,
         thresholds=(threshold,), level=LEVEL, progress=progress)
@@ -56,9 +54,9 @@ def repeated_releases(data_key: tuple, _confidential: np.ndarray, theta: float, 
 
 
 # ------------------------------------------------------------------ data and mechanism
-selection = ui.require_selection()
+selection = widgets.require_selection()
 prepared = selection.prepared
-sigma, theta = ui.py_parameters(selection.table.k)
+sigma, theta = state.mechanism_parameters(selection.table.k)
 m = int(st.session_state.m)
 
 st.markdown(
@@ -70,11 +68,11 @@ st.markdown(
     "and equal-tailed 95% credible intervals follow for the mean, the quartiles and P(X > t).")
 if st.session_state.regime != "dp":
     st.error(f"This page needs the Dirichlet-process mechanism (σ = 0): the posterior above is the analyst's "
-             f"posterior for that mechanism only. The current mechanism is {ui.REGIMES[st.session_state.regime]} "
-             f"(σ = {sigma:g}); choose \"{ui.REGIMES['dp']}\" on the Privacy page.")
+             f"posterior for that mechanism only. The current mechanism is {state.REGIMES[st.session_state.regime]} "
+             f"(σ = {sigma:g}); choose \"{state.REGIMES['dp']}\" on the Privacy page.")
     st.stop()
 
-numeric = ui.numeric_columns(prepared)
+numeric = sel.numeric_columns(prepared)
 if not numeric:
     st.error("The current selection has no numeric column: the mean, quartiles and P(X > t) need numbers. "
              "Choose a numeric column on the Data page.")
@@ -83,7 +81,7 @@ if st.session_state.post_column not in numeric:
     st.session_state.post_column = numeric[0]
 
 left, mid, right = st.columns(3)
-column = left.selectbox("Column analysed", numeric, **ui.bind("post_column"),
+column = left.selectbox("Column analysed", numeric, **state.bind("post_column"),
                         help="With several columns the release is of whole rows; the analyst's posterior for one "
                              "column is the same Dirichlet process restricted to that column.")
 info = prepared.column_info[[str(c) for c in prepared.columns].index(column)]
@@ -93,15 +91,14 @@ if info.spec.log:
 else:
     scale_label, to_scale, bounds = str(column), np.asarray, info.bounds
 bounds = (float(bounds[0]), float(bounds[1]))
-mid.number_input("release seed (shared with the Synthetic data page)", min_value=0, max_value=2**32 - 1, step=1,
-                 **ui.bind("seed"))
+widgets.number("release seed (shared with the Synthetic data page)", "seed", step=1, where=mid)
 release_seed = int(st.session_state.seed)
 # t starts at the middle of the public bounds, and again whenever the data or the column change.
 if st.session_state.post_threshold_for != (selection.key, column) or st.session_state.post_threshold is None:
     st.session_state.post_threshold = float(np.mean(bounds))
     st.session_state.post_threshold_for = (selection.key, column)
 right.number_input(f"threshold t of P(X > t), on the scale of {scale_label}", step=0.01, format="%.6g",
-                   **ui.bind("post_threshold"))
+                   **state.bind("post_threshold"))
 threshold = float(st.session_state.post_threshold)
 
 st.caption(f"Mechanism from the Privacy page: σ = 0, θ = {theta:g}, m = {m:,}. H is uniform on "
@@ -113,54 +110,49 @@ if info.bounds_from_data:
                "guarantees.", icon="⚠️")
 
 # ------------------------------------------------------------------ the release
-try:
-    release = ui.pypp_synthetic(selection.key, prepared, 0.0, theta, m, release_seed)
-except ValueError as exc:
-    st.error(f"Could not generate the release: {exc}")
-    st.stop()
-synthetic = release["frame"]
+with widgets.show_errors("Could not generate the release: "):
+    drawn = release.release(selection, sigma=0.0, theta=theta, m=m, eps=float(st.session_state.eps),
+                            delta=float(st.session_state.delta), seed=release_seed)
+synthetic = drawn.synthetic
 z = to_scale(synthetic[column].to_numpy(dtype=np.float64))
-x = to_scale(ui.confidential_original(selection.key, prepared)[column].to_numpy(dtype=np.float64))
+x = to_scale(drawn.confidential()[column].to_numpy(dtype=np.float64))
 
 st.subheader("The release Z")
 r1, r2, r3 = st.columns(3)
 r1.metric("released values m", f"{z.size:,}")
 r2.metric("distinct values in Z", f"{np.unique(z).size:,}")
-r3.metric("distinct new values K (drawn from H)", f"{release['n_new_values']:,}")
+r3.metric("distinct new values K (drawn from H)", f"{drawn.n_new_values:,}")
 st.caption(f"Generated with the current settings and seed {release_seed}: the same release the Synthetic data "
            "page shows for this seed.")
-st.download_button("Download the release Z (CSV)", data=ui.csv_bytes(synthetic), file_name="release.csv",
+st.download_button("Download the release Z (CSV)", data=widgets.csv_bytes(synthetic), file_name="release.csv",
                    mime="text/csv", key="download_release")
 
 # ------------------------------------------------------------------ posterior from this release
 st.subheader("Posterior given the release")
 p1, p2 = st.columns(2)
-p1.number_input("posterior draws", min_value=100, max_value=100_000, step=500, **ui.bind("post_draws"))
-p2.number_input("posterior seed", min_value=0, max_value=2**32 - 1, step=1, **ui.bind("post_seed"))
+widgets.number("posterior draws", "post_draws", step=500, where=p1)
+widgets.number("posterior seed", "post_seed", step=1, where=p2)
 n_draws, post_seed = int(st.session_state.post_draws), int(st.session_state.post_seed)
 release_key = (selection.key, column, bool(info.spec.log), theta, m, release_seed)
-try:
+with widgets.show_errors("These settings cannot be run: "):
     summary = posterior_summary(release_key, z, x, theta, bounds, n_draws, threshold, post_seed)
-except ValueError as exc:
-    st.error(f"These settings cannot be run: {exc}")
-    st.stop()
 analyst = summary.drop(columns="confidential")
 
 st.markdown(f"**Analyst's view** (computed from the release only; {n_draws:,} posterior draws, "
             f"posterior seed {post_seed}; scale: {scale_label})")
 st.dataframe(analyst, hide_index=True)
-st.download_button("Download the posterior summary (CSV)", data=ui.csv_bytes(analyst),
+st.download_button("Download the posterior summary (CSV)", data=widgets.csv_bytes(analyst),
                    file_name="posterior_summary.csv", mime="text/csv", key="download_posterior")
 
 st.markdown("**Next to the confidential values**")
-ui.curator_only_note()
+widgets.curator_only_note()
 st.plotly_chart(pe.posterior_intervals_figure(summary, level=LEVEL, value_label=scale_label,
                                               title=f"Posterior of the functionals of {scale_label} given Z "
                                                     "(curator-only: shows confidential values)"),
                 key="posterior_figure")
 st.dataframe(summary, hide_index=True)
 st.download_button("Download the posterior summary with the confidential values (CSV, curator only)",
-                   data=ui.csv_bytes(summary), file_name="posterior_summary_curator_only.csv", mime="text/csv",
+                   data=widgets.csv_bytes(summary), file_name="posterior_summary_curator_only.csv", mime="text/csv",
                    key="download_posterior_curator")
 
 # ------------------------------------------------------------------ repeated releases
@@ -173,27 +165,23 @@ st.markdown(
     "(fraction of intervals that contain the confidential value), as in the paper's Appendix C.1.")
 with st.form("repeated_release_settings"):
     f1, f2, f3 = st.columns(3)
-    f1.number_input("R (releases)", min_value=2, max_value=10_000, step=50, **ui.form_field("rep_replicates"))
-    f2.number_input("posterior draws per release", min_value=100, max_value=100_000, step=100,
-                    **ui.form_field("rep_draws"))
-    f3.number_input("seed", min_value=0, max_value=2**32 - 1, step=1, **ui.form_field("rep_seed"))
-    st.form_submit_button("Run repeated releases", type="primary", on_click=ui.commit_form, args=(FORM_FIELDS,))
+    widgets.form_number("R (releases)", "rep_replicates", step=50, where=f1)
+    widgets.form_number("posterior draws per release", "rep_draws", step=100, where=f2)
+    widgets.form_number("seed", "rep_seed", step=1, where=f3)
+    st.form_submit_button("Run repeated releases", type="primary", on_click=state.commit_form, args=(FORM_FIELDS,))
 replicates, rep_draws, rep_seed = (int(st.session_state.rep_replicates), int(st.session_state.rep_draws),
                                    int(st.session_state.rep_seed))
-try:
+with widgets.show_errors("These settings cannot be run: "):
     repeated = repeated_releases((selection.key, column, bool(info.spec.log)), x, theta, m, bounds, replicates,
                                  rep_draws, threshold, rep_seed)
-except ValueError as exc:
-    st.error(f"These settings cannot be run: {exc}")
-    st.stop()
 rep_table = repeated.table()
 
-ui.curator_only_note()
+widgets.curator_only_note()
 st.caption(f"R = {replicates:,} releases, {rep_draws:,} posterior draws each, seed {rep_seed}; "
            f"mean time of one posterior simulation {1000 * float(repeated.seconds.mean()):.1f} ms.")
 st.plotly_chart(pe.coverage_figure(rep_table, level=repeated.level,
                                    title=f"Coverage of the 95% credible intervals over {replicates:,} releases"),
                 key="coverage_figure")
 st.dataframe(rep_table, hide_index=True)
-st.download_button("Download the repeated-release table (CSV, curator only)", data=ui.csv_bytes(rep_table),
+st.download_button("Download the repeated-release table (CSV, curator only)", data=widgets.csv_bytes(rep_table),
                    file_name="repeated_releases.csv", mime="text/csv", key="download_repeated")

@@ -1,4 +1,4 @@
-"""Informativity page: how fast PYPP synthetic data recover the confidential data (SPEC §6).
+"""Informativity page: how fast PYPP synthetic data recover the confidential data (docs/mathematics.md).
 
 Paper §4.2: W1 between a release and its confidential sample, against n on log–log
 axes. Every number comes from ``core.informativity`` (the experiment, release-size
@@ -14,46 +14,39 @@ import math
 import numpy as np
 import streamlit as st
 
-import ui_state as ui
 from core import informativity, plots, simulation
+from ui import selection as sel
+from ui import state, widgets
 
-st.set_page_config(page_title="bnp-synth · Informativity", page_icon="🔒", layout="wide")
-ui.init_state()
 st.title("Informativity: how fast synthetic data recover the data")
 
 SOURCES = {"dyadic": "Dyadic-geometric population (simulated)",
            "data": "The current data (Data page), subsampled"}
 RULES = {"privacy": "Largest admissible m for (ε, δ) (Theorem 2)",
          "power": "m = ⌈c·n^a⌉"}
-# Page settings, kept under plain keys so they survive page switches (see ui_state).
-# They are this experiment's own: they do not change the release settings of the other pages.
+# Page settings, kept under plain keys so they survive page switches (see ui/state.py,
+# which holds their ranges). They are this experiment's own: they do not change the
+# release settings of the other pages; (ε, δ) start from the Privacy page's values.
 SETTINGS = {
     "inf_source": "dyadic", "inf_rule": "privacy", "inf_column": None,
     "inf_p": 0.1, "inf_population": 100_000, "inf_population_seed": 1,
     "inf_n_min": 100, "inf_n_max": 10_000, "inf_points": 6,
-    "inf_eps": None, "inf_delta": None, "inf_c": 0.1, "inf_a": 1.0,
+    "inf_c": 0.1, "inf_a": 1.0,
     "inf_theta": 1.0, "inf_runs": 200, "inf_seed": 2024,
 }
-for _name, _value in SETTINGS.items():
-    if _name not in st.session_state:
-        st.session_state[_name] = _value
-# (ε, δ) start from the Privacy page's values the first time the page opens.
-if st.session_state.inf_eps is None:
-    st.session_state.inf_eps = float(st.session_state.eps)
-if st.session_state.inf_delta is None:
-    st.session_state.inf_delta = float(st.session_state.delta)
+state.init_state(dict(SETTINGS, inf_eps=float(st.session_state.eps), inf_delta=float(st.session_state.delta)))
 
 FORM_FIELDS = ("inf_p", "inf_population", "inf_population_seed", "inf_n_min", "inf_n_max", "inf_points",
                "inf_eps", "inf_delta", "inf_c", "inf_a", "inf_theta", "inf_runs", "inf_seed")
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_data(show_spinner=False, max_entries=4)
 def dyadic_population(p: float, size: int, seed: int) -> np.ndarray:
     """``core.simulation.sample_dyadic_geometric`` with ``default_rng(seed)`` (cached)."""
     return simulation.sample_dyadic_geometric(size, p, np.random.default_rng(seed))
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@sel.session_cache(max_entries=8)
 def run_experiment(population_key: str, _population: np.ndarray, n_grid: tuple[int, ...], rule: tuple,
                    theta: float, runs: int, seed: int, bounds: tuple[float, float]):
     """``core.informativity.informativity_experiment`` with ``default_rng(seed)`` (cached), with a
@@ -61,7 +54,7 @@ def run_experiment(population_key: str, _population: np.ndarray, n_grid: tuple[i
     kind, first, second = rule
     size_rule = (informativity.PrivacySizeRule(first, second) if kind == "privacy"
                  else informativity.PowerSizeRule(first, second))
-    bar, progress = ui.progress_bar("Running the informativity experiment…")
+    bar, progress = widgets.progress_bar("Running the informativity experiment…")
     result = informativity.informativity_experiment(_population, np.asarray(n_grid), size_rule, theta, runs,
                                                     np.random.default_rng(seed), bounds=bounds, progress=progress)
     bar.empty()
@@ -80,12 +73,12 @@ st.caption("This experiment has its own settings: they do not change the release
 
 # ------------------------------------------------------------------ population and rule (immediate)
 top_left, top_right = st.columns(2)
-top_left.radio("Population", list(SOURCES), format_func=SOURCES.get, **ui.bind("inf_source"))
-top_right.radio("Release size m(n)", list(RULES), format_func=RULES.get, **ui.bind("inf_rule"))
+top_left.radio("Population", list(SOURCES), format_func=SOURCES.get, **state.bind("inf_source"))
+top_right.radio("Release size m(n)", list(RULES), format_func=RULES.get, **state.bind("inf_rule"))
 source, rule_kind = st.session_state.inf_source, st.session_state.inf_rule
 
-selection, problem = ui.load_selection()
-ui.sidebar_summary(None if selection is None else selection.profile())
+selection, problem = sel.load_selection()
+widgets.sidebar_summary(None if selection is None else selection.profile())
 population = bounds = population_key = None
 population_note = ""
 if source == "data":
@@ -94,14 +87,14 @@ if source == "data":
                  "dyadic-geometric population.")
         st.stop()
     prepared = selection.prepared
-    numeric = ui.numeric_columns(prepared)
+    numeric = sel.numeric_columns(prepared)
     if not numeric:
         st.error("The current selection has no numeric column: W1 needs numbers. Choose a numeric column on the "
                  "Data page, or use the dyadic-geometric population.")
         st.stop()
     if st.session_state.inf_column not in numeric:
         st.session_state.inf_column = numeric[0]
-    column = st.selectbox("Column", numeric, **ui.bind("inf_column"))
+    column = st.selectbox("Column", numeric, **state.bind("inf_column"))
     j = [str(c) for c in prepared.columns].index(column)
     info = prepared.column_info[j]
     values = prepared.values if prepared.d == 1 else prepared.values[:, j]
@@ -122,39 +115,34 @@ with st.form("informativity_settings"):
     with a:
         st.markdown("**Population**")
         if source == "dyadic":
-            st.number_input("p (geometric success probability)", min_value=0.001, max_value=1.0, step=0.01,
-                            format="%.3f", **ui.form_field("inf_p"))
-            st.number_input("N (population size)", min_value=10, max_value=2_000_000, step=1000,
-                            **ui.form_field("inf_population"))
-            st.number_input("population seed", min_value=0, max_value=2**32 - 1, step=1,
-                            **ui.form_field("inf_population_seed"))
+            widgets.form_number("p (geometric success probability)", "inf_p", step=0.01, format="%.3f")
+            widgets.form_number("N (population size)", "inf_population", step=1000)
+            widgets.form_number("population seed", "inf_population_seed", step=1)
         else:
             st.caption(population_note)
-        st.number_input("θ (strength of the Dirichlet process)", min_value=0.01, max_value=1e6, step=0.5,
-                        **ui.form_field("inf_theta"))
+        widgets.form_number("θ (strength of the Dirichlet process)", "inf_theta", step=0.5)
     with b:
         st.markdown("**Grid of n and runs**")
-        st.number_input("smallest n", min_value=2, step=10, **ui.form_field("inf_n_min"))
-        st.number_input("largest n", min_value=2, step=1000, **ui.form_field("inf_n_max"))
-        st.number_input("grid points (log-spaced)", min_value=2, max_value=30, step=1, **ui.form_field("inf_points"))
-        st.number_input("R (runs per grid point)", min_value=2, max_value=5000, step=10, **ui.form_field("inf_runs"))
-        st.number_input("seed", min_value=0, max_value=2**32 - 1, step=1, **ui.form_field("inf_seed"))
+        widgets.form_number("smallest n", "inf_n_min", step=10)
+        widgets.form_number("largest n", "inf_n_max", step=1000)
+        widgets.form_number("grid points (log-spaced)", "inf_points", step=1)
+        widgets.form_number("R (runs per grid point)", "inf_runs", step=10)
+        widgets.form_number("seed", "inf_seed", step=1)
     with c:
         st.markdown(f"**{RULES[rule_kind]}**")
         if rule_kind == "privacy":
-            st.number_input("ε", min_value=0.01, max_value=50.0, step=0.1, format="%.2f", **ui.form_field("inf_eps"))
-            st.number_input("δ", min_value=1e-12, max_value=0.5, step=0.001, format="%.6g",
-                            **ui.form_field("inf_delta"))
+            widgets.form_number("ε", "inf_eps", step=0.1, format="%.2f")
+            widgets.form_number("δ", "inf_delta", step=0.001, format="%.6g")
         else:
-            st.number_input("c", min_value=1e-6, max_value=1e6, step=0.05, format="%.4g", **ui.form_field("inf_c"))
-            st.number_input("a", min_value=0.0, max_value=2.0, step=0.05, format="%.3f", **ui.form_field("inf_a"))
-    st.form_submit_button("Run experiment", type="primary", on_click=ui.commit_form, args=(FORM_FIELDS,))
+            widgets.form_number("c", "inf_c", step=0.05, format="%.4g")
+            widgets.form_number("a", "inf_a", step=0.05, format="%.3f")
+    st.form_submit_button("Run experiment", type="primary", on_click=state.commit_form, args=(FORM_FIELDS,))
 
 s = st.session_state
 theta, runs, seed = float(s.inf_theta), int(s.inf_runs), int(s.inf_seed)
 rule = ("privacy", float(s.inf_eps), float(s.inf_delta)) if rule_kind == "privacy" else \
     ("power", float(s.inf_c), float(s.inf_a))
-try:
+with widgets.show_errors("These settings cannot be run: "):
     if source == "dyadic":
         p, size, population_seed = float(s.inf_p), int(s.inf_population), int(s.inf_population_seed)
         population = dyadic_population(p, size, population_seed)
@@ -163,16 +151,8 @@ try:
         population_note = (f"Population: N = {size:,} draws of g(Y), Y ~ Geometric(p = {p:g}) on {{1, 2, …}}, "
                            f"with g the dyadic map (g(1), g(2), g(3), … = 1/2, 1/4, 3/4, …), population seed "
                            f"{population_seed}; H uniform on [0, 1].")
-    if int(s.inf_n_min) > int(s.inf_n_max):
-        raise ValueError(f"the smallest n ({int(s.inf_n_min):,}) is above the largest n ({int(s.inf_n_max):,})")
-    if int(s.inf_n_max) > population.size:
-        raise ValueError(f"the largest n ({int(s.inf_n_max):,}) exceeds the population size "
-                         f"N = {population.size:,}: samples are drawn without replacement")
     n_grid = tuple(int(v) for v in informativity.log_grid(int(s.inf_n_min), int(s.inf_n_max), int(s.inf_points)))
     result = run_experiment(population_key, population, n_grid, rule, theta, runs, seed, bounds)
-except ValueError as exc:
-    st.error(f"These settings cannot be run: {exc}")
-    st.stop()
 
 # ------------------------------------------------------------------ results
 st.subheader("Mean W1 against n")
@@ -181,7 +161,7 @@ if rule_kind == "privacy":
     st.markdown(f"Release size: the largest m for which the release is **globally** (ε, δ)-DP "
                 f"with ε = {rule[1]:g}, δ = {rule[2]:g} (Theorem 2, σ = 0): a guarantee for every dataset of "
                 "size n, approximate DP (δ > 0). It grows at most linearly in n: it never exceeds the "
-                "singleton limit m_sing = ⌊δ(θ + n − 1)/(1 − δ)⌋ (SPEC §3.1).")
+                "singleton limit m_sing = ⌊δ(θ + n − 1)/(1 − δ)⌋.")
 else:
     st.markdown(f"Release size {result.label}: a = 1 keeps a fixed fraction of the data (the fixed-δ regime), "
                 "a < 1 a vanishing one. This rule fixes m, not a privacy level: no guarantee is stated for it "
@@ -213,5 +193,5 @@ if not plotted.empty:
 
 st.markdown("**Table** (one row per grid point)")
 st.dataframe(table, hide_index=True)
-st.download_button("Download the table (CSV)", data=ui.csv_bytes(table), file_name="informativity.csv",
+st.download_button("Download the table (CSV)", data=widgets.csv_bytes(table), file_name="informativity.csv",
                    mime="text/csv", key="download_informativity")

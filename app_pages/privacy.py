@@ -1,6 +1,6 @@
 """Privacy page: mechanism settings, live δ(ε) and m*(ε) curves, inverse calibration.
 
-Every number comes from ``core.privacy`` (SPEC §3); this page only lays it out.
+Every number comes from ``core.privacy`` (docs/mathematics.md); this page only lays it out.
 """
 
 from __future__ import annotations
@@ -8,54 +8,50 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-import ui_state as ui
 from core import plots
+from ui import compute, state, widgets
 
-st.set_page_config(page_title="bnp-synth · Privacy", page_icon="🔒", layout="wide")
-ui.init_state()
 st.title("Privacy: what a release of m synthetic values guarantees")
 
-selection = ui.require_selection(summary=False)
+selection = widgets.require_selection(summary=False)
 table = selection.table
 n, k = table.n, table.k
 multiplicities = table.counts
 
 # ------------------------------------------------------------------ settings
 with st.container(border=True):
-    st.selectbox("Mechanism family", list(ui.REGIMES), format_func=ui.REGIMES.get, **ui.bind("regime"))
+    st.selectbox("Mechanism family", list(state.REGIMES), format_func=state.REGIMES.get, **state.bind("regime"))
     regime = st.session_state.regime
     a, b = st.columns(2)
     with a:
         if regime == "py":
-            st.slider("σ (discount)", 0.01, 0.95, step=0.01, **ui.bind("sigma_py"))
+            widgets.slider("σ (discount)", "sigma_py", step=0.01)
         if regime == "dm":
-            st.slider("α = |σ| (symmetric Dirichlet prior per category)", 0.05, 50.0, step=0.05, **ui.bind("alpha_dm"))
-            if st.session_state.z_dm < k:
-                st.session_state.z_dm = k
+            widgets.slider("α = |σ| (symmetric Dirichlet prior per category)", "alpha_dm", step=0.05)
+            st.session_state.z_dm = state.public_categories(k)
             st.number_input(f"z: size of the public category domain (≥ k = {k:,})", min_value=k, step=1,
-                            **ui.bind("z_dm"))
+                            **state.bind("z_dm"))
         else:
-            st.slider("θ (strength)", 0.1, 100.0, step=0.1, **ui.bind("theta"))
-        st.slider("m (synthetic sample size)", 1, 5000, step=1, **ui.bind("m"))
+            widgets.slider("θ (strength)", "theta", step=0.1)
+        widgets.slider("m (synthetic sample size)", "m", step=1)
     with b:
-        st.slider("ε", 0.05, 12.0, step=0.05, **ui.bind("eps"))
-        st.select_slider("δ target", options=[1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1],
-                         format_func=lambda d: f"{d:g}", **ui.bind("delta"))
+        widgets.slider("ε", "eps", step=0.05)
+        widgets.select_slider("δ target", "delta", format_func=lambda d: f"{d:g}")
 
-sigma, theta = ui.py_parameters(k)
+sigma, theta = state.mechanism_parameters(k)
 m, eps, delta = int(st.session_state.m), float(st.session_state.eps), float(st.session_state.delta)
-ui.sidebar_summary(selection.profile())
+widgets.sidebar_summary(selection.profile())
 fmt = plots.format_upper
-eps_grid = ui.EPS_GRID
+eps_grid = compute.EPS_GRID
 
 if selection.prepared.any_bounds_from_data:
-    st.warning("The bounds of the base measure were read off the confidential data (see the data page): "
+    st.warning("The bounds of the base measure were read off the confidential data (see the Data page): "
                "they are not covered by the guarantees below.", icon="⚠️")
 
 # ------------------------------------------------------------------ δ(ε)
 if regime == "dp":
-    curves = ui.dp_delta_curves(selection.key, multiplicities, n, theta, m, eps_grid)
-    point = ui.dp_point_guarantees(selection.key, multiplicities, n, theta, m, eps)
+    curves = compute.dp_delta_curves(selection.key, multiplicities, n, theta, m, eps_grid)
+    point = compute.dp_point_guarantees(selection.key, multiplicities, n, theta, m, eps)
     meets = point["instance"] <= delta
     st.markdown(
         f"**Guarantee at ε = {eps:g}, m = {m:,}, θ = {theta:g} (σ = 0, Dirichlet process).** "
@@ -81,8 +77,8 @@ if regime == "dp":
         st.caption(f"Your data contain {table.singletons:,} singleton(s): δ_x(ε) never falls below "
                    f"the singleton plateau {fmt(plateau)}, whatever ε. Lower m or raise θ to lower it.")
 elif regime == "dm":
-    z = int(round(theta / -sigma))
-    res = ui.dm_delta_curve(selection.key, multiplicities, sigma, theta, m, eps_grid, eps)
+    z = state.public_categories(k)
+    res = compute.dm_delta_curve(selection.key, multiplicities, sigma, theta, m, eps_grid, eps)
     pure_inst, pure_glob = res["pure_eps_instance"], res["pure_eps_global"]
     st.markdown(
         f"**Guarantee at ε = {eps:g}, m = {m:,} (σ = {sigma:g} < 0: Dirichlet–multinomial over z = {z:,} "
@@ -95,8 +91,9 @@ elif regime == "dm":
     st.plotly_chart(fig, key="delta_curve")
 else:
     n_mc = int(st.session_state.n_mc)
-    res = ui.py_monte_carlo(selection.key, multiplicities, sigma, theta, m, eps_grid, n_mc,
-                            int(st.session_state.mc_seed))
+    res = compute.py_monte_carlo(selection.key, multiplicities, sigma, theta, m, eps_grid, n_mc,
+                                 int(st.session_state.mc_seed))
+    # The Monte Carlo runs on the fixed ε grid: report its point nearest to the chosen ε.
     i = int(np.argmin(np.abs(np.asarray(eps_grid) - eps)))
     st.markdown(
         f"**Guarantee at ε ≈ {eps_grid[i]:.3g}, m = {m:,}, σ = {sigma:g}, θ = {theta:g} (Pitman–Yor).** "
@@ -110,22 +107,22 @@ else:
                    "Monte Carlo estimate": res["estimate"]},
         bands={"Monte Carlo estimate": (res["estimate"], res["upper"])}, delta_target=delta, eps_selected=eps)
     st.plotly_chart(fig, key="delta_curve")
-    st.number_input("Monte Carlo replicates", min_value=500, max_value=200_000, step=500, **ui.bind("n_mc"))
+    widgets.number("Monte Carlo replicates", "n_mc", step=500)
 
 # ------------------------------------------------------------------ m*(ε)
 st.subheader("Largest admissible release size")
 if regime == "dp":
-    sizes = ui.size_curves(selection.key, multiplicities, n, theta, delta, ui.EPS_GRID_SIZE_CURVE)
+    sizes = compute.size_curves(selection.key, multiplicities, n, theta, delta, compute.EPS_GRID_SIZE_CURVE)
     st.markdown(f"With δ = {delta:g} and θ = {theta:g}, no ε allows more than the **singleton limit "
                 f"m_sing = {sizes['m_sing']:,}** synthetic values under Theorem 2 (the ε-vs-m plateau).")
-    fig_m = plots.max_m_figure(ui.EPS_GRID_SIZE_CURVE,
+    fig_m = plots.max_m_figure(compute.EPS_GRID_SIZE_CURVE,
                                {"global m*(ε, δ) (Theorem 2)": sizes["global"],
                                 "instance-level m*(ε, δ) at your data": sizes["instance"]},
                                m_sing=sizes["m_sing"], selected=(eps, m), delta=delta, log_x=True)
     st.plotly_chart(fig_m, key="m_curve")
 else:
     st.info("The ε-vs-m curve and the singleton limit are closed forms of the Dirichlet-process case "
-            "(σ = 0, SPEC §3.1); choose that family to see them.")
+            "(σ = 0); choose that family to see them.")
 
 # ------------------------------------------------------------------ inverse calibration
 st.subheader("Inverse calibration: from a target (ε, δ) to feasible (θ, m)")
@@ -134,11 +131,11 @@ st.caption("State the guarantee you need; the chart shows every (θ, m) for whic
 left, right = st.columns(2)
 target_eps = left.number_input("target ε", min_value=0.05, max_value=20.0, value=float(st.session_state.eps),
                                step=0.25, key="target_eps")
-target_delta = right.select_slider("target δ", options=[1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1],
+target_delta = right.select_slider("target δ", options=list(state.DELTA_OPTIONS),
                                    value=float(st.session_state.delta), format_func=lambda d: f"{d:g}",
                                    key="target_delta")
 current_theta = float(st.session_state.theta)
-grid, m_star = ui.feasible_region(n, float(target_eps), float(target_delta), current_theta)
+grid, m_star = compute.feasible_region(n, float(target_eps), float(target_delta), current_theta)
 at_current = int(m_star[grid.index(current_theta)])
 best = int(np.argmax(m_star))
 st.markdown(f"For ε = {target_eps:g}, δ = {target_delta:g} and n = {n:,}: at your θ = {current_theta:g} the "

@@ -1,0 +1,174 @@
+"""Data page: choose the confidential data, its columns and public transforms; profile it.
+
+The other pages use the selection made here, carried in the session state; every number
+comes from ``core``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import plots
+from ui import selection as sel
+from ui import state, widgets
+
+st.title("Private synthetic data: choose the data")
+st.caption("Pitman–Yor posterior-predictive (PYPP) synthetic data, compared with histogram baselines. "
+           "Pick a dataset and columns here, then go to **Privacy** to set the mechanism, "
+           "**Synthetic data** to release, and **Compare** to see the utility of each mechanism.")
+
+# ------------------------------------------------------------------ source
+samples = sel.sample_files()
+source_kinds = ["sample", "upload"] if samples else ["upload"]
+if st.session_state.source_kind not in source_kinds:
+    st.session_state.source_kind = "upload"
+st.radio("Data source", source_kinds, horizontal=True,
+         format_func={"sample": "Bundled sample", "upload": "Upload a CSV"}.get, **state.bind("source_kind"))
+
+if st.session_state.source_kind == "sample":
+    if st.session_state.sample_name not in samples:
+        default = state.DEFAULTS["sample_name"]
+        st.session_state.sample_name = default if default in samples else samples[0]
+    choice = st.selectbox("Bundled dataset", samples, index=samples.index(st.session_state.sample_name))
+    if choice != st.session_state.sample_name:
+        sel.set_source_sample(choice)
+else:
+    uploaded = st.file_uploader(f"CSV file (comma, semicolon, tab or pipe separated; at most "
+                                f"{state.MAX_UPLOAD_MB} MB)", type=["csv", "txt", "tsv"], key="uploader",
+                                max_upload_size=state.MAX_UPLOAD_MB)
+    if uploaded is not None:
+        content = uploaded.getvalue()
+        current = st.session_state.upload
+        if current is None or current["hash"] != sel.content_hash(content) or current["name"] != uploaded.name:
+            problem = sel.set_source_upload(uploaded.name, content)
+            if problem:
+                st.error(f"Could not use {uploaded.name}: {problem}")
+        # The session keeps the bytes it needs (st.session_state): the server's copy goes.
+        sel.release_uploaded_file(uploaded.file_id)
+
+source = sel.current_source()
+reading, read_problem = None, None
+if source is not None:
+    try:
+        reading = sel.read_result(source.key, source.content, sel.read_options())
+    except ValueError as exc:
+        read_problem = str(exc)   # shown below, next to the reader's options that may fix it
+frame = None if reading is None else reading.frame
+
+# ------------------------------------------------------------------ how the file is read
+if source is not None:
+    decisions = None if reading is None else reading.decisions
+    needs_answer = decisions is not None and decisions.should_confirm_header
+    with st.expander("How the file is read", expanded=read_problem is not None or needs_answer):
+        if decisions is not None:
+            st.markdown(
+                f"**{decisions.n_rows:,} rows × {decisions.n_columns:,} columns.** "
+                f"Separator: {decisions.delimiter_name} ({'detected' if decisions.delimiter_detected else 'chosen'}); "
+                f"encoding: {decisions.encoding} ({'detected' if decisions.encoding_detected else 'given'}); "
+                f"first row: {'column names' if decisions.header else 'a record'} "
+                f"({'guessed' if decisions.header_guessed else 'chosen'}); line endings: {decisions.line_endings}.")
+            for note in decisions.notes:
+                st.caption(note)
+        left, mid, right = st.columns(3)
+        left.selectbox("Field separator", sel.SEPARATOR_OPTIONS, format_func=sel.SEPARATOR_LABELS.get,
+                       **sel.bind_read_option("sep", none_as=sel.DETECT))
+        mid.selectbox("Is the first row a header?", sel.HEADER_OPTIONS, format_func=sel.HEADER_LABELS.get,
+                      **sel.bind_read_option("header", none_as=sel.DETECT))
+        right.selectbox("Thousands separator in numbers", sel.THOUSANDS_OPTIONS,
+                        format_func=sel.THOUSANDS_LABELS.get, **sel.bind_read_option("thousands", none_as=sel.NONE),
+                        help="Remove it from numbers grouped by threes, such as 1,234,567 (only when you say so).")
+        na_text = 0 if decisions is None else sum(c.n_na_text for c in decisions.columns)
+        if na_text or st.session_state.read_options.get("keep_na_text"):
+            st.checkbox(f"Keep cells such as 'NA' or 'NULL' as category labels ({na_text:,} read as missing now)",
+                        **sel.bind_read_option("keep_na_text"),
+                        help="For a column where NA is a real category (e.g. 'not applicable'). Empty cells "
+                             "stay missing.")
+    if needs_answer:
+        st.warning("The first row looks like data, so it was read as the first record and the columns are named "
+                   "column_1, column_2, …. If it holds the column names, choose **yes** under *Is the first row "
+                   "a header?* above.", icon="❓")
+    if read_problem:
+        st.error(f"Could not read {source.name}: {read_problem}")
+        widgets.sidebar_summary(None)
+        st.stop()
+
+# ------------------------------------------------------------------ columns and transforms
+if frame is not None:
+    st.subheader("Columns and public transforms")
+    all_columns = [str(c) for c in frame.columns]
+    sel.ensure_columns(frame)
+    chosen = st.multiselect("Columns to release (several columns: each row is one value)", all_columns,
+                            **state.bind("columns"))
+    if not chosen:
+        st.error("Choose at least one column to release.")
+        st.stop()
+    for c in chosen:
+        if c not in st.session_state.transforms:
+            st.session_state.transforms[c] = sel.default_transform(frame, c)
+    for c in chosen:
+        with st.expander(f"Column {c!r}", expanded=len(chosen) == 1):
+            st.radio("Kind", ["numeric", "categorical"], horizontal=True, **state.bind_transform(c, "kind"))
+            if st.session_state.transforms[c]["kind"] == "numeric":
+                left, mid, right = st.columns(3)
+                left.checkbox("log transform (positive values)", **state.bind_transform(c, "log"))
+                mid.selectbox("Rounding precision (decimals kept)", sel.ROUNDING_OPTIONS, format_func=str,
+                              **state.bind_transform(c, "decimals", none_as=sel.AS_RECORDED))
+                public = right.checkbox("I know public bounds for this column",
+                                        **state.bind_transform(c, "bounds_public"))
+                if public:
+                    b1, b2 = st.columns(2)
+                    b1.number_input("public lower bound", format="%g", **state.bind_transform(c, "lo"))
+                    b2.number_input("public upper bound", format="%g", **state.bind_transform(c, "hi"))
+selection, problem = sel.load_selection()
+if problem:
+    (st.info if sel.waiting_for_upload() else st.error)(problem)
+    widgets.sidebar_summary(None)
+    st.stop()
+
+# ------------------------------------------------------------------ profile
+prepared, table = selection.prepared, selection.table
+widgets.sidebar_summary(selection.profile())
+st.subheader("Profile of the confidential data")
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("records n", f"{table.n:,}")
+c2.metric("distinct values k", f"{table.k:,}")
+c3.metric("singletons k₁", f"{table.singletons:,}")
+c4.metric("largest multiplicity", f"{int(table.counts.max()):,}")
+
+for info in prepared.column_info:
+    if info.kind == "numeric" and info.bounds_from_data:
+        st.warning(f"Bounds of {info.name!r} ({info.bounds[0]:g}, {info.bounds[1]:g}) were read off the "
+                   "confidential data. They are not private: the differential-privacy guarantees on the "
+                   "next pages do not cover them. Enter public bounds to remove this leak.", icon="⚠️")
+    if info.n_clipped:
+        st.info(f"{info.n_clipped:,} value(s) of {info.name!r} lie outside the public bounds and were clipped.")
+if table.singletons:
+    st.info(f"{table.singletons:,} value(s) appear only once. With σ = 0 each singleton sets a floor on δ "
+            "(the singleton plateau m/(m + θ + n − 1)) that no ε removes; rounding to a coarser precision "
+            "merges values and can remove singletons.")
+
+r, distinct = table.spectrum()
+st.plotly_chart(plots.spectrum_figure(r, distinct), key="spectrum")
+
+if prepared.d == 1 and prepared.kinds[0] == "numeric":
+    column = prepared.columns[0]
+    with widgets.show_errors("The rounding profile cannot be computed: ", stop=False):
+        rounding = sel.rounding_table(selection.source.key, selection.source.content, sel.read_options(), column)
+        shown = rounding.assign(decimals=[sel.AS_RECORDED if pd.isna(d) else str(int(d))
+                                          for d in rounding["decimals"]])
+        left, right = st.columns([2, 1])
+        with right:
+            st.markdown("**How rounding changes the singletons** (original units, before bounds and log)")
+            st.dataframe(shown, hide_index=True)
+        with left:
+            plot_rows = rounding.dropna(subset=["decimals"])
+            current = st.session_state.transforms[column]["decimals"]
+            st.plotly_chart(plots.singletons_by_rounding_figure(plot_rows["decimals"].astype(int),
+                                                                plot_rows["singletons"],
+                                                                distinct=plot_rows["distinct"], current=current),
+                            key="rounding")
+
+with st.expander("Preview of the prepared data (curator-only: confidential)"):
+    widgets.curator_only_note()
+    st.dataframe(prepared.to_original(prepared.values).head(20), hide_index=True)

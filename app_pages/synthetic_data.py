@@ -1,0 +1,90 @@
+"""Synthetic data page: release m values with the current settings, compare, download.
+
+The release is a :class:`core.recipe.ReleaseRecipe` built from the settings and run by
+``core`` (:mod:`ui.release`); the page offers its two artifacts apart: the public
+release and the CONFIDENTIAL curator record.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core import bundle as core_bundle
+from ui import release, state, widgets
+
+st.title("Synthetic data: generate a release")
+
+selection = widgets.require_selection()
+sigma, theta = state.mechanism_parameters(selection.table.k)
+m = int(st.session_state.m)
+
+st.markdown(f"Settings from the **Privacy** page: {state.REGIMES[st.session_state.regime]}, "
+            f"σ = {sigma:g}, θ = {theta:g}, **m = {m:,}**. The release is random: the seed below makes "
+            "it reproducible (same data, settings and seed ⇒ same release).")
+left, right = st.columns([1, 2])
+widgets.number("seed", "seed", step=1, where=left)
+seed = int(st.session_state.seed)
+if right.button("Generate release", type="primary"):
+    st.session_state.release_params = (selection.key, sigma, theta, m, seed)
+
+params = st.session_state.get("release_params")
+if params is None:
+    st.info("Press **Generate release** to draw the synthetic data.")
+    st.stop()
+if params != (selection.key, sigma, theta, m, seed):
+    st.info("The data, settings or seed changed since the last release: press **Generate release** "
+            "again to draw it with the current ones. Showing the last release.")
+key, sigma_r, theta_r, m_r, seed_r = params
+if key != selection.key:
+    st.stop()
+eps, delta = float(st.session_state.eps), float(st.session_state.delta)
+with widgets.show_errors("Could not generate the release: "):
+    result = release.release(selection, sigma=sigma_r, theta=theta_r, m=m_r, eps=eps, delta=delta, seed=seed_r)
+    release_key = release.release_key(result)
+    figures = release.figures(release_key, result)
+    summary = release.summary(release_key, result)
+    artifacts = release.bundles(release_key, result)
+synthetic = result.synthetic
+
+c1, c2, c3 = st.columns(3)
+c1.metric("released rows m", f"{result.m:,}")
+c2.metric("rows with a new value (drawn from H)", f"{int(np.count_nonzero(result.is_new)):,}")
+c3.metric("distinct new values K", f"{result.n_new_values:,}")
+st.caption(f"Seed {seed_r}. New values are drawn from the base measure H (uniform on the public bounds "
+           "of each numeric column; new_category_j labels for categorical ones).")
+for warning in result.warnings:
+    st.warning(warning, icon="⚠️")
+
+st.subheader("Downloads")
+d1, d2, d3 = st.columns(3)
+d1.download_button("Download public release (zip)", data=artifacts.public, file_name=core_bundle.PUBLIC_BUNDLE_NAME,
+                   mime="application/zip", key="download_public", type="primary",
+                   help="What may be published: synthetic.csv, the recipe without the seed or the upload's hash, "
+                        "and the guarantee that holds for every dataset of this size (release.json, README.txt).")
+d2.download_button("Download CONFIDENTIAL curator record (zip)", data=artifacts.curator,
+                   file_name=core_bundle.CURATOR_BUNDLE_NAME, mime="application/zip", key="download_curator",
+                   help="Keep it with the confidential data, never publish it: instance-level guarantees, k, "
+                        "singletons, the full recipe with its seed, the summary table and the figures that show "
+                        "the confidential data.")
+d3.download_button("Download synthetic CSV", data=result.synthetic_csv(), file_name="synthetic.csv",
+                   mime="text/csv", key="download_csv")
+st.markdown("The command line replays the curator record's recipe and writes the same synthetic CSV, byte for "
+            "byte:")
+st.code(release.command_line(selection), language="bash")
+
+st.subheader("Confidential vs synthetic")
+widgets.curator_only_note()
+counts = core_bundle.category_counts(result)
+for info in result.prepared.column_info:
+    if info.kind == "numeric":
+        st.plotly_chart(figures[f"overlay_{info.name}"], key=f"overlay_{info.name}")
+    else:
+        st.markdown(f"**{info.name}** (categorical): counts")
+        st.dataframe(counts[counts["column"] == info.name].drop(columns="column"), hide_index=True)
+if summary is not None:
+    st.markdown("**Summary per column** (original units; W1 and KDE-L2 between the release and the data)")
+    st.dataframe(summary, hide_index=True)
+
+with st.expander("First rows of the release"):
+    st.dataframe(synthetic.head(50), hide_index=True)

@@ -1,0 +1,270 @@
+"""The release bundles: a public release and the curator's record, never mixed (issue 15 §1).
+
+One writer, two zip files, for the dashboard and the command line alike:
+
+* the **public release** (:data:`PUBLIC_BUNDLE_NAME`): ``synthetic.csv``, ``recipe.json``
+  in its public form (no seed, no upload hash, no local directory:
+  :meth:`core.recipe.ReleaseRecipe.public`), ``release.json``
+  (:func:`core.recipe.public_report`: the mechanism's parameters, n, m and the guarantee
+  that holds for every dataset of size n — or, where only an instance-level guarantee
+  exists or a choice depends on the data, which guarantee it has and that its statement
+  depends on the data) and ``README.txt`` (the same in words). Nothing in it is computed
+  from the confidential data except the synthetic rows themselves and n.
+* the **curator's record** (:data:`CURATOR_BUNDLE_NAME`): everything else — the curator's
+  report with instance-level guarantees, k, singletons and the transforms as applied
+  (bounds read off the data, clipped counts), the full recipe with its seed (replaying
+  it reproduces ``synthetic.csv`` byte for byte), the summary table comparing the
+  confidential data with the release, category counts and figures that show the
+  confidential data. Every file name starts with ``CONFIDENTIAL_``; the first line of
+  every text file is ``# CONFIDENTIAL — …`` (``<!-- CONFIDENTIAL — … -->`` in HTML), and
+  JSON files have a top-level ``"CONFIDENTIAL"`` key first.
+
+Zip entries carry a fixed timestamp, so the same release gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import pandas as pd
+
+from . import plots, utility
+from .recipe import CONFIDENTIAL_MARK, ReleaseResult
+
+__all__ = [
+    "CURATOR_BUNDLE_NAME",
+    "PUBLIC_BUNDLE_NAME",
+    "ReleaseBundles",
+    "build_bundles",
+    "category_counts",
+    "comparison_figures",
+    "curator_bundle",
+    "overlay_figure",
+    "public_bundle",
+    "summary_table",
+    "write_bundles",
+]
+
+PUBLIC_BUNDLE_NAME = "public_release.zip"
+CURATOR_BUNDLE_NAME = "CONFIDENTIAL_curator_record.zip"
+SYNTHETIC_LABEL = "PYPP"            # the release's name in the summary table (as in the app)
+_MARK_LINE = f"# {CONFIDENTIAL_MARK}"
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)   # fixed: identical releases give identical zips
+
+
+@dataclass(frozen=True)
+class ReleaseBundles:
+    """The two artifacts of a release, as zip bytes (offer them as two labelled downloads)."""
+
+    public: bytes
+    curator: bytes
+
+
+# --------------------------------------------------------------------------- curator content
+def overlay_figure(confidential: pd.DataFrame, synthetic: pd.DataFrame, column: str,
+                   label: str = "synthetic (PYPP)"):
+    """Histogram + KDE overlay of one numeric column, confidential vs synthetic (curator only).
+
+    KDEs from :func:`core.utility.kde_on_grid` on :func:`core.utility.kde_grid`; a column
+    with a single distinct value gets the histograms alone.
+    """
+    x = confidential[column].to_numpy(float)
+    z = synthetic[column].to_numpy(float)
+    try:
+        grid = utility.kde_grid(x, z)
+        kde = {"confidential": utility.kde_on_grid(x, grid), label: utility.kde_on_grid(z, grid)}
+    except ValueError:  # a KDE needs two distinct values
+        grid, kde = None, None
+    return plots.distribution_overlay_figure({"confidential": x, label: z}, kde_grid=grid, kde=kde,
+                                             title=f"{column}: confidential vs synthetic", x_title=str(column))
+
+
+def _numeric(result: ReleaseResult) -> list[str]:
+    return [str(c.name) for c in result.prepared.column_info if c.kind == "numeric"]
+
+
+def comparison_figures(result: ReleaseResult) -> dict:
+    """``{"overlay_<column>": figure}`` for every numeric column (the app's overlays)."""
+    confidential = result.confidential()
+    return {f"overlay_{c}": overlay_figure(confidential, result.synthetic, c) for c in _numeric(result)}
+
+
+def summary_table(result: ReleaseResult) -> pd.DataFrame | None:
+    """:func:`core.utility.summary_table` of the confidential data and the release (numeric columns)."""
+    numeric = _numeric(result)
+    if not numeric:
+        return None
+    return utility.summary_table(result.confidential(), {SYNTHETIC_LABEL: result.synthetic}, columns=numeric)
+
+
+def category_counts(result: ReleaseResult) -> pd.DataFrame | None:
+    """Counts of each value of each categorical column, confidential vs synthetic."""
+    frames = []
+    confidential = result.confidential()
+    for info in result.prepared.column_info:
+        if info.kind != "categorical":
+            continue
+        counts = pd.concat([confidential[info.name].value_counts().rename("confidential"),
+                            result.synthetic[info.name].value_counts().rename("synthetic")], axis=1)
+        counts = counts.fillna(0).astype("int64").rename_axis("value").reset_index()
+        counts.insert(0, "column", info.name)
+        frames.append(counts)
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+# --------------------------------------------------------------------------- zips
+def _zip(files: list[tuple[str, bytes]]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name, payload in files:
+            info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, payload)
+    return buffer.getvalue()
+
+
+def _json(obj) -> bytes:
+    return (json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def _public_readme(report: dict) -> str:
+    g = report["guarantee"]
+    lines = [
+        "bnp-synth public release",
+        "",
+        f"synthetic.csv  m = {report['release']['m']:,} synthetic rows of {', '.join(report['data']['columns'])}, "
+        f"released with the {report['mechanism']['description']} mechanism "
+        f"(sigma = {report['mechanism']['sigma']:g}, theta = {report['mechanism']['theta']:g}) from a "
+        f"dataset of n = {report['data']['n']:,} records.",
+        "recipe.json    every transform and parameter (without the seed, which stays secret).",
+        "release.json   the same statements in machine-readable form.",
+        "",
+        f"Guarantee ({g['scope']}, {g['kind']}): {g['description']}",
+    ]
+    if report["statement_depends_on_data"]:
+        lines += ["", "This statement itself depends on the confidential data:"]
+        lines += [f"- {text}" for text in report["data_dependent_choices"]]
+    if report["warnings"]:
+        lines += ["", "Warnings:"] + [f"- {text}" for text in report["warnings"]]
+    lines += [""] + report["notes"]
+    return "\n".join(lines) + "\n"
+
+
+def public_bundle(result: ReleaseResult) -> bytes:
+    """The public release zip: ``synthetic.csv``, ``recipe.json`` (public form),
+    ``release.json`` (:func:`core.recipe.public_report`) and ``README.txt``."""
+    report = result.public_report
+    return _zip([
+        ("README.txt", _public_readme(report).encode("utf-8")),
+        ("synthetic.csv", result.synthetic_csv()),
+        ("recipe.json", result.recipe.public().to_json().encode("utf-8")),
+        ("release.json", _json(report)),
+    ])
+
+
+def _marked_csv(frame: pd.DataFrame) -> bytes:
+    return (_MARK_LINE + "\n" + frame.to_csv(index=False)).encode("utf-8")
+
+
+def _figure_html(figure) -> str:
+    if isinstance(figure, bytes):
+        figure = figure.decode("utf-8")
+    html = figure if isinstance(figure, str) else figure.to_html(include_plotlyjs=True, full_html=True)
+    banner = ('<p style="background:#b00020;color:white;font:bold 14px sans-serif;padding:6px;margin:0">'
+              f"{CONFIDENTIAL_MARK}</p>")
+    html = re.sub(r"(<body[^>]*>)", lambda match: match.group(1) + banner, html, count=1)
+    return f"<!-- {CONFIDENTIAL_MARK} -->\n{html}"
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name)).strip("._") or "figure"
+
+
+def curator_bundle(result: ReleaseResult, *, figures: Mapping | None = None,
+                   summary: pd.DataFrame | None = None) -> bytes:
+    """The curator's record zip (CONFIDENTIAL).
+
+    Parameters
+    ----------
+    result : ReleaseResult
+    figures : mapping name → plotly Figure or HTML text, optional
+        Written as ``CONFIDENTIAL_figure_<name>.html`` (the app passes its overlays;
+        :func:`comparison_figures` builds the basic ones).
+    summary : pandas.DataFrame, optional
+        The summary table; computed with :func:`summary_table` when omitted.
+    """
+    summary = summary_table(result) if summary is None else summary
+    counts = category_counts(result)
+    files = [("CONFIDENTIAL_README.txt", _curator_readme(result, summary is not None, counts is not None,
+                                                         sorted(figures or {})).encode("utf-8")),
+             ("CONFIDENTIAL_report.json", _json(result.curator_report)),
+             ("CONFIDENTIAL_recipe.json", result.recipe.to_json(confidential=True).encode("utf-8"))]
+    if summary is not None:
+        files.append(("CONFIDENTIAL_summary.csv", _marked_csv(summary)))
+    if counts is not None:
+        files.append(("CONFIDENTIAL_category_counts.csv", _marked_csv(counts)))
+    used = set()
+    for name, figure in (figures or {}).items():
+        safe = _safe_name(name)
+        while safe in used:
+            safe += "_"
+        used.add(safe)
+        files.append((f"CONFIDENTIAL_figure_{safe}.html", _figure_html(figure).encode("utf-8")))
+    return _zip(files)
+
+
+def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, figures: list) -> str:
+    lines = [
+        _MARK_LINE,
+        "",
+        "Curator's record of a bnp-synth release. Keep it with the confidential data; publish the public "
+        f"release ({PUBLIC_BUNDLE_NAME}) instead.",
+        "",
+        "CONFIDENTIAL_report.json  every parameter, the seed, k, singletons, the transforms as applied and each "
+        "guarantee (instance-level ones are statements about the confidential data).",
+        "CONFIDENTIAL_recipe.json  the full recipe with its seed: `python -m core release --recipe "
+        "CONFIDENTIAL_recipe.json [DATA.csv] --out synthetic.csv` reproduces synthetic.csv byte for byte.",
+    ]
+    if has_summary:
+        lines.append("CONFIDENTIAL_summary.csv  mean, SD, quartiles, W1 and KDE-L2 of the confidential data and "
+                     "the release (CSV after this line; read it with pandas.read_csv(..., comment='#')).")
+    if has_counts:
+        lines.append("CONFIDENTIAL_category_counts.csv  counts of each category, confidential vs synthetic.")
+    lines += [f"CONFIDENTIAL_figure_{_safe_name(name)}.html  figure showing the confidential data"
+              for name in figures]
+    if result.warnings:
+        lines += ["", "Warnings:"] + [f"- {w}" for w in result.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def build_bundles(result: ReleaseResult, *, figures: Mapping | None = None,
+                  summary: pd.DataFrame | None = None) -> ReleaseBundles:
+    """Both artifacts of a release (see :func:`public_bundle`, :func:`curator_bundle`)."""
+    return ReleaseBundles(public=public_bundle(result),
+                          curator=curator_bundle(result, figures=figures, summary=summary))
+
+
+def write_bundles(result: ReleaseResult, *, public_path=None, curator_path=None, figures: Mapping | None = None,
+                  summary: pd.DataFrame | None = None) -> None:
+    """Write the public release and/or the curator's record to zip files.
+
+    Raises
+    ------
+    ValueError
+        Both paths are the same file (the two artifacts are never mixed).
+    """
+    if public_path is not None and curator_path is not None and Path(public_path).resolve() == Path(
+            curator_path).resolve():
+        raise ValueError(f"the public release and the curator's record must be two files, got the same path "
+                         f"{str(public_path)!r} for both")
+    if public_path is not None:
+        Path(public_path).write_bytes(public_bundle(result))
+    if curator_path is not None:
+        Path(curator_path).write_bytes(curator_bundle(result, figures=figures, summary=summary))

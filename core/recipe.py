@@ -1,0 +1,734 @@
+"""One release recipe for the dashboard and the command line (issue 10 §A, issue 15 §1).
+
+A :class:`ReleaseRecipe` says everything that determines a release: the data source and
+its columns, every per-column transform (:class:`core.data.ColumnSpec`), the mechanism
+and its parameters, the rule that fixes the release size ``m``, the privacy target
+(ε, δ) at which the guarantees are stated, and the seed. It has a JSON form with a
+schema version (:meth:`ReleaseRecipe.to_json`, :meth:`ReleaseRecipe.from_json`).
+
+:func:`run_recipe` is the one function that turns a recipe and the confidential data into
+a :class:`ReleaseResult`: the synthetic data in original units (drawn exactly as
+``core.mechanisms.pypp_release`` with ``numpy.random.default_rng(seed)``, the same draw
+as the dashboard and the command line), the curator's report
+(:func:`core.report.release_report`, with instance-level statements about the
+confidential data) and the public report (:func:`public_report`, built from public
+quantities only: the recipe, ``n`` and ``m``). :mod:`core.bundle` writes them as two
+separate zip files.
+
+JSON form (``schema_version`` 1)::
+
+    {
+      "schema": "bnp-synth/release-recipe",
+      "schema_version": 1,
+      "data": {"source": "sample:cps_earnings.csv", "sep": null,
+               "columns": [{"name": "earnings", "kind": "numeric", "log": false,
+                            "bounds": [0.0, 100.0], "decimals": 2, "scale": true,
+                            "categories": null}]},
+      "mechanism": {"name": "pypp", "sigma": 0.0, "theta": 2.0},
+      "release_size": {"rule": "fixed", "m": 100},
+      "privacy_target": {"eps": 2.5, "delta": 0.01},
+      "seed": 12345,
+      "accounting": {"n_mc": 20000}
+    }
+
+``data.source`` is ``"sample:<file name>"`` (a bundled sample in ``sample_data/``),
+``"upload:<sha256 of the file>"`` (an upload; the data must be passed to
+:func:`run_recipe`), ``"upload"`` (an upload whose hash is not published), or a file
+path. ``release_size.rule`` is ``"fixed"`` (with ``m``), ``"global"`` (the largest m
+admissible under the global guarantee of Theorem 2 at (ε, δ); σ = 0; depends on
+``n`` only) or ``"instance"`` (the largest m whose instance-level δ_x(ε) at the data
+is within δ; σ = 0; a choice that depends on the confidential data). A top-level
+``"CONFIDENTIAL"`` string (the curator's copy carries one) is accepted and ignored.
+Unknown schema versions and unknown fields are refused.
+
+The *public* form (:meth:`ReleaseRecipe.public`) drops what must not be published:
+the seed (with it, and all records but one, anyone can recompute the release for each
+candidate value of the last record and see which one gives the published output: the
+randomness *is* the protection), the hash of an uploaded file (the same test, run on
+candidate files) and any directory of a local path.
+
+The mathematics is in ``docs/mathematics.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from . import data as data_layer
+from .mechanisms import pypp_release
+from .plots import format_upper
+from .privacy import (
+    dirichlet_multinomial_pure_epsilon,
+    global_delta,
+    max_instance_synthetic_size,
+    max_synthetic_size,
+    singleton_limit,
+)
+from .report import release_report
+from .validation import (
+    PrivacyLeakWarning,
+    check_choice,
+    check_delta,
+    check_fields,
+    check_finite_eps,
+    check_flag,
+    check_integer,
+    check_py_parameters,
+    check_seed,
+)
+
+__all__ = [
+    "CONFIDENTIAL_MARK",
+    "MAX_RECIPE_SIZE",
+    "MECHANISMS",
+    "SAMPLE_DIR",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "SIZE_RULES",
+    "ReleaseRecipe",
+    "ReleaseResult",
+    "public_report",
+    "public_source",
+    "resolve_release_size",
+    "run_recipe",
+    "sample_source",
+    "upload_source",
+]
+
+SCHEMA = "bnp-synth/release-recipe"
+SCHEMA_VERSION = 1
+
+#: Largest release a recipe makes (rows), below ``core.validation.MAX_RELEASE_SIZE`` (one
+#: draw in memory) because :func:`run_recipe` also writes the CSV (about 10 MB per million
+#: rows of one column) and builds the reports and figures, whose cost grows with m. An
+#: unchecked m (``--m 10000000``, or δ close to 1 without a fixed m) is refused up front.
+MAX_RECIPE_SIZE = 10**6
+#: Largest number of Monte Carlo replicates of the σ ∈ (0, 1) accounting.
+MAX_N_MC = 10**6
+
+#: Mechanisms a recipe can name, with their parameters (baselines will add entries).
+MECHANISMS = {"pypp": ("sigma", "theta")}
+#: Release-size rules: a fixed m, or the largest m admissible under the global (Theorem 2)
+#: or the instance-level guarantee at the privacy target.
+SIZE_RULES = ("fixed", "global", "instance")
+
+#: Bundled samples (``sample_data/`` next to the package in a source checkout).
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
+
+CONFIDENTIAL_MARK = ("CONFIDENTIAL — curator record of a bnp-synth release: it states facts about the "
+                     "confidential data that no privacy guarantee covers. Do not publish it.")
+
+_SAMPLE, _UPLOAD = "sample:", "upload"
+_COLUMN_FIELDS = ("name", "kind", "log", "bounds", "decimals", "scale", "categories")
+_TOP_FIELDS = ("schema", "schema_version", "data", "mechanism", "release_size", "privacy_target", "seed",
+               "accounting", "CONFIDENTIAL")
+
+
+def sample_source(name: str) -> str:
+    """The recipe source of a bundled sample: ``"sample:<name>"``."""
+    return _SAMPLE + str(name)
+
+
+def upload_source(content: bytes) -> str:
+    """The recipe source of uploaded bytes: ``"upload:<sha256 hex>"`` (kept out of the public form)."""
+    return f"{_UPLOAD}:{hashlib.sha256(bytes(content)).hexdigest()}"
+
+
+def public_source(source: str) -> str:
+    """The form of a source that may be published: no upload hash, no directory."""
+    if source.startswith(_SAMPLE):
+        return source
+    if source == _UPLOAD or source.startswith(_UPLOAD + ":"):
+        return _UPLOAD
+    return PurePath(source.replace("\\", "/")).name
+
+
+def _check_source(source) -> str:
+    if not isinstance(source, str) or not source.strip():
+        raise ValueError(f"data source must be a non-empty string (a file path, 'sample:<file name>' or "
+                         f"'upload:<sha256>'), got {source!r}")
+    if source.startswith(_SAMPLE):
+        name = source[len(_SAMPLE):]
+        if not name or name != PurePath(name).name or name in (".", ".."):
+            raise ValueError(f"data source {source!r}: a sample is named by its file name in sample_data/, "
+                             "e.g. 'sample:cps_earnings.csv'")
+    elif source.startswith(_UPLOAD + ":"):
+        digest = source[len(_UPLOAD) + 1:]
+        if len(digest) != 64 or any(ch not in "0123456789abcdef" for ch in digest):
+            raise ValueError(f"data source {source!r}: an upload is named by the SHA-256 of its bytes, "
+                             "64 lowercase hexadecimal digits ('upload:<sha256>')")
+    return source
+
+
+def _plain_number(name: str, value) -> float:
+    """A real number as a Python float, so messages print ``0.0``, not ``np.float64(0.0)``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    return float(value)
+
+
+def _plain_int(name: str, value):
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+        return int(value)  # JSON writers may emit 100.0 for 100
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    return value
+
+
+def _json_scalar(name: str, value):
+    """A category label as a plain JSON scalar (str, int, finite float or bool)."""
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if not isinstance(value, (str, int, float, bool)):
+        raise ValueError(f"{name} must be a string or a number, got {value!r}")
+    return value
+
+
+def _check_column(spec) -> data_layer.ColumnSpec:
+    if not isinstance(spec, data_layer.ColumnSpec):
+        raise ValueError(f"columns must be core.data.ColumnSpec objects, got {type(spec).__name__}")
+    if not isinstance(spec.name, str) or not spec.name:
+        raise ValueError(f"column names must be non-empty strings (the CSV header), got {spec.name!r}")
+    where = f"column {spec.name!r}"
+    log = check_flag(f"log of {where}", spec.log)
+    scale = check_flag(f"scale of {where}", spec.scale)
+    bounds = spec.bounds
+    if bounds is not None:
+        bounds = (float(bounds[0]), float(bounds[1]))
+    categories = spec.categories
+    if categories is not None:
+        categories = tuple(_json_scalar(f"categories of {where}", c) for c in categories)
+    decimals = None if spec.decimals is None else _plain_int(f"decimals of {where}", spec.decimals)
+    # Re-run ColumnSpec's own validation on the normalised values.
+    return data_layer.ColumnSpec(spec.name, kind=spec.kind, log=log, bounds=bounds, decimals=decimals,
+                                 scale=scale, categories=categories)
+
+
+@dataclass(frozen=True)
+class ReleaseRecipe:
+    """Everything that determines a release (issue 10 §A.1).
+
+    Parameters
+    ----------
+    source : str
+        ``"sample:<file name>"``, ``"upload:<sha256>"`` (see :func:`upload_source`),
+        ``"upload"`` or a file path.
+    columns : sequence of core.data.ColumnSpec
+        The released columns in order, each with its transforms (kind, log, public
+        bounds or ``None`` = read off the data, rounding decimals, scaling, public
+        categories). A row of the chosen columns is one atom (SPEC §2).
+    eps : float in (0, ∞)
+        The ε at which every guarantee is stated.
+    delta : float in (0, 1)
+        The δ target the guarantees are compared with (and, for the ``"global"`` and
+        ``"instance"`` rules, the δ the release size is chosen for).
+    m : int in [1, MAX_RECIPE_SIZE] or None
+        The release size with ``size_rule="fixed"``; ``None`` otherwise.
+    size_rule : {'fixed', 'global', 'instance'}
+        Defaults to ``"fixed"`` when ``m`` is given, ``"global"`` otherwise.
+    sigma, theta : float
+        Pitman–Yor discount and strength (σ ∈ [0, 1) with θ > −σ, or σ < 0 with θ = z|σ|
+        public categories).
+    seed : int in [0, 2**128) or None
+        Seed of ``numpy.random.default_rng``; ``None`` draws a fresh one in
+        :func:`run_recipe` (recorded in the result's recipe).
+    mechanism : str
+        ``"pypp"`` (the only runnable mechanism so far; see :data:`MECHANISMS`).
+    sep : str or None
+        Field separator of the CSV file; ``None`` lets :func:`core.data.read_csv` decide.
+    n_mc : int in [1, 10**6]
+        Monte Carlo replicates of the σ ∈ (0, 1) accounting in the curator's report.
+    """
+
+    source: str
+    columns: tuple
+    eps: float
+    delta: float
+    m: int | None = None
+    size_rule: str | None = None
+    sigma: float = 0.0
+    theta: float = 1.0
+    seed: int | None = None
+    mechanism: str = "pypp"
+    sep: str | None = None
+    n_mc: int = 20000
+
+    def __post_init__(self):
+        put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731  (frozen)
+        put("source", _check_source(self.source))
+        if isinstance(self.columns, (data_layer.ColumnSpec, str)) or not hasattr(self.columns, "__iter__"):
+            raise ValueError(f"columns must be a sequence of core.data.ColumnSpec, got {self.columns!r}")
+        # The data layer's own check (at least one column, none twice), then the JSON-safe form.
+        put("columns", tuple(_check_column(c) for c in data_layer._normalise_specs(list(self.columns))))
+        put("eps", check_finite_eps(_plain_number("eps", self.eps), "eps"))
+        put("delta", check_delta(_plain_number("delta", self.delta), "delta"))
+        rule = self.size_rule if self.size_rule is not None else ("fixed" if self.m is not None else "global")
+        put("size_rule", check_choice("size_rule", rule, SIZE_RULES))
+        if rule == "fixed":
+            if self.m is None:
+                raise ValueError("m is required with size_rule 'fixed' (the number of synthetic rows)")
+            put("m", check_integer("m", _plain_int("m", self.m), minimum=1, maximum=MAX_RECIPE_SIZE))
+        elif self.m is not None:
+            raise ValueError(f"m must be None with size_rule {rule!r} (m is then computed from eps and delta), "
+                             f"got {self.m!r}")
+        put("mechanism", check_choice("mechanism", self.mechanism, tuple(MECHANISMS)))
+        sigma, theta, _ = check_py_parameters(_plain_number("sigma", self.sigma),
+                                              _plain_number("theta", self.theta))
+        if rule != "fixed" and sigma != 0:
+            raise ValueError(f"size_rule {rule!r} needs sigma = 0: the largest admissible m is known for the "
+                             f"Dirichlet process only (Theorem 2 / SPEC §3.1), got sigma={sigma!r}. Fix m.")
+        put("sigma", sigma)
+        put("theta", theta)
+        if self.seed is not None:
+            put("seed", check_seed(_plain_int("seed", self.seed)))
+        if self.sep is not None and (not isinstance(self.sep, str) or not self.sep):
+            raise ValueError(f"sep must be a non-empty string or None, got {self.sep!r}")
+        put("n_mc", check_integer("n_mc", _plain_int("n_mc", self.n_mc), minimum=1, maximum=MAX_N_MC))
+
+    # ------------------------------------------------------------------ forms
+    @property
+    def source_kind(self) -> str:
+        """``"sample"``, ``"upload"`` or ``"path"``."""
+        if self.source.startswith(_SAMPLE):
+            return "sample"
+        if self.source == _UPLOAD or self.source.startswith(_UPLOAD + ":"):
+            return "upload"
+        return "path"
+
+    @property
+    def bounds_from_data(self) -> tuple[str, ...]:
+        """Names of the numeric columns whose bounds are read off the confidential data."""
+        return tuple(c.name for c in self.columns if c.kind == "numeric" and c.bounds is None)
+
+    @property
+    def depends_on_data(self) -> bool:
+        """Whether a choice of the recipe (bounds from the data, an instance-level m, or
+        σ ∈ (0, 1) with its instance-level accounting) makes the guarantee's statement
+        itself depend on the confidential data."""
+        return bool(self.bounds_from_data) or self.size_rule == "instance" or 0 < self.sigma < 1
+
+    def public(self) -> "ReleaseRecipe":
+        """The recipe as it may be published: no seed, no upload hash, no local directory."""
+        return dataclasses.replace(self, source=public_source(self.source), seed=None)
+
+    def with_seed(self, seed: int) -> "ReleaseRecipe":
+        return dataclasses.replace(self, seed=seed)
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict (see the module docstring for the schema)."""
+        return {
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "data": {
+                "source": self.source,
+                "sep": self.sep,
+                "columns": [{"name": c.name, "kind": c.kind, "log": c.log,
+                             "bounds": None if c.bounds is None else [c.bounds[0], c.bounds[1]],
+                             "decimals": c.decimals, "scale": c.scale,
+                             "categories": None if c.categories is None else list(c.categories)}
+                            for c in self.columns],
+            },
+            "mechanism": {"name": self.mechanism, "sigma": self.sigma, "theta": self.theta},
+            "release_size": {"rule": self.size_rule, "m": self.m},
+            "privacy_target": {"eps": self.eps, "delta": self.delta},
+            "seed": self.seed,
+            "accounting": {"n_mc": self.n_mc},
+        }
+
+    def to_json(self, *, confidential: bool = False) -> str:
+        """JSON text (UTF-8, indented, newline-terminated). ``confidential`` puts a
+        top-level ``"CONFIDENTIAL"`` key first (the curator's copy)."""
+        body = self.to_dict()
+        if confidential:
+            body = {"CONFIDENTIAL": CONFIDENTIAL_MARK, **body}
+        return json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, obj) -> "ReleaseRecipe":
+        """Read the JSON form; refuses unknown schema versions and unknown fields."""
+        if not isinstance(obj, dict):
+            raise ValueError(f"a release recipe must be a JSON object, got {type(obj).__name__}")
+        if obj.get("schema") != SCHEMA or "schema_version" not in obj:
+            raise ValueError(f"not a bnp-synth release recipe: expected \"schema\": {SCHEMA!r} and a "
+                             f"\"schema_version\", got schema {obj.get('schema')!r}")
+        version = obj["schema_version"]
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise ValueError(f"schema_version must be an integer, got {version!r}")
+        if version != SCHEMA_VERSION:
+            newer = version > SCHEMA_VERSION
+            raise ValueError(f"release recipe schema version {version} is not supported: this bnp-synth "
+                             f"({__version__}) reads version {SCHEMA_VERSION}"
+                             + ("; upgrade bnp-synth to read it" if newer else ""))
+        check_fields("the recipe", obj, _TOP_FIELDS,
+                     required=("data", "mechanism", "release_size", "privacy_target"))
+        data = check_fields("recipe.data", obj["data"], ("source", "sep", "columns"), required=("source", "columns"))
+        if not isinstance(data["columns"], list):
+            raise ValueError(f"recipe.data.columns must be a list of column objects, got {data['columns']!r}")
+        columns = []
+        for j, entry in enumerate(data["columns"]):
+            entry = check_fields(f"recipe.data.columns[{j}]", entry, _COLUMN_FIELDS, required=("name",))
+            bounds = entry.get("bounds")
+            if bounds is not None:
+                if not isinstance(bounds, list) or len(bounds) != 2:
+                    raise ValueError(f"bounds of column {entry['name']!r} must be [lo, hi] or null, got {bounds!r}")
+                bounds = (_plain_number(f"bounds of column {entry['name']!r}", bounds[0]),
+                          _plain_number(f"bounds of column {entry['name']!r}", bounds[1]))
+            categories = entry.get("categories")
+            if categories is not None and not isinstance(categories, list):
+                raise ValueError(f"categories of column {entry['name']!r} must be a list or null, got {categories!r}")
+            columns.append(data_layer.ColumnSpec(
+                entry["name"], kind=entry.get("kind", "numeric"), log=entry.get("log", False), bounds=bounds,
+                decimals=entry.get("decimals"), scale=entry.get("scale", True),
+                categories=None if categories is None else tuple(categories)))
+        mech = check_fields("recipe.mechanism", obj["mechanism"], ("name", *sorted(
+            {p for params in MECHANISMS.values() for p in params})), required=("name",))
+        name = check_choice("mechanism", mech["name"], tuple(MECHANISMS))
+        params = {p: mech[p] for p in MECHANISMS[name] if p in mech}
+        if "theta" not in params:
+            raise ValueError("recipe.mechanism lacks the required field 'theta'")
+        size = check_fields("recipe.release_size", obj["release_size"], ("rule", "m"), required=("rule",))
+        target = check_fields("recipe.privacy_target", obj["privacy_target"], ("eps", "delta"),
+                              required=("eps", "delta"))
+        accounting = check_fields("recipe.accounting", obj.get("accounting", {}), ("n_mc",))
+        return cls(source=data["source"], columns=tuple(columns), eps=target["eps"], delta=target["delta"],
+                   m=size.get("m"), size_rule=size["rule"], sigma=params.get("sigma", 0.0), theta=params["theta"],
+                   seed=obj.get("seed"), mechanism=name, sep=data.get("sep"),
+                   n_mc=accounting.get("n_mc", 20000))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "ReleaseRecipe":
+        """Parse JSON text (see :meth:`from_dict`)."""
+        try:
+            obj = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"the release recipe is not valid JSON: {exc}") from None
+        return cls.from_dict(obj)
+
+    @classmethod
+    def read(cls, path) -> "ReleaseRecipe":
+        """Read a recipe file (e.g. ``recipe.json`` of a bundle)."""
+        path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"recipe {str(path)!r} is a directory, not a recipe file")
+        if not path.is_file():
+            raise ValueError(f"cannot read the recipe {str(path)!r}: no such file")
+        if path.stat().st_size > 2**24:
+            raise ValueError(f"recipe {str(path)!r} is {path.stat().st_size / 2**20:.1f} MiB: a recipe is a small "
+                             "JSON file (limit 16 MiB)")
+        return cls.from_json(path.read_bytes())
+
+
+# ============================================================================ running
+@dataclass(frozen=True, eq=False)
+class ReleaseResult:
+    """A release made by :func:`run_recipe`.
+
+    Attributes
+    ----------
+    recipe : ReleaseRecipe
+        The recipe with its seed filled in: replaying it on the same data gives the
+        same ``synthetic`` byte for byte.
+    m : int
+        The release size (resolved from ``recipe.size_rule``).
+    m_rule : str
+        How ``m`` was chosen, in words.
+    synthetic : pandas.DataFrame, shape (m, d)
+        The release in original units (the published table).
+    is_new : ndarray of bool, shape (m,)
+        Which rows are new values drawn from H (confidential: curator only).
+    n_new_values : int
+        Number K of distinct new values (curator only).
+    prepared : core.data.PreparedData
+        The prepared confidential data.
+    curator_report : dict
+        JSON-ready; its first key is ``"CONFIDENTIAL"``. :func:`core.report.release_report`
+        plus ``release.m_chosen_by``, the full ``recipe`` and the warnings.
+    public_report : dict
+        JSON-ready; :func:`public_report` (no statistic of the confidential data).
+    warnings : tuple of str
+        Everything the curator should be told: bounds read off the data, targets
+        missed, a data file that differs from the recipe's.
+    """
+
+    recipe: ReleaseRecipe
+    m: int
+    m_rule: str
+    synthetic: pd.DataFrame
+    is_new: np.ndarray
+    n_new_values: int
+    prepared: data_layer.PreparedData
+    curator_report: dict = field(repr=False)
+    public_report: dict = field(repr=False)
+    warnings: tuple = ()
+
+    def synthetic_csv(self) -> bytes:
+        """The published CSV: ``synthetic.to_csv(index=False)`` in UTF-8 (the app's bytes too)."""
+        return self.synthetic.to_csv(index=False).encode("utf-8")
+
+    def confidential(self) -> pd.DataFrame:
+        """The prepared confidential data in original units (after rounding and clipping)."""
+        return self.prepared.to_original(self.prepared.values)
+
+
+def resolve_release_size(recipe: ReleaseRecipe, multiplicities) -> tuple[int, str]:
+    """The release size ``m`` of a recipe for data with these multiplicities, and the rule in words.
+
+    ``"global"``: :math:`m^*(\\varepsilon,\\delta)` of Theorem 2 (SPEC §3.1), a function of
+    ``n`` alone. ``"instance"``: the largest m with :math:`\\delta_x(\\varepsilon)\\le\\delta`
+    at the data (capped at :data:`MAX_RECIPE_SIZE`). Both are refused when even m = 1
+    misses δ, and ``"global"`` is refused when the search would run past
+    :data:`MAX_RECIPE_SIZE` (the singleton limit is above it).
+    """
+    counts = np.asarray(multiplicities)
+    n = int(counts.sum())
+    if recipe.size_rule == "fixed":
+        return int(recipe.m), "fixed m given in the recipe"
+    eps, delta, theta = recipe.eps, recipe.delta, recipe.theta
+    m_sing = singleton_limit(n, theta, delta)
+    if recipe.size_rule == "global":
+        if m_sing > MAX_RECIPE_SIZE:
+            raise ValueError(
+                f"the largest admissible m at delta={delta!r} with n={n}, theta={theta!r} is searched up to the "
+                f"singleton limit floor(delta*(theta+n-1)/(1-delta)) = {m_sing:,}, above this tool's limit of "
+                f"{MAX_RECIPE_SIZE:,} synthetic rows. Give a fixed m <= {MAX_RECIPE_SIZE:,} or a smaller delta.")
+        m = max_synthetic_size(n, theta, eps, delta)
+        rule = "largest m admissible under the global guarantee (Theorem 2) at the given eps, delta"
+    else:
+        m = max_instance_synthetic_size(counts, theta, eps, delta, m_cap=MAX_RECIPE_SIZE)
+        rule = ("largest m whose instance-level delta at the confidential data is within the target at the given "
+                "eps (a choice that depends on the data)")
+        if m == MAX_RECIPE_SIZE:
+            rule += f", capped at this tool's limit of {MAX_RECIPE_SIZE:,} rows"
+    if m < 1:
+        raise ValueError(
+            f"no synthetic row can be released at eps={eps!r}, delta={delta!r} with n={n}, theta={theta!r}: even "
+            f"m = 1 exceeds delta (the singleton limit is floor(delta*(theta+n-1)/(1-delta)) = {m_sing}). "
+            "Raise delta or theta.")
+    return int(m), rule
+
+
+def _resolve_data(recipe: ReleaseRecipe, data):
+    """(frame or prepared, label, notes): read what the recipe or the caller names."""
+    notes: list[str] = []
+    if isinstance(data, (data_layer.PreparedData, pd.DataFrame)):
+        return data, recipe.source, notes
+    if data is None:
+        kind = recipe.source_kind
+        if kind == "upload":
+            raise ValueError("the recipe's data is an upload: pass the data file it was made from "
+                             "(on the command line: release --recipe RECIPE.json DATA.csv)")
+        path = SAMPLE_DIR / recipe.source[len(_SAMPLE):] if kind == "sample" else Path(recipe.source)
+        if kind == "sample" and not path.is_file():
+            raise ValueError(f"the bundled sample {recipe.source[len(_SAMPLE):]!r} is not in {str(SAMPLE_DIR)!r}; "
+                             "pass the data file explicitly")
+        data = path
+    label = str(data) if isinstance(data, (str, os.PathLike)) else recipe.source
+    if isinstance(data, (str, os.PathLike)) and Path(data).is_dir():
+        raise ValueError(f"{str(data)!r} is a directory, not a CSV file: give the path of the data file")
+    if recipe.source.startswith(_UPLOAD + ":"):
+        content = Path(data).read_bytes() if isinstance(data, (str, os.PathLike)) else (
+            bytes(data) if isinstance(data, (bytes, bytearray, memoryview)) else None)
+        if content is not None and upload_source(content) != recipe.source:
+            notes.append("The data file differs from the one the recipe was made from (its SHA-256 does not "
+                         "match the recipe's source): the release will differ from the recorded one.")
+    sep = {} if recipe.sep is None else {"sep": recipe.sep}
+    return data_layer.read_csv(data, max_bytes=None, **sep), label, notes
+
+
+def _prepare(recipe: ReleaseRecipe, data) -> tuple[data_layer.PreparedData, str, list[str]]:
+    source, label, notes = _resolve_data(recipe, data)
+    if isinstance(source, data_layer.PreparedData):
+        specs = tuple(c.spec for c in source.column_info)
+        if specs != recipe.columns:
+            raise ValueError(f"the prepared data were made with other column specs than the recipe's: "
+                             f"{specs!r} != {recipe.columns!r}")
+        prepared = source
+        notes += [f"The bounds of column {c!r} were computed from the confidential data. They are not private: "
+                  "the stated differential-privacy guarantee does not cover them." for c in recipe.bounds_from_data]
+    else:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PrivacyLeakWarning)
+            prepared = data_layer.prepare(source, list(recipe.columns))
+        notes += [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    return prepared, label, notes
+
+
+def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
+               data_label: str | None = None) -> ReleaseResult:
+    """Run a release recipe: prepare the data, resolve m, release, report (issue 10 §A.1).
+
+    Parameters
+    ----------
+    recipe : ReleaseRecipe
+    data : None, path, bytes, file-like, pandas.DataFrame or core.data.PreparedData
+        The confidential data. ``None`` reads the recipe's source (a bundled sample or
+        a path; an upload must be passed). A path, bytes or file-like is read with
+        :func:`core.data.read_csv` (no size limit); a DataFrame is prepared with the
+        recipe's columns; a ``PreparedData`` must have been prepared with exactly
+        ``recipe.columns`` (the app passes its cached one).
+    command : str, optional
+        The command line that regenerates the release (curator's report).
+    data_label : str, optional
+        How the curator's report names the data (default: the path or the source).
+
+    Returns
+    -------
+    ReleaseResult
+
+    Raises
+    ------
+    ValueError
+        Bad data or parameters, or no admissible release size.
+
+    Notes
+    -----
+    The draw is ``pypp_release(table.atoms, table.counts, σ, θ, m,
+    numpy.random.default_rng(seed), base=prepared.bases)`` mapped back with
+    ``prepared.to_original`` — the dashboard's draw, so the same recipe and data give
+    the same bytes in the app and on the command line.
+    """
+    if not isinstance(recipe, ReleaseRecipe):
+        raise ValueError(f"recipe must be a ReleaseRecipe, got {type(recipe).__name__}")
+    prepared, label, notes = _prepare(recipe, data)
+    if recipe.seed is None:
+        # Fresh entropy, recorded in the result's recipe so the release can be reproduced.
+        recipe = recipe.with_seed(int(np.random.SeedSequence().entropy))
+    table = prepared.table
+    m, m_rule = resolve_release_size(recipe, table.counts)
+    release = pypp_release(table.atoms, table.counts, recipe.sigma, recipe.theta, m,
+                           np.random.default_rng(recipe.seed), base=prepared.bases)
+    synthetic = prepared.to_original(release.values)
+
+    curator = release_report(
+        multiplicities=table.counts, sigma=recipe.sigma, theta=recipe.theta, m=m, eps=recipe.eps,
+        delta=recipe.delta, seed=recipe.seed, columns=[str(c) for c in prepared.columns],
+        transforms=prepared.describe(), data_source=data_label or label,
+        bounds_from_data=prepared.any_bounds_from_data, command=command, n_new_values=release.n_new_values,
+        n_mc=recipe.n_mc)
+    curator["release"]["m_chosen_by"] = m_rule
+    missed = [_missed(g, recipe) for g in curator["guarantees"]]
+    curator["warnings"] = list(curator["warnings"]) + [w for w in missed if w] + notes
+    curator["recipe"] = recipe.to_dict()
+    curator = {"CONFIDENTIAL": CONFIDENTIAL_MARK, **curator}
+    return ReleaseResult(recipe=recipe, m=m, m_rule=m_rule, synthetic=synthetic, is_new=release.is_new,
+                         n_new_values=release.n_new_values, prepared=prepared, curator_report=curator,
+                         public_report=public_report(recipe, n=table.n, m=m, m_rule=m_rule),
+                         warnings=tuple(dict.fromkeys(curator["warnings"])))
+
+
+def _missed(item: dict, recipe: ReleaseRecipe) -> str | None:
+    """A warning when a guarantee of the curator's report misses the δ target."""
+    if item["delta"] is None:
+        return f"No {item['scope']} guarantee ({item['name']}) meets the target: {item['description']}"
+    if item["meets_target"] is False:
+        return (f"The {item['scope']} guarantee {item['name']} misses the target: at eps = {recipe.eps:g}, "
+                f"delta = {format_upper(item['delta'])} > {recipe.delta:g}.")
+    return None
+
+
+# ============================================================================ public report
+def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None = None) -> dict:
+    """What the public release may say: the guarantee that holds for every dataset of size n.
+
+    Built from public quantities only — the recipe's public form, ``n`` and ``m`` — with
+    :mod:`core.privacy` (SPEC §3): for σ = 0 the global (ε, δ)-DP of Theorem 2,
+    :func:`~core.privacy.global_delta`; for σ < 0 the global pure ε-DP of the
+    Dirichlet–multinomial release, :math:`\\varepsilon \\ge \\log(1 + m/|\\sigma|)`; for
+    σ ∈ (0, 1) only an instance-level guarantee exists, whose value depends on the data
+    and is kept in the curator's record. No statistic of the confidential data (k,
+    singletons, instance-level δ, summaries) can enter: the function never sees them.
+
+    Returns
+    -------
+    dict (JSON-ready)
+    """
+    n = check_integer("n", n, minimum=1)
+    m = check_integer("m", m, minimum=1)
+    public = recipe.public()
+    eps, target, sigma, theta = public.eps, public.delta, public.sigma, public.theta
+    dependent: list[str] = []
+    warn: list[str] = []
+    if public.bounds_from_data:
+        names = ", ".join(repr(c) for c in public.bounds_from_data)
+        dependent.append(f"The bounds of {names} (the clipping range and the range of new values) were read off the "
+                         "confidential data: no guarantee covers them, and the statement below depends on the data.")
+    if public.size_rule == "instance":
+        dependent.append("The release size m was chosen by looking at the confidential data (the largest m whose "
+                         "instance-level guarantee meets the target): no guarantee covers that choice.")
+
+    if sigma == 0:
+        d = float(global_delta(n, theta, m, eps))
+        guarantee = {
+            "name": "global_delta", "scope": "global", "kind": "approximate", "eps": eps, "delta": d,
+            "meets_target": bool(d <= target),
+            "description": (f"Global (ε, δ)-differential privacy (Theorem 2): for every dataset of n = {n} records "
+                            f"and every dataset that differs from it in one record, the probability of any set of "
+                            f"outputs grows by at most a factor e^ε plus δ, with ε = {eps:g} and δ = "
+                            f"{format_upper(d)} (rounded up).")}
+        if d > target:
+            warn.append(f"The global guarantee misses the target: δ = {format_upper(d)} > {target:g} at ε = {eps:g}.")
+    elif sigma > 0:
+        dependent.append("With σ in (0, 1) the release has only an instance-level guarantee (Theorem 1, "
+                         "accounted by Monte Carlo at the confidential dataset): the statement itself depends on "
+                         "the data, and no guarantee is known for other datasets.")
+        guarantee = {
+            "name": "instance_delta", "scope": "instance-level", "kind": "approximate", "eps": eps, "delta": None,
+            "meets_target": None,
+            "description": (f"Instance-level probabilistic DP only (Theorem 1): the curator accounted the release at "
+                            f"the confidential dataset at ε = {eps:g}. Its δ depends on the confidential data and is "
+                            "not published; no global guarantee is known for σ in (0, 1).")}
+        warn.append("No global guarantee: the release is protected only at the confidential dataset itself.")
+    else:
+        alpha = -sigma
+        z = check_py_parameters(sigma, theta)[2]
+        # The global condition m ≤ (e^ε − 1)·α does not involve the data; the function
+        # takes multiplicities for its instance-level form only (one placeholder atom).
+        eps_glob = dirichlet_multinomial_pure_epsilon([1], alpha, m, instance=False)
+        guarantee = {
+            "name": "global_pure_dp", "scope": "global", "kind": "pure", "eps": eps_glob, "delta": 0.0,
+            "meets_target": bool(eps_glob <= eps),
+            "description": (f"Global pure ε-differential privacy (Dirichlet–multinomial over z = {z} public "
+                            f"categories, α = |σ| = {alpha:g}): m ≤ (e^ε − 1)·α holds for every ε ≥ "
+                            f"{format_upper(eps_glob)}, for every dataset of n = {n} records.")}
+        if eps_glob > eps:
+            warn.append(f"The pure guarantee needs ε ≥ {format_upper(eps_glob)}, above the target ε = {eps:g}.")
+        dependent_z = ("z = θ/|σ| must be the size of a public category domain fixed without looking at the data; "
+                       "if it was chosen from the data (e.g. z = the number of observed values) the statement "
+                       "depends on the data.")
+        warn.append(dependent_z)
+    return {
+        "artifact": "public release",
+        "tool": "bnp-synth",
+        "version": __version__,
+        "mechanism": {"name": public.mechanism, "description": "Pitman–Yor posterior predictive (PYPP)",
+                      "regime": ("dirichlet-process" if sigma == 0 else
+                                 "pitman-yor" if sigma > 0 else "dirichlet-multinomial"),
+                      "sigma": sigma, "theta": theta},
+        "data": {"n": n, "source": public.source, "columns": [c.name for c in public.columns]},
+        "release": {"m": m, "size_rule": public.size_rule,
+                    "m_chosen_by": m_rule or public.size_rule, "file": "synthetic.csv"},
+        "privacy_target": {"eps": eps, "delta": target},
+        "guarantee": guarantee,
+        "statement_depends_on_data": bool(dependent),
+        "data_dependent_choices": dependent,
+        "warnings": warn,
+        "notes": ["The seed is not published: with it, and all records but one, anyone could recompute the "
+                  "release for each candidate value of the last record.",
+                  "recipe.json states every transform and parameter; the mathematics is in docs/mathematics.md "
+                  "of bnp-synth."],
+    }

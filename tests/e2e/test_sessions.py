@@ -1,0 +1,147 @@
+"""End-to-end: confidential data stay in their session (issues 9 and 15).
+
+* Eight concurrent sessions upload eight different files: each sees only its own data.
+* Eight sessions upload and close: once Streamlit drops the closed sessions, the server's
+  resident memory (VmRSS of the streamlit process, from /proc) returns to within 50 MiB
+  of its level before them; no confidential value reaches the server log.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import st_waits as w
+from conftest import streamlit_server
+
+SESSIONS = 8
+MEMORY_SLACK_MIB = 50
+SESSION_TTL_S = 5          # server.disconnectedSessionTTL of the memory test's own server
+RELEASE_TIMEOUT_S = 120
+
+
+def _upload(page, path: Path) -> None:
+    """Switch the Data page to "Upload a CSV", upload ``path`` and wait until the sidebar
+    names it (the session has read and profiled it)."""
+    page.get_by_text("Upload a CSV", exact=True).click()
+    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    uploader.wait_for(state="attached", timeout=90_000)
+    uploader.set_input_files(str(path))
+    page.locator('[data-testid="stSidebar"]').get_by_text(path.name).first.wait_for(timeout=120_000)
+    w.wait_for_idle(page, 120_000)
+
+
+def _metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def _files(directory: Path, rows: int) -> list[tuple[Path, int, str]]:
+    """One file per session: its own size n and a label no other file has."""
+    out = []
+    for i in range(SESSIONS):
+        rng = np.random.default_rng(1000 + i)
+        n = rows + 37 * i
+        label = f"secret_label_{i}_{rng.integers(10**9)}"
+        frame = pd.DataFrame({"amount": np.round(rng.lognormal(4, 1, n), 2) + 0.001 * i,
+                              "group": rng.choice([label, "other"], n)})
+        path = directory / f"session_{i}.csv"
+        frame.to_csv(path, index=False)
+        out.append((path, n, label))
+    return out
+
+
+def test_eight_concurrent_sessions_see_only_their_own_upload(browser, app_url, tmp_path):
+    files = _files(tmp_path, rows=2_000)
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in files]
+    try:
+        pages = []
+        for context, (path, n, _) in zip(contexts, files):
+            context.set_default_timeout(60_000)
+            page = context.new_page()
+            w.open_app(page, app_url)
+            _upload(page, path)
+            pages.append(page)
+        # every session, after all uploads: its own n and file name, no other session's
+        # (a page switch reruns the session's script on its own state)
+        for page, (path, n, _) in zip(pages, files):
+            w.go_to_page(page, "Privacy")
+            w.go_to_page(page, "Data")
+            assert _metric(page, "records n") == f"{n:,}"
+            sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+            assert path.name in sidebar
+            assert not [p.name for p, _, _ in files if p != path and p.name in sidebar]
+            assert not w.has_exception(page)
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS in /proc status")
+
+
+def _visit(browser, url: str, path: Path | None = None) -> None:
+    """One short session: open the app (and upload ``path``), then close the tab."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(60_000)
+    try:
+        page = context.new_page()
+        w.open_app(page, url)
+        if path is not None:
+            _upload(page, path)
+            w.go_to_page(page, "Privacy")
+    finally:
+        context.close()
+
+
+def test_closed_sessions_release_their_memory(browser, artifacts_dir, tmp_path):
+    files = _files(tmp_path, rows=150_000)        # about 3.5 MB each
+    log_path = artifacts_dir / "streamlit_memory_test.log"
+    with streamlit_server(log_path, "--server.disconnectedSessionTTL", str(SESSION_TTL_S)) as (url, proc):
+        # Warm up (imports, the sample's caches, one upload), then let that session go.
+        _visit(browser, url, files[0][0])
+        time.sleep(SESSION_TTL_S + 1)
+        _visit(browser, url)               # a disconnect makes Streamlit drop the expired session
+        time.sleep(2)
+        before = _rss_mib(proc.pid)
+
+        contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in files]
+        for context, (path, _, _) in zip(contexts, files):
+            context.set_default_timeout(60_000)
+            page = context.new_page()
+            w.open_app(page, url)
+            _upload(page, path)
+        peak = _rss_mib(proc.pid)
+        for context in contexts:
+            context.close()
+
+        deadline = time.monotonic() + RELEASE_TIMEOUT_S
+        after = _rss_mib(proc.pid)
+        while after > before + MEMORY_SLACK_MIB and time.monotonic() < deadline:
+            time.sleep(SESSION_TTL_S + 1)
+            _visit(browser, url)           # the next disconnect drops the expired sessions
+            after = _rss_mib(proc.pid)
+        waited = RELEASE_TIMEOUT_S - max(0.0, deadline - time.monotonic())
+
+    record = {"sessions": SESSIONS, "file_bytes": [p.stat().st_size for p, _, _ in files],
+              "rss_before_mib": round(before, 1), "rss_peak_mib": round(peak, 1),
+              "rss_after_mib": round(after, 1), "seconds_until_released": round(waited, 1),
+              "slack_mib": MEMORY_SLACK_MIB}
+    (artifacts_dir / "memory.json").write_text(json.dumps(record, indent=2))
+    print("server memory around 8 upload sessions:", json.dumps(record))
+    assert peak > before + 20, record          # the uploads were really held while the tabs were open
+    assert after <= before + MEMORY_SLACK_MIB, record
+
+    # no confidential value reached the server's log
+    log = log_path.read_text()
+    for _, _, label in files:
+        assert label not in log

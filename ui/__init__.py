@@ -1,0 +1,18 @@
+"""The dashboard's shared glue, split by concern. No mathematics lives here: every number
+comes from a :mod:`core` function.
+
+* :mod:`ui.state` — session-state settings, their admissible ranges and widget binding;
+* :mod:`ui.selection` — the data source (bundled sample or this session's upload), the
+  chosen columns and transforms, and the prepared data of :mod:`core.data`;
+* :mod:`ui.compute` — cached calls into :mod:`core` (privacy curves, releases,
+  comparisons), scoped to the session;
+* :mod:`ui.release` — the release bundle and the command line that reproduces it;
+* :mod:`ui.widgets` — widgets and notes shared by the pages (bound sliders, the sidebar
+  summary, the error helper, progress bars);
+* :mod:`ui.access` — who may open the app: login when ``secrets.toml`` configures it,
+  a warning banner when the app is reachable beyond localhost without one.
+
+Confidential data stay in their session: uploaded bytes live in ``st.session_state``
+and every cache of something derived from them is session-scoped
+(``st.cache_data(scope="session")``), so Streamlit drops it when the session ends.
+"""

@@ -1,0 +1,199 @@
+"""Cached calls into :mod:`core`: privacy curves and comparisons (releases: :mod:`ui.release`).
+
+Every function here calls ``core`` and caches the result with
+:data:`ui.selection.session_cache` (``st.cache_data(scope="session")``), keyed by the
+selection key and the parameters; its inputs derived from the confidential data are
+passed unhashed (underscore-prefixed). Random functions take the seed explicitly and
+build ``numpy.random.default_rng(seed)`` inside, so a cached result is always the result
+for that seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from core import compare, plots, privacy, utility
+from core import data as core_data
+
+from .selection import session_cache
+from .widgets import progress_bar
+
+# Grids of the live curves: fixed so that moving ε only moves a marker (no recompute).
+EPS_GRID = tuple(float(e) for e in np.geomspace(0.05, 12.0, 40))
+EPS_GRID_SIZE_CURVE = tuple(float(e) for e in np.geomspace(0.05, 12.0, 25))
+CEILING_LABEL = "Bootstrap (no privacy)"
+SWEEP_EPS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+# --------------------------------------------------------------------------- privacy
+@session_cache(max_entries=32)
+def dp_delta_curves(table_key: str, _multiplicities: np.ndarray, n: int, theta: float, m: int,
+                    eps_grid: tuple[float, ...]) -> dict:
+    """σ = 0 curves on ``eps_grid`` (docs/mathematics.md), plus the singleton term T₁."""
+    eps = np.asarray(eps_grid)
+    mult = np.asarray(_multiplicities)
+    return {
+        "instance": privacy.instance_delta(mult, 0.0, theta, m, eps),
+        "tight": privacy.tight_instance_delta(mult, theta, m, eps),
+        "global": privacy.global_delta(n, theta, m, eps),
+        "simple": privacy.global_delta_simple_bound(n, theta, m, eps),
+        # δ*(ε) equals the singleton term exactly for ε ≥ log(1 + m), so its value at
+        # ε = ∞ is T₁ = m/(m + θ + n − 1), computed by core.
+        "singleton_term": float(privacy.global_delta(n, theta, m, np.inf)),
+    }
+
+
+@session_cache(max_entries=128)
+def dp_point_guarantees(table_key: str, _multiplicities: np.ndarray, n: int, theta: float, m: int,
+                        eps: float) -> dict:
+    mult = np.asarray(_multiplicities)
+    return {
+        "instance": float(privacy.instance_delta(mult, 0.0, theta, m, eps)),
+        "tight": float(privacy.tight_instance_delta(mult, theta, m, eps)),
+        "global": float(privacy.global_delta(n, theta, m, eps)),
+        "simple": float(privacy.global_delta_simple_bound(n, theta, m, eps)),
+    }
+
+
+@session_cache(max_entries=32)
+def dm_delta_curve(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int,
+                   eps_grid: tuple[float, ...], eps: float) -> dict:
+    """σ < 0: the δ bound on the grid and at ε, and the pure-DP ε's."""
+    mult = np.asarray(_multiplicities)
+    return {
+        "curve": privacy.instance_delta(mult, sigma, theta, m, np.asarray(eps_grid)),
+        "at_eps": float(privacy.instance_delta(mult, sigma, theta, m, eps)),
+        "pure_eps_instance": privacy.dirichlet_multinomial_pure_epsilon(mult, -sigma, m, instance=True),
+        "pure_eps_global": privacy.dirichlet_multinomial_pure_epsilon(mult, -sigma, m, instance=False),
+    }
+
+
+@session_cache(max_entries=16)
+def py_monte_carlo(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int,
+                   eps_grid: tuple[float, ...], n_mc: int, seed: int) -> dict:
+    """σ ∈ (0, 1): Monte Carlo δ with its standard error and upper bound."""
+    bar, progress = progress_bar("Monte Carlo estimate of δ_x(ε)…")
+    res = privacy.monte_carlo_delta(np.asarray(_multiplicities), sigma, theta, m, np.asarray(eps_grid),
+                                    n_mc=n_mc, rng=np.random.default_rng(seed), progress=progress)
+    bar.empty()
+    return {"eps": res.eps, "estimate": res.estimate, "std_error": res.std_error, "upper": res.upper,
+            "n_mc": res.n_mc, "n_types": res.n_types, "worst_type": list(res.worst_type)}
+
+
+@session_cache(max_entries=16)
+def size_curves(table_key: str, _multiplicities: np.ndarray, n: int, theta: float, delta: float,
+                eps_grid: tuple[float, ...]) -> dict:
+    """The ε-vs-m curves (global Theorem 2 and instance-level) and m_sing."""
+    eps = np.asarray(eps_grid)
+    return {
+        "global": privacy.synthetic_size_curve(n, theta, eps, delta),
+        "instance": privacy.synthetic_size_curve(n, theta, eps, delta, multiplicities=np.asarray(_multiplicities)),
+        "m_sing": privacy.singleton_limit(n, theta, delta),
+    }
+
+
+@session_cache(max_entries=16)
+def feasible_theta_m(n: int, eps: float, delta: float, theta_grid: tuple[float, ...]) -> np.ndarray:
+    """m*(ε, δ; θ) for each θ of the grid (inverse calibration, σ = 0, Theorem 2)."""
+    return np.array([privacy.max_synthetic_size(n, t, eps, delta) for t in theta_grid], dtype=np.int64)
+
+
+def theta_grid(n: int, size: int = 30) -> tuple[float, ...]:
+    """θ from 0.1 to 2n on a log grid: m_sing grows with θ + n − 1, so θ matters once it
+    is comparable with n."""
+    return tuple(float(t) for t in np.geomspace(0.1, max(2.0 * n, 10.0), size))
+
+
+@session_cache(max_entries=64)
+def max_size_at(n: int, theta: float, eps: float, delta: float) -> int:
+    return int(privacy.max_synthetic_size(n, theta, eps, delta))
+
+
+def feasible_region(n: int, eps: float, delta: float, theta: float) -> tuple[tuple[float, ...], np.ndarray]:
+    """The θ grid with the selected θ inserted, and m*(ε, δ; θ) on it. The fixed grid is
+    cached per (n, ε, δ), so moving θ computes one more m* only."""
+    grid = theta_grid(n)
+    m_star = feasible_theta_m(n, eps, delta, grid)
+    if theta in grid:
+        return grid, m_star
+    pos = int(np.searchsorted(grid, theta))
+    return (grid[:pos] + (float(theta),) + grid[pos:],
+            np.insert(m_star, pos, max_size_at(n, float(theta), eps, delta)))
+
+
+# --------------------------------------------------------------------------- figures
+def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title: str):
+    """Histograms of ``samples`` with a KDE (``core.utility``) of each sample that has one
+    (a KDE needs two distinct values; without a common grid the histograms alone show)."""
+    try:
+        grid = utility.kde_grid(*samples.values())
+    except ValueError:
+        return plots.distribution_overlay_figure(samples, title=title, x_title=x_title)
+    kde = {}
+    for label, values in samples.items():
+        try:
+            kde[label] = utility.kde_on_grid(values, grid)
+        except ValueError:
+            pass  # a sample with a single distinct value has no KDE
+    return plots.distribution_overlay_figure(samples, kde_grid=grid, kde=kde or None, title=title,
+                                             x_title=x_title)
+
+
+# --------------------------------------------------------------------------- comparison
+def comparison_data(prepared: core_data.PreparedData) -> np.ndarray | None:
+    """The confidential data on [0, 1]^d (public scaling), or ``None`` if a column is
+    categorical or not scaled (the histogram baselines need the unit box)."""
+    if any(c.kind != "numeric" or not c.spec.scale for c in prepared.column_info):
+        return None
+    return np.asarray(prepared.values, dtype=float)
+
+
+@session_cache(max_entries=8)
+def calibration(selection_key: str, n: int, d: int, eps: float, delta: float, m: int | str, theta: float,
+                bins: int, bounds_from_data: bool):
+    """``core.compare.calibrate`` (cached)."""
+    return compare.calibrate(n, eps, delta, m, theta=theta, d=d, bins=bins, bounds_from_data=bounds_from_data)
+
+
+@session_cache(max_entries=4)
+def comparison_runs(selection_key: str, _data: np.ndarray, _calibration, calibration_key: tuple, runs: int,
+                    seed: int, columns: tuple[str, ...]) -> pd.DataFrame:
+    """``core.compare.run_comparison`` with ``default_rng(seed)`` (cached), with a progress bar."""
+    bar, progress = progress_bar("Running the mechanisms…")
+    out = compare.run_comparison(_data, _calibration, runs=runs, rng=np.random.default_rng(seed),
+                                 progress=progress, columns=list(columns))
+    bar.empty()
+    return out
+
+
+@session_cache(max_entries=4)
+def one_release_per_mechanism(selection_key: str, _data: np.ndarray, _calibration, calibration_key: tuple,
+                              seed: int) -> dict[str, np.ndarray]:
+    """One release of every calibrated mechanism (for the KDE overlays), label → (m, d)."""
+    rng = np.random.default_rng([seed, 1])
+    out = {}
+    for mech in _calibration.mechanisms:
+        z = np.asarray(mech.release(_data, _calibration.m, rng), dtype=float)
+        out[mech.label] = z.reshape(z.shape[0], -1)
+    return out
+
+
+@session_cache(max_entries=2)
+def sweep_runs(selection_key: str, _data: np.ndarray, eps_values: tuple[float, ...], delta: float, m: int | str,
+               theta: float, bins: int, runs: int, seed: int, columns: tuple[str, ...]) -> pd.DataFrame:
+    """``core.compare.sweep_comparison`` (the utility frontier), cached, with a progress bar."""
+    bar, progress = progress_bar("Sweeping ε…")
+    out = compare.sweep_comparison(_data, list(eps_values), delta, m, theta=theta, runs=runs,
+                                   rng=np.random.default_rng(seed), bins=bins, progress=progress,
+                                   columns=list(columns))
+    bar.empty()
+    return out
+
+
+def comparison_overlay(data: np.ndarray, releases: dict[str, np.ndarray], j: int, column: str):
+    """Histogram + KDE overlay of every mechanism's release on the scaled column ``j``."""
+    samples = {"confidential": data.reshape(data.shape[0], -1)[:, j]}
+    samples.update({label: z[:, j] for label, z in releases.items()})
+    return distribution_overlay(samples, title=f"{column} (scaled to [0, 1]): one release per mechanism",
+                                x_title=f"{column} (scaled)")

@@ -1,0 +1,82 @@
+"""A release from the dashboard: the recipe built from the widgets, run by ``core``.
+
+The app does not assemble a release itself: it builds a :class:`core.recipe.ReleaseRecipe`
+from the current selection and settings, runs it with :func:`core.recipe.run_recipe` (on
+the session's cached prepared data) and writes the two artifacts with
+:func:`core.bundle.build_bundles` — the public release and the CONFIDENTIAL curator
+record. The command line runs the same recipe (``python -m core release --recipe``) and
+gets the same synthetic CSV byte for byte.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import streamlit as st
+
+from core import bundle as core_bundle
+from core import recipe as core_recipe
+from core.cli import PROG
+
+from .selection import Selection, session_cache
+
+
+def build_recipe(selection: Selection, *, sigma: float, theta: float, m: int, eps: float, delta: float,
+                 seed: int) -> core_recipe.ReleaseRecipe:
+    """The recipe of a release of ``m`` rows of the current selection (a fixed size)."""
+    source = selection.source
+    origin = (core_recipe.sample_source(source.name) if source.is_sample
+              else core_recipe.upload_source(source.content))
+    specs = tuple(info.spec for info in selection.prepared.column_info)
+    return core_recipe.ReleaseRecipe(
+        source=origin, columns=specs, eps=eps, delta=delta, m=m, size_rule="fixed", sigma=sigma, theta=theta,
+        seed=seed, sep=selection.delimiter, n_mc=int(st.session_state.n_mc))
+
+
+def command_line(selection: Selection) -> str:
+    """The command that replays the recipe of the curator record (``CONFIDENTIAL_recipe.json``
+    in its zip) on the same data: a bundled sample is found by name, an upload is given by
+    its file name."""
+    args = ["release", "--recipe", "CONFIDENTIAL_recipe.json"]
+    if not selection.source.is_sample:
+        args.append(selection.source.name)
+    args += ["--out", "synthetic.csv"]
+    return shlex.join([*PROG.split(), *args])
+
+
+@session_cache(max_entries=4)
+def run(recipe_json: str, _recipe: core_recipe.ReleaseRecipe, _selection: Selection) -> core_recipe.ReleaseResult:
+    """``core.recipe.run_recipe`` on the session's prepared data (cached by the recipe's JSON,
+    which includes the seed)."""
+    return core_recipe.run_recipe(_recipe, _selection.prepared, command=command_line(_selection),
+                                  data_label=_selection.source.name)
+
+
+def release(selection: Selection, **settings) -> core_recipe.ReleaseResult:
+    """The release of the current selection with ``settings`` (see :func:`build_recipe`)."""
+    recipe = build_recipe(selection, **settings)
+    return run(selection.key + recipe.to_json(), recipe, selection)
+
+
+def release_key(result: core_recipe.ReleaseResult) -> str:
+    """Cache key of everything derived from a release (its recipe, seed included)."""
+    return result.recipe.to_json()
+
+
+@session_cache(max_entries=2)
+def bundles(release_key: str, _result: core_recipe.ReleaseResult) -> core_bundle.ReleaseBundles:
+    """Both zips of a release (public release; CONFIDENTIAL curator record with the overlays)."""
+    return core_bundle.build_bundles(_result, figures=figures(release_key, _result),
+                                     summary=summary(release_key, _result))
+
+
+@session_cache(max_entries=2)
+def summary(release_key: str, _result: core_recipe.ReleaseResult):
+    """``core.bundle.summary_table``: the data and the release side by side (curator only)."""
+    return core_bundle.summary_table(_result)
+
+
+@session_cache(max_entries=2)
+def figures(release_key: str, _result: core_recipe.ReleaseResult) -> dict:
+    """The curator's overlays of the data and the release (``core.bundle.comparison_figures``)."""
+    return core_bundle.comparison_figures(_result)

@@ -1,0 +1,211 @@
+"""Session-state settings of the dashboard and the binding of widgets to them.
+
+Settings live under plain keys (``"eps"``, ``"m"``, …) that no widget owns, so they
+survive page switches (Streamlit deletes the state of a widget that is not rendered on
+the current page). A widget is bound to a setting with :func:`bind`: it gets its own key
+``"_w_<name>"``, is initialised from the setting and writes back on change.
+
+Every bounded setting has one admissible range, :data:`RANGES`, used both by the widget
+that edits it and by :func:`init_state`, which clamps the stored value into it before
+any page renders: a value set elsewhere (a stale session, a test, a hand-edited URL
+state) can never make a widget raise, and the computations see the value the widget
+shows.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import streamlit as st
+
+#: Upload limit in megabytes (10**6 bytes). Streamlit's uploader counts a megabyte as
+#: 10**6 bytes in the browser (2**20 on Windows) and its server accepts up to
+#: ``server.maxUploadSize`` × 2**20 bytes, so the smallest of those — 10**6 per MB — is
+#: the app's own limit: the widget, ``.streamlit/config.toml`` and the app's message agree.
+MAX_UPLOAD_MB = 50
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 10**6
+
+REGIMES = {
+    "dp": "Dirichlet process (σ = 0)",
+    "py": "Pitman–Yor (0 < σ < 1)",
+    "dm": "Dirichlet–multinomial (σ < 0, z public categories)",
+}
+DELTA_OPTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1)
+SEED_MAX = 2**32 - 1
+
+DEFAULTS: dict[str, Any] = {
+    "source_kind": "sample",       # "sample" | "upload"
+    "sample_name": "cps_earnings.csv",
+    "upload": None,                # {"name", "bytes", "hash"} of this session's last good upload
+    "read_options": {},            # reader choices for the current source (delimiter, header, …)
+    "columns": None,               # chosen columns (None: default for the dataset)
+    "transforms": {},              # column -> {"kind", "log", "bounds_public", "lo", "hi", "decimals"}
+    "regime": "dp",
+    "sigma_py": 0.25,              # σ when regime == "py"
+    "alpha_dm": 1.0,               # |σ| when regime == "dm"
+    "z_dm": 0,                     # public categories when regime == "dm" (0: use k)
+    "theta": 2.0,
+    "m": 100,
+    "eps": 2.5,
+    "delta": 0.01,
+    "n_mc": 5000,
+    "mc_seed": 1,
+    "seed": 12345,
+    "bins": 20,
+    "runs": 100,
+}
+
+#: Admissible range (lo, hi) of each bounded numeric setting: the widget's range too.
+RANGES: dict[str, tuple[float, float]] = {
+    "sigma_py": (0.01, 0.95),
+    "alpha_dm": (0.05, 50.0),
+    "theta": (0.1, 100.0),
+    "m": (1, 5000),
+    "eps": (0.05, 12.0),
+    "n_mc": (500, 200_000),
+    "seed": (0, SEED_MAX),
+    "bins": (2, 100),
+    "runs": (5, 200),
+    # Informativity page (its own experiment settings)
+    "inf_p": (0.001, 1.0),
+    "inf_population": (10, 2_000_000),
+    "inf_population_seed": (0, SEED_MAX),
+    "inf_n_min": (2, 10**8),
+    "inf_n_max": (2, 10**8),
+    "inf_points": (2, 30),
+    "inf_runs": (2, 5000),
+    "inf_seed": (0, SEED_MAX),
+    "inf_eps": (0.01, 50.0),
+    "inf_delta": (1e-12, 0.5),
+    "inf_c": (1e-6, 1e6),
+    "inf_a": (0.0, 2.0),
+    "inf_theta": (0.01, 1e6),
+    # Inference page
+    "post_draws": (100, 100_000),
+    "post_seed": (0, SEED_MAX),
+    "rep_replicates": (2, 10_000),
+    "rep_draws": (100, 100_000),
+    "rep_seed": (0, SEED_MAX),
+}
+#: Settings that take one of a list of values.
+OPTIONS: dict[str, tuple] = {
+    "regime": tuple(REGIMES),
+    "delta": DELTA_OPTIONS,
+    "source_kind": ("sample", "upload"),
+    "inf_source": ("dyadic", "data"),
+    "inf_rule": ("privacy", "power"),
+}
+
+
+def clamp(value, lo, hi):
+    """``value`` moved into ``[lo, hi]`` with the type of the bounds (NaN or junk: ``lo``)."""
+    integer = isinstance(lo, int) and isinstance(hi, int)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = math.nan
+    if math.isnan(x):
+        x = lo
+    x = min(max(x, lo), hi)
+    return int(round(x)) if integer else float(x)
+
+
+def nearest_option(value, options: tuple):
+    """``value`` if it is one of ``options``; else the numerically nearest one, else the first."""
+    if value in options:
+        return value
+    try:
+        return min(options, key=lambda o: abs(math.log(float(o)) - math.log(float(value))))
+    except (TypeError, ValueError):
+        return options[0]
+
+
+def sanitise(name: str) -> None:
+    """Move the setting ``name`` into its admissible range or option list, in place."""
+    value = st.session_state[name]
+    if name in RANGES:
+        fixed = clamp(value, *RANGES[name])
+    elif name in OPTIONS:
+        fixed = nearest_option(value, OPTIONS[name])
+    else:
+        return
+    if fixed != value or type(fixed) is not type(value):
+        st.session_state[name] = fixed
+
+
+def init_state(defaults: dict[str, Any] = DEFAULTS) -> None:
+    """Put every default into the session once and clamp every bounded setting
+    (idempotent; called at the top of every run and by pages with settings of their own)."""
+    for key, value in defaults.items():
+        if key not in st.session_state:
+            st.session_state[key] = value.copy() if isinstance(value, dict) else value
+    for key in defaults:
+        sanitise(key)
+
+
+def _keep(name: str) -> None:
+    st.session_state[name] = st.session_state[f"_w_{name}"]
+
+
+def bind(name: str) -> dict:
+    """Keyword arguments that bind a widget to the persistent setting ``name``
+    (clamped into its range first, so the widget always accepts it)."""
+    sanitise(name)
+    st.session_state[f"_w_{name}"] = st.session_state[name]
+    return {"key": f"_w_{name}", "on_change": _keep, "args": (name,)}
+
+
+def bind_transform(column: str, field: str, *, none_as: Any = None) -> dict:
+    """Like :func:`bind`, for one field of a column's transform settings.
+
+    ``none_as`` stands for ``None`` in the widget: a selectbox whose value is ``None``
+    shows its placeholder ("Choose an option") instead of the option meaning "none".
+    """
+    def store(value):
+        st.session_state.transforms[column][field] = value
+
+    return bind_value(f"_w_tf_{column}_{field}", st.session_state.transforms[column][field], store,
+                      none_as=none_as)
+
+
+def bind_value(widget_key: str, value: Any, store, *, none_as: Any = None) -> dict:
+    """Keyword arguments that show ``value`` in a widget and pass each change to ``store``."""
+    st.session_state[widget_key] = none_as if value is None else value
+
+    def keep():
+        chosen = st.session_state[widget_key]
+        store(None if chosen == none_as else chosen)
+
+    return {"key": widget_key, "on_change": keep}
+
+
+def form_field(name: str) -> dict:
+    """A form widget's key, initialised from the persistent setting (forms allow no on_change)."""
+    sanitise(name)
+    st.session_state[f"_w_{name}"] = st.session_state[name]
+    return {"key": f"_w_{name}"}
+
+
+def commit_form(fields) -> None:
+    """Copy the submitted form widgets back to their persistent settings."""
+    for name in fields:
+        if f"_w_{name}" in st.session_state:
+            st.session_state[name] = st.session_state[f"_w_{name}"]
+
+
+def mechanism_parameters(n_distinct: int) -> tuple[float, float]:
+    """(σ, θ) of the selected regime. For σ < 0 the strength is θ = z·|σ| with z ≥ k public
+    categories, the parameterisation of the Dirichlet–multinomial case (docs/mathematics.md)."""
+    regime = st.session_state.regime
+    if regime == "dp":
+        return 0.0, float(st.session_state.theta)
+    if regime == "py":
+        return float(st.session_state.sigma_py), float(st.session_state.theta)
+    alpha = float(st.session_state.alpha_dm)
+    return -alpha, public_categories(n_distinct) * alpha
+
+
+def public_categories(n_distinct: int) -> int:
+    """z of the Dirichlet–multinomial regime: the user's public domain size, at least k."""
+    return max(int(st.session_state.z_dm), int(n_distinct))

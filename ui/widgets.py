@@ -1,0 +1,114 @@
+"""Widgets and notes shared by the pages.
+
+* :func:`slider`, :func:`number` and :func:`select_slider` draw a widget bound to a
+  setting of :mod:`ui.state`, with that setting's one admissible range;
+* :func:`show_errors` is the one place where a ``ValueError`` from ``core`` becomes a
+  message (``st.error``) instead of a traceback; ``app.py`` wraps every page in it, and a
+  page uses it around a step whose failure needs its own words;
+* :func:`require_selection`, :func:`sidebar_summary`, :func:`curator_only_note`,
+  :func:`progress_bar`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import streamlit as st
+
+from . import selection as sel
+from . import state
+
+
+# --------------------------------------------------------------------------- errors
+@contextlib.contextmanager
+def show_errors(context: str = "", *, stop: bool = True):
+    """Show a ``ValueError`` raised inside the block with ``st.error`` (never a traceback).
+
+    ``context`` prefixes the message (e.g. "These settings cannot be run: "). With
+    ``stop`` (default) the page stops after the message: what follows needs the result.
+    Streamlit's own control flow (``st.stop``, reruns, page switches) passes through:
+    it is not a ``ValueError``.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        st.error(f"{context}{exc}")
+        if stop:
+            st.stop()
+
+
+# --------------------------------------------------------------------------- bound widgets
+def slider(label: str, name: str, *, step, where=st, **kwargs):
+    """``st.slider`` over the admissible range of setting ``name`` (:data:`ui.state.RANGES`)."""
+    lo, hi = state.RANGES[name]
+    return where.slider(label, lo, hi, step=step, **state.bind(name), **kwargs)
+
+
+def number(label: str, name: str, *, where=st, **kwargs):
+    """``st.number_input`` over the admissible range of setting ``name``."""
+    lo, hi = state.RANGES[name]
+    return where.number_input(label, min_value=lo, max_value=hi, **state.bind(name), **kwargs)
+
+
+def form_number(label: str, name: str, *, where=st, **kwargs):
+    """``st.number_input`` inside a form, over the admissible range of setting ``name``
+    (copied back by :func:`ui.state.commit_form` when the form is submitted)."""
+    lo, hi = state.RANGES[name]
+    return where.number_input(label, min_value=lo, max_value=hi, **state.form_field(name), **kwargs)
+
+
+def select_slider(label: str, name: str, *, where=st, **kwargs):
+    """``st.select_slider`` over the options of setting ``name`` (:data:`ui.state.OPTIONS`)."""
+    return where.select_slider(label, options=list(state.OPTIONS[name]), **state.bind(name), **kwargs)
+
+
+# --------------------------------------------------------------------------- selection
+def require_selection(*, summary: bool = True) -> sel.Selection:
+    """The current selection, or stop the page with a message saying what to do.
+
+    A missing upload is a prompt (``st.info``); anything ``core`` rejected is an error.
+    ``summary=False`` leaves the sidebar summary to the page (drawn after its widgets).
+    """
+    selection, problem = sel.load_selection()
+    if problem:
+        (st.info if sel.waiting_for_upload() else st.error)(problem)
+        sidebar_summary(None)
+        st.stop()
+    if summary:
+        sidebar_summary(selection.profile())
+    return selection
+
+
+def sidebar_summary(profile: dict | None) -> None:
+    """Dataset and settings currently selected, on every page."""
+    with st.sidebar:
+        st.markdown("### Current selection")
+        if profile is None:
+            st.caption("No data selected yet: choose a dataset on the Data page.")
+            return
+        st.markdown(f"**Data:** {profile['source']}  \n**Columns:** {', '.join(profile['columns'])}  \n"
+                    f"n = {profile['n']:,}, k = {profile['k']:,}, singletons = {profile['singletons']:,}")
+        sigma, theta = state.mechanism_parameters(profile["k"])
+        st.markdown(f"**Mechanism:** {state.REGIMES[st.session_state.regime]}  \n"
+                    f"σ = {sigma:g}, θ = {theta:g}, m = {st.session_state.m:,}  \n"
+                    f"ε = {st.session_state.eps:g}, δ target = {st.session_state.delta:g}")
+
+
+def curator_only_note() -> None:
+    st.warning("Curator-only view: this shows confidential data next to synthetic data and is "
+               "not itself private. Do not publish it.", icon="🔒")
+
+
+def progress_bar(text: str):
+    """A progress bar and the ``progress(fraction, message)`` callback core functions take.
+
+    Created *inside* the cached functions of :mod:`ui.compute`: Streamlit replays the
+    elements a cached function created on a cache hit, and cannot replay calls on an
+    element created outside it.
+    """
+    bar = st.progress(0.0, text=text)
+    return bar, (lambda fraction, message: bar.progress(min(1.0, max(0.0, fraction)), text=message))
+
+
+def csv_bytes(frame) -> bytes:
+    return frame.to_csv(index=False).encode("utf-8")
