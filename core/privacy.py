@@ -254,19 +254,47 @@ def _singleton_term_at_most(m: int, theta: float, n: int, delta: float) -> bool:
     return Fraction(m) * (1 - d) <= d * (Fraction(theta) + n - 1)
 
 
-def _dp_tails(values, N, m, eps_arr):
-    """Upper-rounded T_r(ε) = P(S > (e^ε − 1)(r − 1)), S ~ BB(m, r, N − r): rows r, columns ε."""
+def _dp_pairs(values, m, eps_arr):
+    """The (row, column) pairs r ≥ 2 × ε with a bad count reachable in m draws, and their first bad counts."""
     r = values.astype(float)
-    start, _ = _first_bad(eps_arr, r - 1.0)
-    out = np.zeros(start.shape)
-    single = r == 1
-    out[single] = _singleton_term_up(m, N)
-    rows, cols = np.nonzero(~single[:, None] & (start <= m))
-    if rows.size:
-        pairs, inverse = np.unique(np.stack([r[rows], start[rows, cols]], axis=1), axis=0, return_inverse=True)
+    start, x = _first_bad(eps_arr, r - 1.0)
+    rows, cols = np.nonzero((r[:, None] >= 2) & (start <= m))
+    return r, start, x, rows, cols
+
+
+def _column_max(values_of, rows, cols, bound, best):
+    """best[j] ← max(best[j], value of every pair in column j that can exceed it).
+
+    ``bound[p]`` upper-bounds pair p's value; ``values_of(idx)`` returns the upper-rounded
+    values of the pairs ``idx``. Pairs are evaluated in two sweeps — the best bound of
+    each column first, then every pair whose bound still beats its column's maximum — so
+    rows that cannot matter (by a one-sided Chebyshev bound) are never summed.
+    """
+    if rows.size == 0:
+        return best
+    order = np.lexsort((-bound, cols))
+    first = order[np.r_[True, cols[order][1:] != cols[order][:-1]]]
+    for sweep in (first, None):
+        if sweep is None:
+            sweep = np.flatnonzero(bound * (1 + 1e-9) > best[cols] / (1 + 1e-6))
+        if sweep.size:
+            np.maximum.at(best, cols[sweep], values_of(sweep))
+    return best
+
+
+def _dp_instance_max(values, N, m, eps_arr):
+    """δ_x(ε) for σ = 0: the per-ε maximum over multiplicities r of T_r(ε), upper-rounded."""
+    r, start, _, rows, cols = _dp_pairs(values, m, eps_arr)
+    best = np.full(eps_arr.size, _singleton_term_up(m, N) if values[0] == 1 else 0.0)
+
+    def values_of(idx):
+        pairs, inverse = np.unique(np.stack([r[rows[idx]], start[rows[idx], cols[idx]]], axis=1),
+                                   axis=0, return_inverse=True)
         log_t, rel = betabinom.log_tail(m, pairs[:, 0], N - pairs[:, 0], pairs[:, 1])
-        out[rows, cols] = _upper_from_log(log_t, rel)[inverse.ravel()]
-    return out
+        return _upper_from_log(log_t, rel)[inverse.ravel()]
+
+    bound = _cantelli(m, r[rows], N, start[rows, cols])
+    return _column_max(values_of, rows, cols, bound, best)
 
 
 def instance_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, seed=None,
@@ -312,7 +340,7 @@ def instance_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, s
     eps_arr, scalar = check_eps(eps)
     n = int(counts.sum())
     if sigma == 0:
-        delta = _dp_tails(values, theta + n, m, eps_arr).max(axis=0)
+        delta = _dp_instance_max(values, theta + n, m, eps_arr)
     elif z is not None:
         delta = _dm_tails(values, -sigma, z, n, m, eps_arr).max(axis=0)
     else:
@@ -395,27 +423,28 @@ def tight_instance_delta(multiplicities, theta, m, eps):
     m = _check_m_accounting(m)
     eps_arr, scalar = check_eps(eps)
     N = theta + int(counts.sum())
-    r = values.astype(float)
-    probabilistic = _dp_tails(values, N, m, eps_arr)
-    start, x = _first_bad(eps_arr, r - 1.0)
-    out = np.zeros(start.shape)
-    out[r == 1] = probabilistic[r == 1]
-    live = (r[:, None] >= 2) & (start <= m)
-    if live.any():
-        rows, cols = np.nonzero(live)
-        d0 = _offset(eps_arr, r - 1.0, start, x, rows, cols)
+    probabilistic = _dp_instance_max(values, N, m, eps_arr)
+    r, start, x, rows, cols = _dp_pairs(values, m, eps_arr)
+    best = np.full(eps_arr.size, _singleton_term_up(m, N) if values[0] == 1 else 0.0)
+
+    def values_of(idx):
+        rr, cc = rows[idx], cols[idx]
+        d0 = _offset(eps_arr, r - 1.0, start, x, rr, cc)
         # E[(S − x)/(S + r − 1)] over all S is 1 − e^ε (N − 1)/(m + N − 1) in closed form
         # (E[1/(S + r − 1)] = (N − 1)/((r − 1)(m + N − 1)) for S ~ BB(m, r, N − r)).
         with np.errstate(over="ignore", invalid="ignore"):
-            scaled = np.exp(eps_arr[cols]) * ((N - 1.0) / (m + N - 1.0))
+            scaled = np.exp(eps_arr[cc]) * ((N - 1.0) / (m + N - 1.0))
         total = np.where(np.isfinite(scaled), 1.0 - scaled, -np.inf)
-        total_err = 8 * UNIT_ROUNDOFF * (1.0 + np.abs(scaled))
-        log_t, rel = betabinom.log_tail(m, r[rows], N - r[rows], start[rows, cols],
-                                        offset=d0, shift=r[rows] - 1.0, total=total,
-                                        total_err=np.where(np.isfinite(total_err), total_err, np.inf))
+        total_err = np.where(np.isfinite(scaled), 8 * UNIT_ROUNDOFF * (1.0 + np.abs(scaled)), np.inf)
+        log_t, rel = betabinom.log_tail(m, r[rr], N - r[rr], start[rr, cc], offset=d0, shift=r[rr] - 1.0,
+                                        total=total, total_err=total_err)
         # the offset d0 carries ≤ 1e-10 relative error (see _offset); weights ≤ 1
-        out[rows, cols] = _upper_from_log(log_t, rel + 1e-10)
-    return _as_output(np.minimum(out, probabilistic).max(axis=0), scalar)
+        return _upper_from_log(log_t, rel + 1e-10)
+
+    # each tight term is ≤ its T_r ≤ the Cantelli bound of T_r
+    tight = _column_max(values_of, rows, cols, _cantelli(m, r[rows], N, start[rows, cols]), best)
+    # the profile is never above the probabilistic δ: both are upper bounds of it
+    return _as_output(np.minimum(tight, probabilistic), scalar)
 
 
 def _dp_moments(m, r, N):

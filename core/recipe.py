@@ -20,7 +20,9 @@ JSON form (``schema_version`` 1)::
     {
       "schema": "bnp-synth/release-recipe",
       "schema_version": 1,
-      "data": {"source": "sample:cps_earnings.csv", "sep": null,
+      "data": {"source": "sample:cps_earnings.csv", "sep": null, "header": null,
+               "encoding": null, "thousands": null, "keep_na_text": false,
+               "counts_column": null,
                "columns": [{"name": "earnings", "kind": "numeric", "log": false,
                             "bounds": [0.0, 100.0], "decimals": 2, "scale": true,
                             "categories": null}]},
@@ -30,6 +32,12 @@ JSON form (``schema_version`` 1)::
       "seed": 12345,
       "accounting": {"n_mc": 20000}
     }
+
+The reader's options in ``data`` (``sep``, ``header``, ``encoding``, ``thousands``,
+``keep_na_text``: :func:`core.data.read_table`; ``null`` means "detect") and
+``counts_column`` (the input is a frequency table ``value(s), count``) are optional when
+read — a recipe without them reads the file with the defaults — and always written, so
+that a replay reads the file exactly as the release did.
 
 ``data.source`` is ``"sample:<file name>"`` (a bundled sample in ``sample_data/``),
 ``"upload:<sha256 of the file>"`` (an upload; the data must be passed to
@@ -69,8 +77,10 @@ from . import data as data_layer
 from .mechanisms import pypp_release
 from .plots import format_upper
 from .privacy import (
+    dirichlet_multinomial_is_pure,
     dirichlet_multinomial_pure_epsilon,
     global_delta,
+    global_delta_at_most,
     max_instance_synthetic_size,
     max_synthetic_size,
     singleton_limit,
@@ -250,7 +260,17 @@ class ReleaseRecipe:
     mechanism : str
         ``"pypp"`` (the only runnable mechanism so far; see :data:`MECHANISMS`).
     sep : str or None
-        Field separator of the CSV file; ``None`` lets :func:`core.data.read_csv` decide.
+        Field separator of the CSV file; ``None`` lets :func:`core.data.read_table` detect it.
+    header : bool or None
+        Whether the first row names the columns; ``None`` lets the reader decide.
+    encoding : str or None
+        Text encoding (a Python codec name); ``None`` detects it.
+    thousands : str or None
+        Thousands separator removed from numbers (``None``: none).
+    keep_na_text : bool
+        Keep cells spelled ``NA``, ``NULL``, … as labels.
+    counts_column : str or None
+        The data are a frequency table: this column holds the count of each row.
     n_mc : int in [1, 10**6]
         Monte Carlo replicates of the σ ∈ (0, 1) accounting in the curator's report.
     """
@@ -267,6 +287,11 @@ class ReleaseRecipe:
     mechanism: str = "pypp"
     sep: str | None = None
     n_mc: int = 20000
+    header: bool | None = None
+    encoding: str | None = None
+    thousands: str | None = None
+    keep_na_text: bool = False
+    counts_column: str | None = None
 
     def __post_init__(self):
         put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731  (frozen)
@@ -299,6 +324,16 @@ class ReleaseRecipe:
         if self.sep is not None and (not isinstance(self.sep, str) or not self.sep):
             raise ValueError(f"sep must be a non-empty string or None, got {self.sep!r}")
         put("n_mc", check_integer("n_mc", _plain_int("n_mc", self.n_mc), minimum=1, maximum=MAX_N_MC))
+        if self.header is not None:
+            put("header", check_flag("header", self.header))
+        put("keep_na_text", check_flag("keep_na_text", self.keep_na_text))
+        for name in ("encoding", "thousands", "counts_column"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ValueError(f"{name} must be a non-empty string or None, got {value!r}")
+        if self.counts_column is not None and self.counts_column in [c.name for c in self.columns]:
+            raise ValueError(f"counts_column {self.counts_column!r} is also a released column: release the value "
+                             "column(s) only")
 
     # ------------------------------------------------------------------ forms
     @property
@@ -336,7 +371,8 @@ class ReleaseRecipe:
             "schema_version": SCHEMA_VERSION,
             "data": {
                 "source": self.source,
-                "sep": self.sep,
+                **self.read_options(),
+                "counts_column": self.counts_column,
                 "columns": [{"name": c.name, "kind": c.kind, "log": c.log,
                              "bounds": None if c.bounds is None else [c.bounds[0], c.bounds[1]],
                              "decimals": c.decimals, "scale": c.scale,
@@ -349,6 +385,11 @@ class ReleaseRecipe:
             "seed": self.seed,
             "accounting": {"n_mc": self.n_mc},
         }
+
+    def read_options(self) -> dict:
+        """The options of :func:`core.data.read_table` the recipe fixes (``None``: detect)."""
+        return {"sep": self.sep, "header": self.header, "encoding": self.encoding, "thousands": self.thousands,
+                "keep_na_text": self.keep_na_text}
 
     def to_json(self, *, confidential: bool = False) -> str:
         """JSON text (UTF-8, indented, newline-terminated). ``confidential`` puts a
@@ -376,7 +417,9 @@ class ReleaseRecipe:
                              + ("; upgrade bnp-synth to read it" if newer else ""))
         check_fields("the recipe", obj, _TOP_FIELDS,
                      required=("data", "mechanism", "release_size", "privacy_target"))
-        data = check_fields("recipe.data", obj["data"], ("source", "sep", "columns"), required=("source", "columns"))
+        data = check_fields("recipe.data", obj["data"], ("source", "sep", "header", "encoding", "thousands",
+                                                         "keep_na_text", "counts_column", "columns"),
+                            required=("source", "columns"))
         if not isinstance(data["columns"], list):
             raise ValueError(f"recipe.data.columns must be a list of column objects, got {data['columns']!r}")
         columns = []
@@ -408,7 +451,9 @@ class ReleaseRecipe:
         return cls(source=data["source"], columns=tuple(columns), eps=target["eps"], delta=target["delta"],
                    m=size.get("m"), size_rule=size["rule"], sigma=params.get("sigma", 0.0), theta=params["theta"],
                    seed=obj.get("seed"), mechanism=name, sep=data.get("sep"),
-                   n_mc=accounting.get("n_mc", 20000))
+                   n_mc=accounting.get("n_mc", 20000), header=data.get("header"), encoding=data.get("encoding"),
+                   thousands=data.get("thousands"), keep_na_text=data.get("keep_na_text", False),
+                   counts_column=data.get("counts_column"))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "ReleaseRecipe":
@@ -523,7 +568,11 @@ def resolve_release_size(recipe: ReleaseRecipe, multiplicities) -> tuple[int, st
 
 
 def _resolve_data(recipe: ReleaseRecipe, data):
-    """(frame or prepared, label, notes): read what the recipe or the caller names."""
+    """(data to prepare, label, notes): what the recipe or the caller names.
+
+    A path, bytes or file is returned as is (it is aggregated by :func:`_prepare`);
+    ``None`` becomes the recipe's sample or path.
+    """
     notes: list[str] = []
     if isinstance(data, (data_layer.PreparedData, pd.DataFrame)):
         return data, recipe.source, notes
@@ -536,22 +585,23 @@ def _resolve_data(recipe: ReleaseRecipe, data):
         if kind == "sample" and not path.is_file():
             raise ValueError(f"the bundled sample {recipe.source[len(_SAMPLE):]!r} is not in {str(SAMPLE_DIR)!r}; "
                              "pass the data file explicitly")
-        data = path
+        data = str(path) if kind == "path" else path
     label = str(data) if isinstance(data, (str, os.PathLike)) else recipe.source
     if isinstance(data, (str, os.PathLike)) and Path(data).is_dir():
         raise ValueError(f"{str(data)!r} is a directory, not a CSV file: give the path of the data file")
     if recipe.source.startswith(_UPLOAD + ":"):
-        content = Path(data).read_bytes() if isinstance(data, (str, os.PathLike)) else (
+        content = Path(data).read_bytes() if isinstance(data, (str, os.PathLike)) and Path(data).is_file() else (
             bytes(data) if isinstance(data, (bytes, bytearray, memoryview)) else None)
         if content is not None and upload_source(content) != recipe.source:
             notes.append("The data file differs from the one the recipe was made from (its SHA-256 does not "
                          "match the recipe's source): the release will differ from the recorded one.")
-    sep = {} if recipe.sep is None else {"sep": recipe.sep}
-    return data_layer.read_csv(data, max_bytes=None, **sep), label, notes
+    return data, label, notes
 
 
-def _prepare(recipe: ReleaseRecipe, data) -> tuple[data_layer.PreparedData, str, list[str]]:
+def _prepare(recipe: ReleaseRecipe, data, engine: str, scheduler: str | None):
+    """(prepared, label, notes, reading): the prepared data and the reader's record (or None)."""
     source, label, notes = _resolve_data(recipe, data)
+    reading = None
     if isinstance(source, data_layer.PreparedData):
         specs = tuple(c.spec for c in source.column_info)
         if specs != recipe.columns:
@@ -560,31 +610,53 @@ def _prepare(recipe: ReleaseRecipe, data) -> tuple[data_layer.PreparedData, str,
         prepared = source
         notes += [f"The bounds of column {c!r} were computed from the confidential data. They are not private: "
                   "the stated differential-privacy guarantee does not cover them." for c in recipe.bounds_from_data]
-    else:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", PrivacyLeakWarning)
-            prepared = data_layer.prepare(source, list(recipe.columns))
-        notes += [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
-    return prepared, label, notes
+        return prepared, label, notes, reading
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyLeakWarning)
+        if isinstance(source, pd.DataFrame):
+            counts = None
+            if recipe.counts_column is not None:
+                if recipe.counts_column not in source.columns:
+                    raise ValueError(f"no counts column {recipe.counts_column!r}; the columns are "
+                                     f"{', '.join(map(repr, source.columns))}")
+                counts = data_layer._counts_from_column(source[recipe.counts_column], recipe.counts_column)
+            prepared = data_layer.prepare(source, list(recipe.columns), counts=counts)
+        else:
+            aggregated = data_layer.aggregate(source, list(recipe.columns), engine=engine, scheduler=scheduler,
+                                              counts_column=recipe.counts_column, **recipe.read_options())
+            prepared, reading = aggregated.prepared, aggregated.reading()
+    notes += [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    return prepared, label, notes, reading
 
 
 def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
-               data_label: str | None = None) -> ReleaseResult:
+               data_label: str | None = None, engine: str = "duckdb", scheduler: str | None = None,
+               reading: dict | None = None) -> ReleaseResult:
     """Run a release recipe: prepare the data, resolve m, release, report (issue 10 §A.1).
 
     Parameters
     ----------
     recipe : ReleaseRecipe
-    data : None, path, bytes, file-like, pandas.DataFrame or core.data.PreparedData
+    data : None, path, glob, bytes, file-like, pandas.DataFrame or core.data.PreparedData
         The confidential data. ``None`` reads the recipe's source (a bundled sample or
-        a path; an upload must be passed). A path, bytes or file-like is read with
-        :func:`core.data.read_csv` (no size limit); a DataFrame is prepared with the
-        recipe's columns; a ``PreparedData`` must have been prepared with exactly
-        ``recipe.columns`` (the app passes its cached one).
+        a path; an upload must be passed). A path (CSV, ``.csv.gz``, Parquet, or a glob
+        of them), bytes or file-like is reduced to its frequency table by
+        :func:`core.data.aggregate` with the recipe's reader options (no size limit); a
+        DataFrame is prepared with the recipe's columns (and ``counts_column``); a
+        ``PreparedData`` must have been prepared with exactly ``recipe.columns`` (the
+        app passes its cached one).
     command : str, optional
         The command line that regenerates the release (curator's report).
     data_label : str, optional
         How the curator's report names the data (default: the path or the source).
+    engine : {'duckdb', 'dask', 'pandas'}
+        How a file is aggregated (:func:`core.data.aggregate`); the table, hence the
+        release, is the same with each.
+    scheduler : str, optional
+        Dask scheduler address (``engine='dask'``).
+    reading : dict, optional
+        The reader's record (``ReadDecisions.to_dict()``) when ``data`` is already
+        read (the app); recorded as ``report["data"]["reading"]``.
 
     Returns
     -------
@@ -604,7 +676,8 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
     """
     if not isinstance(recipe, ReleaseRecipe):
         raise ValueError(f"recipe must be a ReleaseRecipe, got {type(recipe).__name__}")
-    prepared, label, notes = _prepare(recipe, data)
+    prepared, label, notes, read_record = _prepare(recipe, data, engine, scheduler)
+    read_record = reading if read_record is None else read_record
     if recipe.seed is None:
         # Fresh entropy, recorded in the result's recipe so the release can be reproduced.
         recipe = recipe.with_seed(int(np.random.SeedSequence().entropy))
@@ -621,6 +694,9 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
         bounds_from_data=prepared.any_bounds_from_data, command=command, n_new_values=release.n_new_values,
         n_mc=recipe.n_mc)
     curator["release"]["m_chosen_by"] = m_rule
+    # How the file was read (delimiter, encoding, header, engine, ...): release_report
+    # does not know the reader, so the record is added here.
+    curator["data"]["reading"] = read_record
     missed = [_missed(g, recipe) for g in curator["guarantees"]]
     curator["warnings"] = list(curator["warnings"]) + [w for w in missed if w] + notes
     curator["recipe"] = recipe.to_dict()
@@ -675,12 +751,12 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
         d = float(global_delta(n, theta, m, eps))
         guarantee = {
             "name": "global_delta", "scope": "global", "kind": "approximate", "eps": eps, "delta": d,
-            "meets_target": bool(d <= target),
+            "meets_target": global_delta_at_most(n, theta, m, eps, target),   # exact verdict
             "description": (f"Global (ε, δ)-differential privacy (Theorem 2): for every dataset of n = {n} records "
                             f"and every dataset that differs from it in one record, the probability of any set of "
                             f"outputs grows by at most a factor e^ε plus δ, with ε = {eps:g} and δ = "
                             f"{format_upper(d)} (rounded up).")}
-        if d > target:
+        if not guarantee["meets_target"]:
             warn.append(f"The global guarantee misses the target: δ = {format_upper(d)} > {target:g} at ε = {eps:g}.")
     elif sigma > 0:
         dependent.append("With σ in (0, 1) the release has only an instance-level guarantee (Theorem 1, "
@@ -701,11 +777,11 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
         eps_glob = dirichlet_multinomial_pure_epsilon([1], alpha, m, instance=False)
         guarantee = {
             "name": "global_pure_dp", "scope": "global", "kind": "pure", "eps": eps_glob, "delta": 0.0,
-            "meets_target": bool(eps_glob <= eps),
+            "meets_target": dirichlet_multinomial_is_pure([1], alpha, m, eps, instance=False),   # exact
             "description": (f"Global pure ε-differential privacy (Dirichlet–multinomial over z = {z} public "
                             f"categories, α = |σ| = {alpha:g}): m ≤ (e^ε − 1)·α holds for every ε ≥ "
                             f"{format_upper(eps_glob)}, for every dataset of n = {n} records.")}
-        if eps_glob > eps:
+        if not guarantee["meets_target"]:
             warn.append(f"The pure guarantee needs ε ≥ {format_upper(eps_glob)}, above the target ε = {eps:g}.")
         dependent_z = ("z = θ/|σ| must be the size of a public category domain fixed without looking at the data; "
                        "if it was chosen from the data (e.g. z = the number of observed values) the statement "

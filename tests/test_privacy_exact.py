@@ -33,27 +33,30 @@ def tail_exact(m, a, b, s0):
     return mpmath.exp(betabinom.log_tail_mp(m, a, b, s0, dps=50))
 
 
-def instance_exact(mult, theta, m, eps):
+def _rows(mult, theta):
+    """N = θ + n and the distinct multiplicities of a profile."""
     mult = np.asarray(mult)
-    n = int(mult.sum())
-    N = mpmath.mpf(theta) + n
-    best = mpmath.mpf(0)
-    for r in np.unique(mult):
-        r = int(r)
-        if r == 1:
-            best = max(best, m / (m + N - 1))
-        else:
-            best = max(best, tail_exact(m, r, float(N - r), start_exact(eps, r - 1)))
-    return best
+    return mpmath.mpf(theta) + int(mult.sum()), [int(r) for r in np.unique(mult)]
+
+
+def _log_pmf_mp(m, a, b, s):
+    return (mpmath.loggamma(m + 1) - mpmath.loggamma(s + 1) - mpmath.loggamma(m - s + 1)
+            + mpmath.loggamma(s + a) + mpmath.loggamma(m - s + b) - mpmath.loggamma(m + a + b)
+            - mpmath.loggamma(a) - mpmath.loggamma(b) + mpmath.loggamma(a + b))
+
+
+def instance_exact(mult, theta, m, eps):
+    N, values = _rows(mult, theta)
+    terms = [m / (m + N - 1) if r == 1 else tail_exact(m, r, float(N - r), start_exact(eps, r - 1))
+             for r in values]
+    return max(terms)
 
 
 def tight_exact(mult, theta, m, eps):
-    mult = np.asarray(mult)
-    n = int(mult.sum())
-    N = mpmath.mpf(theta) + n
+    """max_r E[(S − x)/(S + r − 1); S ≥ s0] at 50 digits, summed until the terms are negligible."""
+    N, values = _rows(mult, theta)
     best = mpmath.mpf(0)
-    for r in np.unique(mult):
-        r = int(r)
+    for r in values:
         if r == 1:
             best = max(best, m / (m + N - 1))
             continue
@@ -62,10 +65,7 @@ def tight_exact(mult, theta, m, eps):
             continue
         x = mpmath.expm1(mpmath.mpf(eps)) * (r - 1)
         a, b = mpmath.mpf(r), N - r
-        logp = (mpmath.loggamma(m + 1) - mpmath.loggamma(s0 + 1) - mpmath.loggamma(m - s0 + 1)
-                + mpmath.loggamma(s0 + a) + mpmath.loggamma(m - s0 + b) - mpmath.loggamma(m + a + b)
-                - mpmath.loggamma(a) - mpmath.loggamma(b) + mpmath.loggamma(a + b))
-        term = mpmath.exp(logp)
+        term = mpmath.exp(_log_pmf_mp(m, a, b, s0))
         total = term * (s0 - x) / (s0 + r - 1)
         s = s0
         while s < m:
