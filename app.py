@@ -5,14 +5,16 @@ The entry point of every page. When ``.streamlit/secrets.toml`` configures a log
 page; without a login, a banner warns when the app is reachable beyond localhost. Then
 the settings go into the session and the page chosen in the sidebar (``st.navigation``)
 runs inside the one error handler that turns a ``ValueError`` from ``core`` into a
-message (:func:`ui.widgets.show_errors`).
+message (:func:`ui.widgets.show_errors`). Before all that, the server's allocator is set to
+return large freed buffers to the system (:mod:`ui.allocator`), so a closed session's data
+leave the server's memory, not only its Python heap.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui import access, state, widgets
+from ui import access, allocator, state, widgets
 
 PAGES = [
     st.Page("app_pages/data.py", title="Data", icon="📄", default=True),
@@ -21,8 +23,12 @@ PAGES = [
     st.Page("app_pages/compare.py", title="Compare", icon="📊"),
     st.Page("app_pages/informativity.py", title="Informativity", icon="📈"),
     st.Page("app_pages/inference.py", title="Inference", icon="🔎"),
+    st.Page("app_pages/audit.py", title="Audit", icon="🛡️"),
 ]
 
+# Large buffers (uploads and what is derived from them) go back to the OS when a session
+# ends, instead of staying in glibc's arenas (ui/allocator.py; once per server process).
+allocator.release_large_buffers_on_free()
 st.set_page_config(page_icon="🔒", layout="wide")
 login = access.signed_in()   # None: no login configured
 if login is False:

@@ -26,7 +26,8 @@ n, d = prepared.n, prepared.d
 
 theta = float(st.session_state.theta)
 eps, delta = float(st.session_state.eps), float(st.session_state.delta)
-st.markdown(f"Every mechanism is calibrated to **ε = {eps:g}, δ = {delta:g}** (from the Privacy page). "
+st.markdown(f"Every mechanism is calibrated to **ε = {eps:g}, δ = {plots.format_upper(delta)}** (from the Privacy "
+            "page). "
             f"PYPP is compared at σ = 0 with θ = {theta:g} and its *global* guarantee (Theorem 2); the "
             "histogram baselines work on the data scaled to [0, 1] with the column bounds. Metrics are in "
             "scaled units.")
@@ -90,8 +91,8 @@ with tab_runs:
 
 with tab_sweep:
     sweep_runs = st.slider("repetitions per ε", 5, 100, value=20, step=5, key="sweep_runs")
-    st.caption(f"ε grid: {', '.join(f'{e:g}' for e in compute.SWEEP_EPS)}; δ = {delta:g}; m as chosen above "
-               "(\"largest\" re-computes m* at each ε).")
+    st.caption(f"ε grid: {', '.join(f'{e:g}' for e in compute.SWEEP_EPS)}; δ = {plots.format_upper(delta)}; "
+               "m as chosen above (\"largest\" re-computes m* at each ε).")
     if st.button("Run ε sweep", key="run_sweep"):
         st.session_state.sweep_params = (selection.key, delta, m_arg, theta, bins, int(sweep_runs), seed)
     sweep_params = st.session_state.get("sweep_params")

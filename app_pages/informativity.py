@@ -159,8 +159,8 @@ st.subheader("Mean W1 against n")
 st.caption(population_note + f" θ = {theta:g}, R = {runs:,} runs per point, seed {seed}.")
 if rule_kind == "privacy":
     st.markdown(f"Release size: the largest m for which the release is **globally** (ε, δ)-DP "
-                f"with ε = {rule[1]:g}, δ = {rule[2]:g} (Theorem 2, σ = 0): a guarantee for every dataset of "
-                "size n, approximate DP (δ > 0). It grows at most linearly in n: it never exceeds the "
+                f"with ε = {rule[1]:g}, δ = {plots.format_upper(rule[2])} (Theorem 2, σ = 0): a guarantee for "
+                "every dataset of size n, approximate DP (δ > 0). It grows at most linearly in n: it never exceeds the "
                 "singleton limit m_sing = ⌊δ(θ + n − 1)/(1 − δ)⌋.")
 else:
     st.markdown(f"Release size {result.label}: a = 1 keeps a fixed fraction of the data (the fixed-δ regime), "

@@ -36,7 +36,7 @@ with st.container(border=True):
         widgets.slider("m (synthetic sample size)", "m", step=1)
     with b:
         widgets.slider("ε", "eps", step=0.05)
-        widgets.select_slider("δ target", "delta", format_func=lambda d: f"{d:g}")
+        widgets.select_slider("δ target", "delta", format_func=plots.format_upper)
 
 sigma, theta = state.mechanism_parameters(k)
 m, eps, delta = int(st.session_state.m), float(st.session_state.eps), float(st.session_state.delta)
@@ -49,10 +49,11 @@ if selection.prepared.any_bounds_from_data:
                "they are not covered by the guarantees below.", icon="⚠️")
 
 # ------------------------------------------------------------------ δ(ε)
+# Every δ and ε threshold below is rounded up by core.plots.format_upper, and every yes/no
+# comes from core's exact verdict functions, never from comparing rounded floats.
 if regime == "dp":
     curves = compute.dp_delta_curves(selection.key, multiplicities, n, theta, m, eps_grid)
-    point = compute.dp_point_guarantees(selection.key, multiplicities, n, theta, m, eps)
-    meets = point["instance"] <= delta
+    point = compute.dp_point_guarantees(selection.key, multiplicities, n, theta, m, eps, delta)
     st.markdown(
         f"**Guarantee at ε = {eps:g}, m = {m:,}, θ = {theta:g} (σ = 0, Dirichlet process).** "
         f"For *your data* the release is **instance-level** (ε, δ)-probabilistic DP with "
@@ -60,10 +61,13 @@ if regime == "dp":
         f"δ = {fmt(point['tight'])}). This is an *instance-level* guarantee: it depends on the "
         f"confidential data and is not itself private. **Globally** — for every dataset of "
         f"n = {n:,} records (Theorem 2) — the release is (ε, δ)-DP with **δ = {fmt(point['global'])}** "
-        f"(simple bound {fmt(point['simple'])}). Both are *approximate* DP (δ > 0), not pure ε-DP.")
-    verdict = (st.success if meets else st.error)
-    verdict(f"Instance-level δ = {fmt(point['instance'])} {'≤' if meets else '>'} δ target {delta:g}; "
-            f"global δ = {fmt(point['global'])} {'≤' if point['global'] <= delta else '>'} δ target.")
+        f"(simple bound {fmt(point['simple'])}): *approximate* DP, never pure ε-DP, since δ* is at "
+        "least the singleton term m/(m + θ + n − 1) > 0 at every ε. Each δ is rounded up.")
+    meets_instance, meets_global = point["instance_meets"], point["global_meets"]
+    verdict = st.success if meets_instance else st.error
+    verdict(f"Instance-level δ = {fmt(point['instance'])} {'≤' if meets_instance else '>'} δ target "
+            f"{fmt(delta)}; global δ = {fmt(point['global'])} {'≤' if meets_global else '>'} δ target "
+            "(both decided exactly).")
     plateau = curves["singleton_term"] if table.singletons else None
     series = {"instance-level δ_x(ε) (paper)": curves["instance"],
               "tight profile δ_x^tight(ε)": curves["tight"],
@@ -78,17 +82,40 @@ if regime == "dp":
                    f"the singleton plateau {fmt(plateau)}, whatever ε. Lower m or raise θ to lower it.")
 elif regime == "dm":
     z = state.public_categories(k)
-    res = compute.dm_delta_curve(selection.key, multiplicities, sigma, theta, m, eps_grid, eps)
-    pure_inst, pure_glob = res["pure_eps_instance"], res["pure_eps_global"]
-    st.markdown(
-        f"**Guarantee at ε = {eps:g}, m = {m:,} (σ = {sigma:g} < 0: Dirichlet–multinomial over z = {z:,} "
-        f"public categories, α = {-sigma:g}).** The release is **pure** ε-DP **globally** for ε ≥ "
-        f"{fmt(pure_glob)} and pure ε-DP **at your data** (instance-level) for ε ≥ {fmt(pure_inst)}. "
-        f"At ε = {eps:g} the instance-level probabilistic bound is **δ = {fmt(res['at_eps'])}**"
-        + (" (0: the pure condition holds)." if res["at_eps"] == 0 else "."))
+    alpha = -sigma
+    res = compute.dm_delta_curve(selection.key, multiplicities, sigma, theta, m, eps_grid)
+    point = compute.dm_point_guarantees(selection.key, multiplicities, sigma, theta, m, eps, delta)
+    head = (f"**Guarantee at ε = {eps:g}, m = {m:,} (σ = {sigma:g} < 0: Dirichlet–multinomial over z = {z:,} "
+            f"public categories, α = {alpha:g}).** ")
+    if z == 1:
+        # One public category: every dataset releases m copies of it, so no neighbour differs.
+        st.markdown(head + "With a single public category every dataset gives the same release (m copies of "
+                    "that category): **δ = 0 exactly** at every ε — the release reveals nothing.")
+    else:
+        if point["pure_instance"]:
+            at_eps = (f"At ε = {eps:g} the pure condition holds at your data, so the exact instance-level "
+                      "**δ = 0**.")
+        else:
+            at_eps = (f"At ε = {eps:g} the pure condition does not hold at your data; the instance-level "
+                      f"probabilistic δ is at most **δ ≤ {fmt(point['bound'])}** — an upper *bound* (it can "
+                      "exceed the exact value several times on small data), rounded up.")
+        st.markdown(
+            head + f"The release is **pure** ε-DP **globally** for ε ≥ {fmt(res['pure_eps_global'])} "
+            f"(at ε = {eps:g}: **{'yes' if point['pure_global'] else 'no'}**) and pure ε-DP **at your data** "
+            f"(instance-level) for ε ≥ {fmt(res['pure_eps_instance'])} "
+            f"(at ε = {eps:g}: **{'yes' if point['pure_instance'] else 'no'}**). " + at_eps)
+        if point["bound_meets"]:
+            st.success(f"Instance-level δ bound {fmt(point['bound'])} ≤ δ target {fmt(delta)}: the target is met "
+                       "(decided exactly).")
+        else:
+            st.error(f"Instance-level δ bound {fmt(point['bound'])} > δ target {fmt(delta)}: the bound does not "
+                     "show the target is met (the exact δ may be lower; the bound is what is guaranteed).")
     fig = plots.delta_curves_figure(eps_grid, {"instance-level δ bound (σ < 0)": res["curve"]},
-                                    delta_target=delta, eps_selected=eps)
+                                    delta_target=delta, eps_selected=eps,
+                                    title="δ(ε) upper bound (σ < 0): the exact δ is at most this curve")
     st.plotly_chart(fig, key="delta_curve")
+    st.caption("The curve is an upper **bound** on the instance-level δ_x(ε), not its exact value (exact only "
+               "where it is 0: in the pure region, and for a single public category).")
 else:
     n_mc = int(st.session_state.n_mc)
     res = compute.py_monte_carlo(selection.key, multiplicities, sigma, theta, m, eps_grid, n_mc,
@@ -96,10 +123,10 @@ else:
     # The Monte Carlo runs on the fixed ε grid: report its point nearest to the chosen ε.
     i = int(np.argmin(np.abs(np.asarray(eps_grid) - eps)))
     st.markdown(
-        f"**Guarantee at ε ≈ {eps_grid[i]:.3g}, m = {m:,}, σ = {sigma:g}, θ = {theta:g} (Pitman–Yor).** "
+        f"**Guarantee at ε ≈ {fmt(eps_grid[i])}, m = {m:,}, σ = {sigma:g}, θ = {theta:g} (Pitman–Yor).** "
         f"Instance-level (ε, δ)-probabilistic DP at your data with **δ = {fmt(res['upper'][i])}**: the "
         f"one-sided 95% Clopper–Pearson upper bound of a Monte Carlo estimate "
-        f"({res['estimate'][i]:.4g} ± {res['std_error'][i]:.2g} s.e., {res['n_mc']:,} replicates, "
+        f"({fmt(res['estimate'][i])} ± {res['std_error'][i]:.2g} s.e., {res['n_mc']:,} replicates, "
         f"{res['n_types']} neighbour types). *Approximate* and *instance-level*: it depends on the "
         "confidential data and is not itself private. No global closed form exists for σ > 0.")
     fig = plots.delta_curves_figure(
@@ -113,7 +140,7 @@ else:
 st.subheader("Largest admissible release size")
 if regime == "dp":
     sizes = compute.size_curves(selection.key, multiplicities, n, theta, delta, compute.EPS_GRID_SIZE_CURVE)
-    st.markdown(f"With δ = {delta:g} and θ = {theta:g}, no ε allows more than the **singleton limit "
+    st.markdown(f"With δ = {fmt(delta)} and θ = {theta:g}, no ε allows more than the **singleton limit "
                 f"m_sing = {sizes['m_sing']:,}** synthetic values under Theorem 2 (the ε-vs-m plateau).")
     fig_m = plots.max_m_figure(compute.EPS_GRID_SIZE_CURVE,
                                {"global m*(ε, δ) (Theorem 2)": sizes["global"],
@@ -132,13 +159,13 @@ left, right = st.columns(2)
 target_eps = left.number_input("target ε", min_value=0.05, max_value=20.0, value=float(st.session_state.eps),
                                step=0.25, key="target_eps")
 target_delta = right.select_slider("target δ", options=list(state.DELTA_OPTIONS),
-                                   value=float(st.session_state.delta), format_func=lambda d: f"{d:g}",
+                                   value=float(st.session_state.delta), format_func=plots.format_upper,
                                    key="target_delta")
 current_theta = float(st.session_state.theta)
 grid, m_star = compute.feasible_region(n, float(target_eps), float(target_delta), current_theta)
 at_current = int(m_star[grid.index(current_theta)])
 best = int(np.argmax(m_star))
-st.markdown(f"For ε = {target_eps:g}, δ = {target_delta:g} and n = {n:,}: at your θ = {current_theta:g} the "
+st.markdown(f"For ε = {target_eps:g}, δ = {fmt(target_delta)} and n = {n:,}: at your θ = {current_theta:g} the "
             f"largest admissible release is **m\\* = {at_current:,}**; over the θ grid the largest is "
             f"m\\* = {int(m_star[best]):,} at θ = {grid[best]:.3g} (a larger θ puts more mass on new values, "
             "which buys a larger release at the cost of more values drawn from H).")

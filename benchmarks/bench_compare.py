@@ -2,8 +2,11 @@
 
 Run: python benchmarks/bench_compare.py [--repeats 3]
 
-Target: R = 100 runs of PYPP, the five histogram baselines and the bootstrap, n = 5·10^4,
-m = 2000, one column: at most 5 s on the 2-core development machine. Each figure is the
+Target: R = 100 runs of every mechanism of ``core.compare`` (``DEFAULT_MECHANISMS`` and
+``BAYESIAN_FAMILY``) — PYPP, the
+old-values-only PYPP, the five histogram baselines, truncated-Dirichlet posterior sampling,
+the pseudo-posterior (record and scalar weights) and the bootstrap — n = 5·10^4, m = 2000,
+one column: at most 5 s on the 2-core development machine (issues 3 and 11). Each figure is the
 best of a few repeats; the reference is the bootstrap alone (100 releases of m plus their
 exact W1), measured in the same run, and every timing is also reported as a ratio to it.
 """
@@ -19,11 +22,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from timing import timings  # noqa: E402
 from core.baselines import Bootstrap  # noqa: E402
-from core.compare import calibrate, run_comparison  # noqa: E402
+from core.compare import BAYESIAN_FAMILY, DEFAULT_MECHANISMS, calibrate, run_comparison  # noqa: E402
 from core.utility import wasserstein1_runs  # noqa: E402
 
 N, M, RUNS, EPS, DELTA, THETA, BINS = 50_000, 2000, 100, 2.5, 0.05, 2.0, 25
 TARGET_SECONDS = 5.0
+#: Every mechanism of the comparison (the defaults and the Bayesian family of issue 11).
+MECHANISMS = DEFAULT_MECHANISMS + tuple(k for k in BAYESIAN_FAMILY if k not in DEFAULT_MECHANISMS)
 
 
 def income_like(rng, *, rounding):
@@ -53,14 +58,14 @@ def main():
             wasserstein1_runs(z, x)
 
         def full():
-            cal = calibrate(N, EPS, DELTA, M, theta=THETA, bins=BINS)
+            cal = calibrate(N, EPS, DELTA, M, theta=THETA, bins=BINS, mechanisms=MECHANISMS)
             run_comparison(x, cal, runs=RUNS, rng=rng)
 
-        cal = calibrate(N, EPS, DELTA, M, theta=THETA, bins=BINS)
+        cal = calibrate(N, EPS, DELTA, M, theta=THETA, bins=BINS, mechanisms=MECHANISMS)
         out["config"]["mechanisms"] = [mech.name for mech in cal.mechanisms]
         t_ref = timings(reference, args.repeats)
         t_full = timings(full, args.repeats)
-        t_cal = timings(lambda: calibrate(N, EPS, DELTA, M, theta=THETA, bins=BINS), args.repeats)
+        t_cal = timings(lambda: calibrate(N, EPS, DELTA, M, theta=THETA, bins=BINS, mechanisms=MECHANISMS), args.repeats)
         per_mech = {}
         for mech in cal.mechanisms:
             per_mech[mech.name] = min(timings(lambda mech=mech: mech.release_runs(x, M, RUNS, rng),

@@ -1,6 +1,6 @@
-"""Histogram baselines and the non-private bootstrap (SPEC §4).
+"""Histogram baselines, the Bayesian family of issue 11 and the non-private bootstrap (SPEC §4).
 
-All five baselines work on data already scaled to the unit box :math:`[0,1]^d` with
+All histogram baselines work on data already scaled to the unit box :math:`[0,1]^d` with
 *public* bounds, cut into ``B`` bins per axis (:math:`k_B = B^d` cells). From the cell
 counts :math:`C_j` each one produces a vector of cell probabilities :math:`q`, then
 releases ``m`` synthetic points: a cell drawn with probabilities ``q``, then a uniform
@@ -14,8 +14,14 @@ perturbed histogram, Gaussian   :math:`q\\propto\\max(C+N(0,s^2),0)`, analytic s
 smoothed histogram              :math:`(1-\\lambda)C/n+\\lambda/k_B`               pure ε-DP, global, for m
 Dirichlet–multinomial           :math:`p\\sim\\mathrm{Dir}(C+\\alpha)`, α = m/(e^ε−1)    pure ε-DP, global, for m
 Dirichlet posterior sampling    one :math:`p\\sim\\mathrm{Dir}(C+\\alpha)`           (ε, δ)-DP, global, any m
+truncated-Dirichlet posterior   one :math:`p\\sim\\mathrm{Dir}(C+\\alpha_0)` on p ≥ p_min    pure ε-DP, global, any m
+pseudo-posterior (2 variants)   one :math:`p\\sim\\mathrm{Dir}(\\beta+W)`, truncated      LOCAL (data-dependent), not DP
 bootstrap                       m draws with replacement from x               no privacy
 ==============================  ============================================  =======================
+
+The truncated-Dirichlet and pseudo-posterior mechanisms (issue 11; seeds 001 and 004) are
+derived in docs/bayesian_family.md; both draw from a truncated Dirichlet exactly
+(:class:`TruncatedDirichlet`).
 
 Neighbouring datasets differ by the *replacement* of one record (SPEC §3), so one count
 goes down by one and another goes up by one: L1 sensitivity 2, L2 sensitivity √2,
@@ -63,6 +69,13 @@ from .validation import (
 
 __all__ = [
     "DIRICHLET_ALPHA_RANGE",
+    "PseudoPosteriorMechanism",
+    "PseudoPosteriorWeights",
+    "TruncatedDirichlet",
+    "TruncatedDirichletPosteriorSampling",
+    "truncated_dirichlet",
+    "truncated_dirichlet_epsilon",
+    "truncated_dirichlet_p_min",
     "MAX_CELLS",
     "SENSITIVITY_RANGE",
     "Bootstrap",
@@ -76,6 +89,7 @@ __all__ = [
     "Mechanism",
     "SmoothedHistogram",
     "cells_to_points",
+    "check_release_arguments",
     "dirichlet_multinomial_alpha",
     "dirichlet_sampling_alpha",
     "dirichlet_sampling_epsilon",
@@ -493,6 +507,274 @@ def _log1p_ratio(m: float, alpha: float) -> float:
     return math.log(m) - math.log(alpha) + math.log1p(alpha / m)
 
 
+# ================================================ truncated Dirichlet (seed 001, issue 11)
+def truncated_dirichlet_epsilon(p_min, cells) -> float:
+    """Pure ε of one draw from a Dirichlet posterior truncated to :math:`\\{p_j \\ge p_{\\min}\\}`.
+
+    docs/bayesian_family.md §1. Under replacement of one record (cell a → cell b) the
+    posterior density ratio at ``p`` is :math:`\\frac{p_a}{p_b}\\,E_x[p_b/p_a]`, and on the
+    truncated simplex :math:`p_a/p_b \\le (1-(K-1)p_{\\min})/p_{\\min}`, so every draw is
+    pure ε-DP, for every dataset and every prior supported there, with
+
+    .. math:: \\varepsilon = 2\\log\\frac{1-(K-1)\\,p_{\\min}}{p_{\\min}}
+              = 2\\log\\big(1/p_{\\min} - (K-1)\\big),
+
+    at most the seed's :math:`2L = 2\\log(1/p_{\\min})` (Dimitrakakis et al. 2017, Lemma 24).
+    The constant is approached as n → ∞ (see the tests), so it cannot be lowered for all n.
+    Rounded up by 1e-12 relative.
+
+    Parameters
+    ----------
+    p_min : float in (0, 1/cells]
+    cells : int in [1, MAX_CELLS]
+
+    Returns
+    -------
+    float ≥ 0 (0 when p_min = 1/cells: the only admissible p is uniform)
+    """
+    cells = check_integer("cells", cells, minimum=1, maximum=MAX_CELLS)
+    p_min = check_real("p_min", p_min, low=0.0, high=1.0 / cells, low_open=True)
+    if cells == 1:
+        return 0.0
+    # 1/p − (K − 1) ≥ 1 on the admissible range; log of it, rounded up
+    ratio = 1.0 / p_min - (cells - 1)
+    return max(0.0, 2.0 * math.log(ratio) * (1.0 + 1e-12) + 1e-300)
+
+
+def truncated_dirichlet_p_min(eps, cells) -> float:
+    """Smallest truncation :math:`p_{\\min}` whose draw is ε-DP: :math:`1/(K - 1 + e^{\\varepsilon/2})`.
+
+    The inverse of :func:`truncated_dirichlet_epsilon`, moved up until that function
+    (itself rounded up) returns at most ``eps``.
+
+    Parameters
+    ----------
+    eps : float in (0, 700]
+    cells : int in [1, MAX_CELLS]
+
+    Returns
+    -------
+    float in (0, 1/cells]
+    """
+    eps = check_real("eps", eps, low=0.0, high=700.0, low_open=True)
+    cells = check_integer("cells", cells, minimum=1, maximum=MAX_CELLS)
+    if cells == 1:
+        return 1.0
+    p = 1.0 / (cells - 1 + math.exp(eps / 2.0))
+    step = 0
+    while truncated_dirichlet_epsilon(p, cells) > eps:
+        p = min(1.0 / cells, p * (1.0 + 2.0 ** (step - 52)))
+        step += 1
+    return p
+
+
+def _inverse_digamma(y: float) -> float:
+    """x > 0 with ψ(x) = y (Newton from Minka's starting point; 12 steps reach full precision)."""
+    x = math.exp(y) + 0.5 if y >= -2.22 else -1.0 / (y + 0.5772156649015329)
+    for _ in range(12):
+        x -= (float(special.digamma(x)) - y) / float(special.polygamma(1, x))
+        x = max(x, 1e-300)
+    return x
+
+
+#: Reach of the proposal tables, in standard deviations: the omitted terms weigh less than
+#: e^{-800} of their cell's table, far below what a double-precision uniform can select.
+_TABLE_REACH = 40.0
+
+
+class TruncatedDirichlet:
+    """Exact sampler of :math:`\\mathrm{Dir}(a)` restricted to :math:`\\{p : p_j \\ge q_j\\ \\forall j\\}`.
+
+    docs/bayesian_family.md §1.3. Write :math:`p = q + s\\,u` with :math:`s = 1-\\sum_j q_j`
+    and :math:`u` on the simplex; the target is :math:`\\pi(u)\\propto\\prod_j(c_j+u_j)^{M_j}`
+    with :math:`c_j = q_j/s`, :math:`M_j = a_j - 1 \\ge 0`. Split :math:`M_j = N_j+\\varphi_j`
+    (integer and fractional parts) and bound the concave :math:`(c+u)^{\\varphi}` by its
+    tangent :math:`A_j + B_j u` at a typical point. The envelope
+    :math:`\\prod_j (c_j+u_j)^{N_j}(A_j+B_ju_j)` expands (binomial theorem) into a finite
+    mixture of Dirichlet kernels :math:`\\prod_j u_j^{g_j}`, :math:`g_j = N_j - f_j + e_j`,
+    with weights :math:`\\prod_j w_j(f_j,e_j)/\\Gamma(G+K)`, :math:`G=\\sum_j g_j`. A draw:
+
+    1. the mixture index, by rejection: independent proposals
+       :math:`\\propto w_j(f_j,e_j)\\,r^{g_j}` per cell (inverse-CDF tables), accepted with
+       probability :math:`h(G)/\\max h`, :math:`h(G) = r^{-G}/\\Gamma(G+K)` (log-concave);
+    2. :math:`u\\sim\\mathrm{Dir}(g+1)` (normalised Gammas);
+    3. accepted with probability :math:`\\prod_j (c_j+u_j)^{\\varphi_j}/(A_j+B_ju_j) \\le 1`.
+
+    Each step is an exact rejection or an exact draw, so the accepted ``p`` follows the
+    truncated Dirichlet exactly — no Markov chain, no burn-in. ``r`` (tuned so that the
+    proposal's mean G sits at the maximiser of h) and the tangent points affect only the
+    speed. The tests compare it with plain rejection from the untruncated Dirichlet.
+
+    Parameters
+    ----------
+    alpha : array_like of float in [1, 1e12], shape (K,)
+        Dirichlet parameters (posterior counts plus prior); ≥ 1 so that every factor
+        :math:`p_j^{a_j-1}` is bounded on the simplex.
+    lower : array_like of float ≥ 0, shape (K,)
+        Truncation :math:`q_j`; :math:`\\sum_j q_j < 1`.
+    """
+
+    def __init__(self, alpha, lower):
+        a = np.asarray(alpha, dtype=float)
+        q = np.asarray(lower, dtype=float)
+        if a.ndim != 1 or a.size == 0 or a.size > MAX_CELLS:
+            raise ValueError(f"alpha must be a 1-D array of 1 to {MAX_CELLS} Dirichlet parameters, got shape {a.shape}")
+        if not np.all(np.isfinite(a)) or a.min() < 1.0 or a.max() > 1e12:
+            raise ValueError(f"alpha must lie in [1, 1e12], got values in [{a.min()!r}, {a.max()!r}]")
+        if q.shape != a.shape or not np.all(np.isfinite(q)) or q.min() < 0.0:
+            raise ValueError(f"lower must be finite and >= 0 with the shape of alpha {a.shape}, got {q.shape}")
+        s = 1.0 - math.fsum(q.tolist())
+        if not s > 1e-12:
+            raise ValueError(f"lower must sum to less than 1 (leave room for the simplex), got sum {1.0 - s!r}")
+        self.alpha, self.lower, self.scale, self.cells = a, q, s, a.size
+        M = a - 1.0
+        self.floor = np.flatnonzero(q > 0)                # cells with a truncation
+        self.free = np.flatnonzero(q <= 0)                # plain Dirichlet factors u^M
+        self.g_free = M[self.free]
+        Mf = M[self.floor]
+        self.N = np.floor(Mf)
+        self.phi = Mf - self.N
+        self.logc = np.log(q[self.floor]) - math.log(s)
+        c = np.exp(self.logc)
+        # tangent point: the untruncated posterior mean, mapped into u (only speed depends on it)
+        total = max(float(M.sum()), 1.0)
+        t = np.maximum(Mf / total - q[self.floor], 0.0) / s
+        with np.errstate(divide="ignore"):
+            self.log_a = np.where(self.phi > 0, (self.phi - 1.0) * np.log(c + t) + np.log(c + (1.0 - self.phi) * t), 0.0)
+            self.log_b = np.where(self.phi > 0, np.log(self.phi) + (self.phi - 1.0) * np.log(c + t), -np.inf)
+        self._tune()
+
+    # ---------------------------------------------------------------- proposal tables
+    def _tables(self, log_r: float, reach: float):
+        """Per floor cell, the support (f, e) of the proposal ∝ w(f, e) r^g, concatenated.
+
+        Returns (start (F,), size (F,), g (T,), cdf (T,)) with the within-cell CDFs."""
+        N, logc = self.N, self.logc
+        with np.errstate(over="ignore"):
+            lam = np.exp(np.minimum(logc - log_r, 700.0))
+        mode = np.minimum(N, np.floor(lam))
+        width = np.ceil(reach * np.sqrt(np.maximum(np.minimum(lam, N), 1.0)) + 5.0 * reach)
+        lo = np.maximum(0.0, mode - width)
+        hi = np.minimum(N, mode + width)
+        two = (self.phi > 0).astype(np.int64)
+        size = ((hi - lo + 1.0).astype(np.int64)) * (1 + two)
+        start = np.concatenate([[0], np.cumsum(size)[:-1]])
+        cell = np.repeat(np.arange(N.size), size)
+        pos = np.arange(int(size.sum())) - start[cell]
+        span = (hi - lo + 1.0).astype(np.int64)[cell]
+        e = (pos >= span).astype(float)
+        f = lo[cell] + (pos - span * e.astype(np.int64))
+        Nc = N[cell]
+        g = Nc - f + e
+        logw = (-special.gammaln(f + 1.0) + f * logc[cell] + g * log_r
+                + np.where(e > 0, np.log(Nc - f + 1.0) + self.log_b[cell], self.log_a[cell]))
+        top = np.full(N.size, -np.inf)
+        np.maximum.at(top, cell, logw)
+        w = np.exp(logw - top[cell])
+        cum = np.cumsum(w)
+        base = np.concatenate([[0.0], cum])[start]
+        cell_total = np.add.reduceat(w, start) if w.size else w
+        cdf = (cum - base[cell]) / cell_total[cell]
+        return start, size, g, cdf, w / cell_total[cell]
+
+    def _log_h(self, G, log_r):
+        return -G * log_r - special.gammaln(G + self.cells)
+
+    def _g_star(self, log_r):
+        return max(_inverse_digamma(-log_r) - self.cells, 0.0)
+
+    def _tune(self):
+        g_fixed = float(self.g_free.sum())
+        if self.floor.size == 0:
+            self.log_r, self.log_h_max = 0.0, 0.0
+            self.tables = None
+            return
+
+        def excess(log_r):
+            start, size, g, _, p = self._tables(log_r, 8.0)
+            return float((p * g).sum()) + g_fixed - self._g_star(log_r)   # no BLAS call: cheaper here
+
+        lo, hi = -1.0, 1.0
+        while excess(lo) > 0.0 and lo > -700.0:
+            lo -= 8.0
+        while excess(hi) < 0.0 and hi < 700.0:
+            hi += 8.0
+        for _ in range(30):
+            mid = 0.5 * (lo + hi)
+            if excess(mid) > 0.0:
+                hi = mid
+            else:
+                lo = mid
+        self.log_r = 0.5 * (lo + hi)
+        self.tables = self._tables(self.log_r, _TABLE_REACH)
+        g_star = self._g_star(self.log_r)
+        # h is log-concave in G, maximal at G*; a 1e-9 margin keeps the acceptance ≤ 1
+        self.log_h_max = float(self._log_h(g_star, self.log_r)) + 1e-9
+        self.g_fixed = g_fixed
+
+    def _pick(self, u):
+        """Inverse-CDF lookup in every floor cell's table: u shape (b, F) → g shape (b, F)."""
+        start, size, g, cdf, _ = self.tables
+        lo = np.broadcast_to(start, u.shape).copy()
+        hi = lo + size - 1
+        while True:  # vectorised binary search for the first cdf entry ≥ u
+            active = lo < hi
+            if not active.any():
+                break
+            mid = (lo + hi) // 2
+            go_right = cdf[mid] < u
+            lo = np.where(active & go_right, mid + 1, lo)
+            hi = np.where(active & ~go_right, mid, hi)
+        return g[lo]
+
+    def sample(self, size, rng: np.random.Generator, *, max_proposals: int = 10**7) -> np.ndarray:
+        """``size`` independent exact draws, shape (size, K).
+
+        Raises ``RuntimeError`` if more than ``max_proposals`` proposals are needed (the
+        acceptance rate would make the call hang), rather than returning anything inexact.
+        """
+        size = check_integer("size", size, minimum=1, maximum=10**7)
+        rng = check_rng(rng)
+        K = self.cells
+        out = np.empty((size, K))
+        done = proposals = 0
+        rate = 0.5
+        while done < size:
+            need = size - done
+            b = int(min(max(64, 2 * need / max(rate, 1e-3)), max(64, (1 << 22) // K)))
+            proposals += b
+            if proposals > max_proposals:
+                raise RuntimeError(f"truncated Dirichlet: more than {max_proposals} proposals for {size} draws "
+                                   f"(acceptance {rate:.2g}); this truncation is too extreme for the exact sampler")
+            gam_shape = np.empty((b, K))
+            gam_shape[:, self.free] = self.g_free + 1.0
+            if self.floor.size:
+                g_floor = self._pick(rng.random((b, self.floor.size)))
+                G = g_floor.sum(axis=1) + self.g_fixed
+                keep = np.log(rng.random(b)) < self._log_h(G, self.log_r) - self.log_h_max
+                gam_shape[:, self.floor] = g_floor + 1.0
+                gam_shape = gam_shape[keep]
+            u = rng.standard_gamma(gam_shape)
+            u /= u.sum(axis=1, keepdims=True)
+            frac = np.flatnonzero(self.phi > 0)
+            if frac.size and u.shape[0]:
+                uf = u[:, self.floor[frac]]
+                c = np.exp(self.logc[frac])
+                log_ratio = (self.phi[frac] * np.log(c + uf)
+                             - np.logaddexp(self.log_a[frac], self.log_b[frac] + np.log(np.maximum(uf, 1e-300))))
+                u = u[np.log(rng.random(u.shape[0])) < np.minimum(log_ratio, 0.0).sum(axis=1)]
+            take = min(u.shape[0], need)
+            out[done:done + take] = self.lower + self.scale * u[:take]
+            done += take
+            rate = 0.8 * rate + 0.2 * (u.shape[0] / b)
+        return out
+
+
+def truncated_dirichlet(alpha, lower, size, rng: np.random.Generator) -> np.ndarray:
+    """``size`` exact draws of Dir(alpha) restricted to {p_j ≥ lower_j} (see :class:`TruncatedDirichlet`)."""
+    return TruncatedDirichlet(alpha, lower).sample(size, rng)
+
+
 # ======================================================================= interface
 @dataclass(frozen=True)
 class Guarantee:
@@ -502,8 +784,11 @@ class Guarantee:
     ----------
     kind : {"pure", "approximate", "none"}
         Pure ε-DP (δ = 0), approximate (ε, δ)-DP, or no privacy.
-    scope : {"global", "instance", "none"}
+    scope : {"global", "instance", "local", "none"}
         Global: holds for every dataset of size n. Instance: only at the dataset released.
+        Local: a data-dependent bound computed from the observed records (seed 004), which
+        contracts to a global guarantee only as n → ∞ — not a DP guarantee for this n, and
+        never reported as meeting a target.
     eps : float
         ε actually guaranteed (∞ for no privacy).
     delta : float
@@ -521,8 +806,8 @@ class Guarantee:
     def __post_init__(self):
         if self.kind not in ("pure", "approximate", "none"):
             raise ValueError(f"kind must be 'pure', 'approximate' or 'none', got {self.kind!r}")
-        if self.scope not in ("global", "instance", "none"):
-            raise ValueError(f"scope must be 'global', 'instance' or 'none', got {self.scope!r}")
+        if self.scope not in ("global", "instance", "local", "none"):
+            raise ValueError(f"scope must be 'global', 'instance', 'local' or 'none', got {self.scope!r}")
 
     @property
     def is_private(self) -> bool:
@@ -537,6 +822,9 @@ class Guarantee:
         """
         if self.kind == "none":
             return "no privacy"
+        if self.scope == "local":
+            return (f"local, data-dependent ε = {_format_upper(self.eps, 6)} "
+                    "(computed from the data; not a DP guarantee for this n)")
         if self.kind == "pure":
             return f"pure ε-DP, {self.scope} (ε = {_format_upper(self.eps, 6)})"
         return (f"approximate (ε, δ)-DP, {self.scope} (ε = {_format_upper(self.eps, 6)}, "
@@ -591,6 +879,21 @@ class Mechanism(ABC):
     def release(self, data, m, rng) -> np.ndarray:
         """One release of ``m`` points: shape (m,) for 1-D data, (m, d) otherwise."""
         return self.release_runs(data, m, 1, rng)[0]
+
+
+def check_release_arguments(data, m, runs, rng) -> tuple[np.ndarray, int, int, np.random.Generator, int]:
+    """Validate the arguments of :meth:`Mechanism.release_runs` in one place.
+
+    Returns ``(x, m, runs, rng, d)``: the data on the unit box, the release size, the number of
+    runs, the generator and the number of columns; refuses a call above ``MAX_RELEASE_VALUES``.
+    """
+    x = check_unit_data(data)
+    m = check_release_size(m)
+    runs = check_integer("runs", runs, minimum=1)
+    rng = check_rng(rng)
+    d = 1 if x.ndim == 1 else x.shape[1]
+    check_release_budget(runs, m, d)
+    return x, m, runs, rng, d
 
 
 # ================================================================ histogram helpers
@@ -691,12 +994,7 @@ class HistogramMechanism(Mechanism):
         """Released cell probabilities, shape (runs, cells), rows summing to one."""
 
     def release_runs(self, data, m, runs, rng) -> np.ndarray:
-        x = check_unit_data(data)
-        m = check_release_size(m)
-        runs = check_integer("runs", runs, minimum=1)
-        rng = check_rng(rng)
-        d = 1 if x.ndim == 1 else x.shape[1]
-        check_release_budget(runs, m, d)
+        x, m, runs, rng, d = check_release_arguments(data, m, runs, rng)
         counts = histogram_counts(x, self.bins)
         # Runs are processed in blocks so that the (runs × cells) probability matrix stays
         # within ~32 MB however many cells there are.
@@ -940,6 +1238,183 @@ class DirichletPosteriorSampling(HistogramMechanism):
         return rng.dirichlet(counts + self.alpha, size=runs)
 
 
+class TruncatedDirichletPosteriorSampling(HistogramMechanism):
+    """Posterior sampling with a truncated Dirichlet prior (seed 001, §5; docs/bayesian_family.md §1).
+
+    The prior is :math:`\\mathrm{Dir}(\\alpha_0)` restricted to
+    :math:`\\{p : p_j \\ge p_{\\min}\\ \\forall j\\}`; one posterior draw
+    :math:`p \\sim \\mathrm{Dir}(C+\\alpha_0)` restricted to the same set is released (drawn
+    exactly by :class:`TruncatedDirichlet`), and the ``m`` synthetic points are draws from
+    ``p`` (post-processing). Pure ε-DP, global, any m, with
+    :math:`p_{\\min} = 1/(k_B - 1 + e^{\\varepsilon/2})` (:func:`truncated_dirichlet_p_min`).
+
+    Parameters
+    ----------
+    eps : float in (0, 1400]
+    bins : int ≥ 1
+    prior : float in [1, 1e6]
+        Symmetric Dirichlet weight :math:`\\alpha_0` (1: uniform on the truncated simplex).
+    """
+
+    name = "truncated_dirichlet_posterior"
+    label = "Truncated-Dirichlet posterior sampling"
+
+    def __init__(self, eps, bins, *, prior: float = 1.0):
+        super().__init__(bins)
+        self.eps = check_real("eps", eps, low=0.0, high=1400.0, low_open=True)
+        self.prior = check_real("prior", prior, low=1.0, high=1e6)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee("pure", "global", self.eps, 0.0,
+                         "one exact draw from the truncated Dirichlet posterior, "
+                         "ε = 2 log((1 − (k_B − 1)p_min)/p_min) (seed 001); any m")
+
+    def p_min(self, d: int = 1) -> float:
+        """The truncation for ``d`` columns (``bins**d`` cells)."""
+        return truncated_dirichlet_p_min(self.eps, _cell_shape(self.bins, d))
+
+    def knobs(self, n, m, d: int = 1):
+        cells = _cell_shape(self.bins, d)
+        p_min = self.p_min(d)
+        achieved = truncated_dirichlet_epsilon(p_min, cells)
+        return [Knob("p_min", p_min,
+                     f"p_min = 1/(k_B − 1 + e^(ε/2)) with k_B = {cells}: the posterior density ratio of "
+                     f"neighbours is at most ((1 − (k_B − 1)p_min)/p_min)², achieved ε = {_format_upper(achieved, 6)} "
+                     "(the seed's 2·ln(1/p_min) is looser); exact sampler, m draws are post-processing")]
+
+    def cell_probabilities(self, counts, m, runs, rng):
+        p_min = truncated_dirichlet_p_min(self.eps, counts.size)
+        return TruncatedDirichlet(counts + self.prior, np.full(counts.size, p_min)).sample(runs, rng)
+
+
+@dataclass(frozen=True)
+class PseudoPosteriorWeights:
+    """The record weights of the pseudo-posterior mechanism for one dataset (seed 004).
+
+    Records of the same cell are exchangeable, so everything is per cell (shape (k_B,);
+    empty cells have weight 0, bound ``nan`` and truncation 0).
+
+    Attributes
+    ----------
+    lipschitz : ndarray
+        :math:`L_j = -\\log q_j`, :math:`q_j` the τ-quantile of :math:`p_j` under the
+        unweighted posterior: the record's log-likelihood bound on the seed's truncated
+        parameter region.
+    weights : ndarray in [0, 1]
+        :math:`\\alpha_j`.
+    lower : ndarray
+        Truncation of the released draw, :math:`t_j = e^{-\\Delta_\\alpha/\\alpha_j}`, where
+        every observed record's weighted log-likelihood is within :math:`\\Delta_\\alpha`.
+    delta_alpha : float
+        :math:`\\Delta_\\alpha = \\max_j \\sup_p \\alpha_j|\\log p_j|` over the truncated region.
+    eps_local : float
+        :math:`2\\Delta_\\alpha` (seed 004, Theorem 2), per posterior draw.
+    delta_unweighted : float
+        :math:`\\max_j L_j`, the unweighted posterior's local bound (weights all 1).
+    """
+
+    lipschitz: np.ndarray
+    weights: np.ndarray
+    lower: np.ndarray
+    delta_alpha: float
+    eps_local: float
+    delta_unweighted: float
+
+
+class PseudoPosteriorMechanism(HistogramMechanism):
+    """Pseudo-posterior mechanism for the histogram model (seed 004; docs/bayesian_family.md §2).
+
+    Each record gets a weight :math:`\\alpha_i\\in[0,1]` inversely proportional to its
+    Lipschitz bound :math:`L_i` (the largest :math:`|\\log p_{c(i)}|` over the parameter
+    region the unweighted posterior occupies, :math:`p_j \\ge q_j`, :math:`q_j` its
+    τ-quantile): :math:`\\alpha_i = \\min(1, \\Delta_\\alpha/L_i)` (``weighting="vector"``),
+    or one scalar :math:`\\alpha = \\min(1, \\Delta_\\alpha/\\max_i L_i)` for every record
+    (``"scalar"``: the exponential mechanism with the log-likelihood as utility, as the
+    seed compares them). The weighted posterior is conjugate,
+    :math:`\\mathrm{Dir}(\\beta + W)` with weighted counts :math:`W_j=\\sum_{i\\in j}\\alpha_i`;
+    one draw, restricted to :math:`\\{p_j \\ge e^{-\\Delta_\\alpha/\\alpha_j}\\}` (the seed's
+    truncation of the draws whose weighted log-likelihood exceeds the bound) and sampled
+    exactly, is released, and the ``m`` points are draws from it.
+
+    The guarantee is **local**: :math:`\\Delta_\\alpha` is computed from the observed
+    records (and the weights themselves depend on the data), so ε = 2Δ_α is the seed's
+    local statement, contracting to a global guarantee only as n → ∞. It is never reported
+    as meeting a target. With Δ_α = ε/2, ``eps`` is that local ε.
+
+    Parameters
+    ----------
+    eps : float in (0, 1400]
+        Local ε = 2Δ_α.
+    bins : int ≥ 1
+    weighting : {"vector", "scalar"}
+    prior : float in [1, 1e6]
+        Symmetric Dirichlet weight β.
+    tau : float in (0, 0.5)
+        Quantile defining each record's Lipschitz bound (the seed keeps 99% of the draws).
+    """
+
+    def __init__(self, eps, bins, *, weighting: str = "vector", prior: float = 1.0, tau: float = 0.01):
+        super().__init__(bins)
+        self.eps = check_real("eps", eps, low=0.0, high=1400.0, low_open=True)
+        if weighting not in ("vector", "scalar"):
+            raise ValueError(f"weighting must be 'vector' or 'scalar', got {weighting!r}")
+        self.weighting = weighting
+        self.prior = check_real("prior", prior, low=1.0, high=1e6)
+        self.tau = check_real("tau", tau, low=0.0, high=0.5, low_open=True, high_open=True)
+        self.delta_alpha = self.eps / 2.0
+        if weighting == "vector":
+            self.name, self.label = "pseudo_posterior", "Pseudo-posterior (record weights)"
+        else:
+            self.name = "pseudo_posterior_scalar"
+            self.label = "Pseudo-posterior, scalar weight (exponential mechanism)"
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return Guarantee("pure", "local", self.eps, 0.0,
+                         "local, data-dependent: Δ_α from the observed records, ε = 2Δ_α per posterior draw "
+                         "(seed 004, Thm 2, one record's likelihood term; 4Δ_α under replacement); "
+                         "contracts to a global guarantee only as n → ∞ — not DP for this n")
+
+    def local_weights(self, counts) -> PseudoPosteriorWeights:
+        """Weights, bounds, truncation and Δ_α for cell counts ``counts`` (shape (k_B,))."""
+        C = check_counts(counts, "counts").astype(float).ravel()
+        if C.size == 0 or C.sum() < 1:
+            raise ValueError("counts must hold at least one record")
+        K, n, beta = C.size, float(C.sum()), self.prior
+        occupied = C > 0
+        a = C + beta
+        q0 = np.where(occupied, special.betaincinv(a, n + K * beta - a, self.tau), 1.0)
+        L = np.where(occupied, -np.log(q0), np.nan)
+        L_max = float(np.nanmax(L))
+        kappa = self.delta_alpha
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.weighting == "vector":
+                w = np.where(occupied, np.minimum(1.0, kappa / L), 0.0)
+            else:
+                w = np.where(occupied, min(1.0, kappa / L_max), 0.0)
+            lower = np.where(w > 0, np.exp(-kappa / w), 0.0)
+        if not lower.sum() < 1.0 - 1e-9:
+            raise ValueError(f"tau = {self.tau!r} leaves no room for the truncation (its quantiles sum to "
+                             f"{lower.sum()!r}); lower tau")
+        with np.errstate(divide="ignore"):
+            delta_alpha = float(np.max(np.where(w > 0, w * -np.log(np.where(w > 0, lower, 1.0)), 0.0)))
+        return PseudoPosteriorWeights(lipschitz=L, weights=w, lower=lower, delta_alpha=delta_alpha,
+                                      eps_local=2.0 * delta_alpha, delta_unweighted=L_max)
+
+    def knobs(self, n, m, d: int = 1):
+        rule = ("α_i = min(1, Δ_α/L_i)" if self.weighting == "vector"
+                else "one scalar α = min(1, Δ_α/max_i L_i) (exponential mechanism)")
+        return [Knob("delta_alpha", self.delta_alpha,
+                     f"Δ_α = ε/2, {rule}, L_i = −log of the {self.tau:g}-quantile of p_cell under the unweighted "
+                     "posterior; draw truncated to α_j|log p_j| ≤ Δ_α. LOCAL, data-dependent guarantee "
+                     "(seed 004): not DP for this n, never meets a global target")]
+
+    def cell_probabilities(self, counts, m, runs, rng):
+        lw = self.local_weights(counts)
+        return TruncatedDirichlet(self.prior + lw.weights * counts, lw.lower).sample(runs, rng)
+
+
 class Bootstrap(Mechanism):
     """Non-private bootstrap: ``m`` draws with replacement from the confidential data.
 
@@ -958,9 +1433,5 @@ class Bootstrap(Mechanism):
         return [Knob("m", float(m), "utility ceiling: m draws with replacement from the data, no privacy")]
 
     def release_runs(self, data, m, runs, rng) -> np.ndarray:
-        x = check_unit_data(data)
-        m = check_release_size(m)
-        runs = check_integer("runs", runs, minimum=1)
-        rng = check_rng(rng)
-        check_release_budget(runs, m, 1 if x.ndim == 1 else x.shape[1])
+        x, m, runs, rng, _ = check_release_arguments(data, m, runs, rng)
         return x[rng.integers(0, x.shape[0], size=(runs, m))]

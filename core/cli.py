@@ -4,12 +4,21 @@
 
     bnp-synth release DATA.csv --column C [--column C2 ...] [--categorical C ...]
         --theta T [--sigma S] [--m M | --m-rule global|instance] --eps E --delta D
-        [--bounds LO HI ...] [--log] [--decimals D ...] [--sep ,] [--seed S]
+        [--bounds LO HI ...] [--log] [--decimals D ...] [--seed S]
+        [--sep C] [--header auto|yes|no] [--encoding E] [--thousands SEP] [--keep-na-text]
+        [--counts-column C] [--engine duckdb|dask|pandas] [--scheduler ADDRESS]
         [--out synth.csv] [--report report.json]
         [--public-bundle public_release.zip] [--curator-bundle CONFIDENTIAL_curator_record.zip]
         [--save-recipe recipe.json]
 
     bnp-synth release --recipe recipe.json [DATA.csv] [outputs ...]
+
+DATA may be a CSV file, a ``.csv.gz``, a Parquet file or a quoted glob of files
+(``'parts/*.parquet'``); DuckDB reduces it to the frequency table of the released columns
+in bounded memory (``--engine dask --scheduler tcp://host:8786`` computes it on a Dask
+cluster; ``--engine pandas`` reads the whole file in memory). With ``--counts-column C``
+DATA is itself a frequency table (value(s), count). How the file was read is printed on
+stderr (``note: ...``) and recorded in the report (``data.reading``).
 
 (``python -m core`` is the same program.) The flags build a
 :class:`core.recipe.ReleaseRecipe`, or ``--recipe`` reads one (a bundle's recipe; the
@@ -51,7 +60,8 @@ _NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)
 
 # Options that define a recipe: with --recipe, the recipe defines them instead.
 _RECIPE_OPTIONS = ("column", "categorical", "sigma", "theta", "m", "m_rule", "eps", "delta", "bounds", "log",
-                   "decimals", "sep", "seed")
+                   "decimals", "sep", "seed", "header", "encoding", "thousands", "keep_na_text", "counts_column")
+_HEADER_CHOICES = {"auto": None, "yes": True, "no": False}
 
 
 class UsageError(ValueError):
@@ -84,7 +94,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     for p in (parser, release):
         p._negative_number_matcher = _NEGATIVE_NUMBER
     release.add_argument("data", metavar="DATA.csv", nargs="?",
-                         help="input CSV file with a header row (with --recipe: overrides the recipe's source)")
+                         help="input CSV (.csv, .csv.gz) or Parquet file, or a quoted glob of files (with --recipe: "
+                              "overrides the recipe's source)")
     release.add_argument("--recipe", metavar="recipe.json",
                          help="read the release recipe (columns, transforms, parameters, seed) from this JSON file "
                               "instead of the options below")
@@ -112,7 +123,28 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     spec.add_argument("--decimals", action="append", type=int, default=None, metavar="D",
                       help="round numeric values to D decimals (negative: tens, hundreds, ...), before the other "
                            "transforms and on output; once for all numeric columns or once per numeric column")
-    spec.add_argument("--sep", help="field separator of DATA.csv (default: the reader's, a comma)")
+    reading = release.add_argument_group("reading DATA (without --recipe; the recipe records them)")
+    reading.add_argument("--sep", help="field separator of a CSV file (default: detected among comma, semicolon, "
+                                       "tab and pipe, and said on stderr)")
+    reading.add_argument("--header", choices=tuple(_HEADER_CHOICES), default=None,
+                         help="whether the first row names the columns (default auto: decided, and a warning when "
+                              "the first row was kept as data)")
+    reading.add_argument("--encoding", help="text encoding, e.g. utf-8, latin-1, cp1252, utf-16 (default: detected)")
+    reading.add_argument("--thousands", metavar="SEP",
+                         help="thousands separator to remove from numbers grouped by threes, e.g. ',' for 1,234,567 "
+                              "(default: none)")
+    reading.add_argument("--keep-na-text", action="store_true", default=None,
+                         help="keep cells such as NA or NULL as category labels (default: missing values)")
+    reading.add_argument("--counts-column", metavar="C",
+                         help="DATA is a frequency table: column C holds how many records have each row's value(s) "
+                              "(aggregated by the custodian; the raw records never reach this tool)")
+    engine = release.add_argument_group("engine (how DATA is reduced to its frequency table)")
+    engine.add_argument("--engine", choices=data_layer.ENGINES, default="duckdb",
+                        help="duckdb (default: streaming, bounded memory; CSV, .csv.gz, Parquet, globs), dask (a "
+                             "Dask cluster, see --scheduler) or pandas (the whole file in memory)")
+    engine.add_argument("--scheduler", metavar="ADDRESS",
+                        help="with --engine dask: address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
+                             "(default: Dask threads on this machine)")
     spec.add_argument("--seed", type=int,
                       help="random seed (integer >= 0); without it a fresh one is drawn and recorded")
     out = release.add_argument_group("outputs (at least one of --out, --public-bundle, --curator-bundle)")
@@ -164,8 +196,11 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
     if args.data is not None and Path(args.data).is_dir():
         raise UsageError(f"DATA.csv {args.data!r} is a directory, not a CSV file: give the path of the data file")
 
+    if args.scheduler is not None and args.engine != "dask":
+        raise UsageError("--scheduler is the address of a Dask scheduler: it needs --engine dask")
     command = list(argv or [])
-    result = run_recipe(recipe, args.data, data_label=None if args.data is None else str(args.data))
+    result = run_recipe(recipe, args.data, data_label=None if args.data is None else str(args.data),
+                        engine=args.engine, scheduler=args.scheduler)
     if args.recipe is None and recipe.seed is None:
         command += ["--seed", str(result.recipe.seed)]  # the drawn seed makes the command reproduce the release
     report = result.curator_report
@@ -184,6 +219,13 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
         Path(args.report).write_text(text, encoding="utf-8")
     else:  # escaped: a terminal's encoding may not have ε and δ
         print(json.dumps(report, indent=2))
+    reading = report["data"].get("reading") or {}
+    for note in reading.get("notes", []):
+        print(f"note: {note}", file=sys.stderr)
+    if reading.get("header_guessed") and reading.get("first_row_looks_like_data"):
+        print("warning: the first row looks like data, so it was kept as the first record and the columns are "
+              "named column_1, column_2, ...; if it holds the column names, run again with --header yes",
+              file=sys.stderr)
     for message in result.warnings:
         print(f"warning: {message}", file=sys.stderr)
     if args.curator_bundle is not None and "CONFIDENTIAL" not in Path(args.curator_bundle).name.upper():
@@ -237,7 +279,10 @@ def recipe_from_args(args: argparse.Namespace) -> ReleaseRecipe:
                          f"guarantees of the Dirichlet process (Theorem 2), got --sigma {sigma:g}. Give --m.")
     return ReleaseRecipe(source=_source(args.data), columns=tuple(_column_specs(args)), eps=args.eps,
                          delta=args.delta, m=args.m, size_rule=args.m_rule if args.m is None else "fixed",
-                         sigma=sigma, theta=args.theta, seed=args.seed, sep=args.sep)
+                         sigma=sigma, theta=args.theta, seed=args.seed, sep=args.sep,
+                         header=_HEADER_CHOICES[args.header] if args.header is not None else None,
+                         encoding=args.encoding, thousands=args.thousands, keep_na_text=bool(args.keep_na_text),
+                         counts_column=args.counts_column)
 
 
 def _source(data: str) -> str:

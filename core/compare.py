@@ -12,6 +12,12 @@
 * :func:`comparison_summary` averages the runs per mechanism next to the confidential
   values; :func:`sweep_comparison` repeats the comparison over a grid of ε (frontier).
 
+Issue 11 adds the Bayesian family (docs/bayesian_family.md): the old-values-only PYPP
+(thesis Algorithm 3, :class:`OldValuesPYPPMechanism`), truncated-Dirichlet posterior
+sampling and the pseudo-posterior mechanism with record and scalar weights (from
+:mod:`core.baselines`). The pseudo-posterior's guarantee is local (computed from the data):
+it is labelled so and never reported as meeting the target.
+
 The PYPP mechanism is compared at σ = 0 on the data scaled to :math:`[0,1]^d` with base
 measure Uniform[0, 1] per column; its privacy is the global guarantee of Theorem 2
 (:func:`core.privacy.global_delta`), and the "largest admissible m" is
@@ -37,9 +43,13 @@ from .baselines import (
     Knob,
     LaplaceHistogram,
     Mechanism,
+    PseudoPosteriorMechanism,
     SmoothedHistogram,
+    TruncatedDirichletPosteriorSampling,
+    check_release_arguments,
 )
 from .mechanisms import UniformBase, pypp_release
+from .old_values import expected_release_size, old_values_counts
 from .plots import format_upper
 from .privacy import global_delta, max_synthetic_size
 from .utility import (
@@ -72,8 +82,10 @@ from .validation import (
 
 __all__ = [
     "ALL_MECHANISMS",
+    "BAYESIAN_FAMILY",
     "DEFAULT_MECHANISMS",
     "Calibration",
+    "OldValuesPYPPMechanism",
     "PYPPMechanism",
     "calibrate",
     "comparison_summary",
@@ -84,8 +96,12 @@ __all__ = [
 #: Keys of the mechanisms compared by default (SPEC §4 plus PYPP), in display order.
 DEFAULT_MECHANISMS = ("pypp", "laplace_histogram", "gaussian_histogram", "smoothed_histogram",
                       "dirichlet_multinomial", "dirichlet_posterior_sampling", "bootstrap")
+#: The Bayesian family of issue 11 (docs/bayesian_family.md): old-values-only PYPP,
+#: truncated-Dirichlet posterior sampling, pseudo-posterior with record and scalar weights.
+BAYESIAN_FAMILY = ("pypp_old_values", "truncated_dirichlet_posterior", "pseudo_posterior",
+                   "pseudo_posterior_scalar")
 #: Every key :func:`calibrate` accepts (the data-dependent Dirichlet–multinomial is not DP).
-ALL_MECHANISMS = DEFAULT_MECHANISMS + ("dirichlet_multinomial_data_dependent",)
+ALL_MECHANISMS = DEFAULT_MECHANISMS + BAYESIAN_FAMILY + ("dirichlet_multinomial_data_dependent",)
 
 Progress = Callable[[float, str], None]
 
@@ -116,11 +132,12 @@ class PYPPMechanism(Mechanism):
         self.m = check_release_size(m)
         self.delta = float(global_delta(self.n, self.theta, self.m, self.eps))
 
+    #: How the guarantee is obtained, for the UI.
+    notion = "probabilistic DP for every dataset of size n (Theorem 2, δ*(ε)); implies (ε, δ)-DP"
+
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee("approximate", "global", self.eps, self.delta,
-                         "probabilistic DP for every dataset of size n (Theorem 2, δ*(ε)); "
-                         "implies (ε, δ)-DP")
+        return Guarantee("approximate", "global", self.eps, self.delta, self.notion)
 
     def knobs(self, n, m, d: int = 1):
         return [Knob("theta", self.theta, "strength of the DP prior (σ = 0), chosen by the user"),
@@ -129,15 +146,16 @@ class PYPPMechanism(Mechanism):
                      f"(Theorem 2, global); singleton term m/(m + θ + n − 1) ≤ "
                      f"{format_upper(m / (m + self.theta + n - 1), 6)}")]
 
-    def release_runs(self, data, m, runs, rng) -> np.ndarray:
-        x = check_unit_data(data)
-        m = check_release_size(m)
-        runs = check_integer("runs", runs, minimum=1)
-        rng = check_rng(rng)
-        check_release_budget(runs, m, 1 if x.ndim == 1 else x.shape[1])
+    def _release_arguments(self, data, m, runs, rng):
+        """Validated (x, m, runs, rng, d); the data and m must be those calibrated for."""
+        x, m, runs, rng, d = check_release_arguments(data, m, runs, rng)
         if x.shape[0] != self.n or m != self.m:
             raise ValueError(f"this PYPP mechanism was calibrated for n = {self.n} and m = {self.m}; "
                              f"got n = {x.shape[0]} and m = {m}")
+        return x, m, runs, rng, d
+
+    def release_runs(self, data, m, runs, rng) -> np.ndarray:
+        x, m, runs, rng, _ = self._release_arguments(data, m, runs, rng)
         if x.ndim == 1:
             atoms, counts = np.unique(x, return_counts=True)
             base = UniformBase(0.0, 1.0)
@@ -149,6 +167,64 @@ class PYPPMechanism(Mechanism):
         out = np.empty((runs,) + ((m,) if x.ndim == 1 else (m, x.shape[1])))
         for r in range(runs):
             out[r] = pypp_release(atoms, counts, 0.0, self.theta, m, rng, base=base).values
+        return out
+
+
+class OldValuesPYPPMechanism(PYPPMechanism):
+    """PYPP releasing only the draws equal to confidential values (thesis Algorithm 3), σ = 0.
+
+    ``m`` predictive steps are run; the released values are the old-value draws, of random
+    number h (mean m·n/(θ + n)), in uniformly random order (docs/bayesian_family.md §3).
+    At σ = 0 its likelihood ratios are those of full PYPP, so its global guarantee is the
+    same δ*(ε) of Theorem 2: suppressing new values buys nothing under this accounting.
+
+    The comparison needs m values per run: the h released values are topped up to m by
+    resampling them with replacement (post-processing of the release, no privacy cost;
+    E[m − h] = mθ/(θ + n)); a run that releases nothing is filled with uniform points
+    (data-independent).
+
+    Parameters
+    ----------
+    eps : float in (0, ∞)
+    theta : float > 0
+    n : int ≥ 1
+    m : int ≥ 1
+        Iterations of the predictive.
+    """
+
+    name = "pypp_old_values"
+    label = "PYPP, old values only (Alg. 3, σ = 0)"
+
+    notion = ("probabilistic DP for every dataset of size n: the δ*(ε) of full PYPP (Theorem 2), "
+              "as the likelihood ratios coincide at σ = 0; release size random, ≤ m")
+
+    def knobs(self, n, m, d: int = 1):
+        return super().knobs(n, m, d) + [
+            Knob("expected_release", m * n / (self.theta + n),
+                 "E[released values] = m·n/(θ + n) (Algorithm 3 keeps only old values); topped up to m by "
+                 "resampling the release for the comparison (post-processing)")]
+
+    def release_runs(self, data, m, runs, rng) -> np.ndarray:
+        x, m, runs, rng, d = self._release_arguments(data, m, runs, rng)
+        atoms, counts = np.unique(x, return_counts=True) if x.ndim == 1 else np.unique(x, axis=0, return_counts=True)
+        k = counts.size
+        out = np.empty((runs, m) + (() if x.ndim == 1 else (d,)))
+        block = max(1, (1 << 22) // k)     # bounds the (runs × k) Dirichlet draws to ~32 MB
+        for start in range(0, runs, block):
+            size = min(block, runs - start)
+            S = old_values_counts(counts, 0.0, self.theta, m, rng, size=size)   # (size, k)
+            h = S.sum(axis=1)
+            released = np.repeat(np.tile(np.arange(k), size), S.ravel())       # atom indices, run by run
+            first = np.concatenate([[0], np.cumsum(h)[:-1]])
+            pos = np.arange(m)[None, :]
+            pick = np.where(pos < h[:, None], pos,
+                            np.floor(rng.random((size, m)) * np.maximum(h, 1)[:, None]).astype(np.int64))
+            idx = rng.permuted(np.where(h[:, None] > 0, first[:, None] + pick, 0), axis=1)
+            vals = atoms[released[idx]] if released.size else np.zeros(idx.shape + atoms.shape[1:])
+            empty = h == 0
+            if empty.any():
+                vals[empty] = rng.random(vals[empty].shape)
+            out[start:start + size] = vals
         return out
 
 
@@ -193,11 +269,23 @@ class Calibration:
 
 
 def _meets(g: Guarantee, eps: float, delta: float) -> bool:
-    if g.kind == "none":
+    # A local (data-dependent) guarantee is not DP for this n: it never meets a target.
+    if g.kind == "none" or g.scope == "local":
         return False
     # A relative 1e-9 slack: each calibration rounds toward safety at ~1e-12, and a
     # comparison at exactly the target must not flip on the last bit.
     return g.eps <= eps * (1 + 1e-9) and g.delta <= delta * (1 + 1e-9)
+
+
+#: Caveat of every local guarantee in the calibration table.
+LOCAL_CAVEAT = ("LOCAL guarantee computed from the confidential data (seed 004): not differentially private "
+                "for this n, so it never meets the target")
+
+
+def _caveat(g: Guarantee, bounds_caveat: str) -> str:
+    if g.scope == "local":
+        return LOCAL_CAVEAT + ("; " + bounds_caveat if bounds_caveat else "")
+    return bounds_caveat if g.is_private else ""
 
 
 def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
@@ -214,6 +302,10 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     smoothed histogram               λ = ``smoothed_histogram_lambda(n, B^d, m, ε)``
     Dirichlet–multinomial            α = m/(e^ε − 1) per cell (global pure ε-DP)
     Dirichlet posterior sampling     smallest α with ``dirichlet_sampling_epsilon(α, δ) ≤ ε``
+    PYPP, old values only (Alg. 3)   θ as given; δ* of full PYPP (the likelihood ratios coincide at
+                                     σ = 0); approximate, global
+    truncated-Dirichlet posterior    p_min = 1/(B^d − 1 + e^(ε/2)); pure ε-DP, global
+    pseudo-posterior (vector/scalar) Δ_α = ε/2; LOCAL, data-dependent: never meets the target
     bootstrap                        none (no privacy: the utility ceiling)
     ===============================  ==============================================================
 
@@ -291,6 +383,14 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
             built.append(DirichletMultinomialHistogram(eps, bins, alpha_rule="data-dependent"))
         elif key == "dirichlet_posterior_sampling":
             built.append(DirichletPosteriorSampling(eps, delta, bins))
+        elif key == "pypp_old_values":
+            built.append(OldValuesPYPPMechanism(eps, theta, n, m_val))
+        elif key == "truncated_dirichlet_posterior":
+            built.append(TruncatedDirichletPosteriorSampling(eps, bins))
+        elif key == "pseudo_posterior":
+            built.append(PseudoPosteriorMechanism(eps, bins))
+        elif key == "pseudo_posterior_scalar":
+            built.append(PseudoPosteriorMechanism(eps, bins, weighting="scalar"))
         else:
             built.append(Bootstrap())
     for mech in built:
@@ -309,7 +409,7 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
                          "value": float(knob.value), "reason": knob.reason, "guarantee": g.label,
                          "kind": g.kind, "scope": g.scope, "eps": g.eps, "delta": g.delta,
                          "meets_target": _meets(g, eps, delta), "m": m_val,
-                         "caveat": caveat if g.is_private else ""})
+                         "caveat": _caveat(g, caveat)})
     table = pd.DataFrame(rows)
     return Calibration(eps=eps, delta=delta, m=m_val, m_rule=m_rule, n=n, d=d, bins=bins, theta=theta,
                        mechanisms=tuple(built), table=table, bounds_from_data=bool(bounds_from_data))

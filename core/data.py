@@ -48,6 +48,7 @@ import math
 import numbers
 import os
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -60,6 +61,7 @@ import pandas as pd
 from .mechanisms import CategoricalBase, UniformBase
 from .validation import (
     check_bounds,
+    check_choice,
     check_flag,
     check_integer,
     check_multiplicities,
@@ -67,7 +69,12 @@ from .validation import (
 )
 
 __all__ = [
+    "Aggregated",
     "DEFAULT_MAX_BYTES",
+    "ENGINES",
+    "FORMATS",
+    "HEAD_BYTES",
+    "aggregate",
     "DELIMITERS",
     "NA_TEXT",
     "ColumnReading",
@@ -1588,7 +1595,7 @@ def prepare(frame: pd.DataFrame, specs, counts=None) -> PreparedData:
                 if column.bounds_from_data:
                     warn_bounds_from_data(f"bounds of column {spec.name!r}")
             else:
-                column, values = _prepare_categorical(series, spec, na_text.get(spec.name, 0))
+                column, values = _prepare_categorical(series, spec, na_text.get(spec.name, 0), weights)
             prepared.append(column)
             transformed.append(values)
     finally:
@@ -1641,7 +1648,8 @@ def _normalise_specs(specs) -> list[ColumnSpec]:
     return specs
 
 
-def _numeric_values(series: pd.Series, name: str, na_text: int = 0) -> np.ndarray:
+def _numeric_values(series: pd.Series, name: str, na_text: int = 0,
+                    weights: np.ndarray | None = None) -> np.ndarray:
     """The column as numbers: ``float64``, or exact integers (``int64`` / Python ``int``
     objects) when every value is a whole number and some is beyond :math:`2^{53}`.
 
@@ -1674,7 +1682,7 @@ def _numeric_values(series: pd.Series, name: str, na_text: int = 0) -> np.ndarra
         if not_numeric.size:
             first = series.iloc[not_numeric[0]]
             raise ValueError(
-                f"column {name!r} has {not_numeric.size} non-numeric value(s), e.g. {first!r} at "
+                f"column {name!r} has {_records(not_numeric, weights)} non-numeric value(s), e.g. {first!r} at "
                 f"{_rows(not_numeric)}{_row_note()}. Fix those cells, or treat "
                 "the column as categorical.")
         x = numbers_.to_numpy(dtype=float)
@@ -1690,12 +1698,12 @@ def _numeric_values(series: pd.Series, name: str, na_text: int = 0) -> np.ndarra
     if nan.size:
         hint = (f" {na_text} of the cells were spelled like 'NA': if that is a real label, read the file with "
                 "keep_na_text=True and treat the column as categorical." if na_text else "")
-        raise ValueError(f"column {name!r} has {nan.size} missing value(s) (empty or NaN) at "
+        raise ValueError(f"column {name!r} has {_records(nan, weights)} missing value(s) (empty or NaN) at "
                          f"{_rows(nan)}{_row_note()}. Remove or impute them "
                          "before releasing." + hint)
     infinite = np.flatnonzero(np.isinf(x))
     if infinite.size:
-        raise ValueError(f"column {name!r} has {infinite.size} infinite value(s) at {_rows(infinite)}: 'inf', or "
+        raise ValueError(f"column {name!r} has {_records(infinite, weights)} infinite value(s) at {_rows(infinite)}: 'inf', or "
                          "numbers beyond ±1.797e308 (the float64 range). Replace them with finite numbers.")
     return x
 
@@ -1736,7 +1744,7 @@ def _exact_bound(b):
 def _prepare_numeric(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
                      weights: np.ndarray | None = None) -> tuple[PreparedColumn, np.ndarray]:
     name = spec.name
-    x = _numeric_values(series, name, na_text)
+    x = _numeric_values(series, name, na_text, weights)
     if x.dtype == object or (x.dtype.kind == "i" and np.abs(x).max(initial=0) >= _EXACT_FLOAT_INT):
         return _prepare_exact_integers(x, spec, weights)
     integer_column = x.dtype.kind == "i"
@@ -1748,7 +1756,7 @@ def _prepare_numeric(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
         if bad.size:
             rounded = f" after rounding to {spec.decimals} decimals" if spec.decimals is not None else ""
             raise ValueError(
-                f"column {name!r} has {bad.size} value(s) <= 0{rounded} (smallest {float(x[bad].min())!r}, at "
+                f"column {name!r} has {_records(bad, weights)} value(s) <= 0{rounded} (smallest {float(x[bad].min())!r}, at "
                 f"{_rows(bad)}), but log needs positive values. Turn off log, or remove those rows.")
 
     lo, hi, from_data = _column_bounds(spec, float(x.min()), float(x.max()), float)
@@ -1824,7 +1832,7 @@ def _prepare_exact_integers(x: np.ndarray, spec: ColumnSpec,
     distinct = _round_integers([int(v) for v in uniques], spec.decimals)
     if spec.log and min(distinct) <= 0:
         bad = np.flatnonzero(np.asarray([v <= 0 for v in distinct])[codes])
-        raise ValueError(f"column {name!r} has {bad.size} value(s) <= 0 (smallest {min(distinct)!r}, at "
+        raise ValueError(f"column {name!r} has {_records(bad, weights)} value(s) <= 0 (smallest {min(distinct)!r}, at "
                          f"{_rows(bad)}), but log needs positive values. Turn off log, or remove those rows.")
     lo, hi, from_data = _column_bounds(spec, min(distinct), max(distinct), _exact_bound)
     clipped = [lo if v < lo else hi if v > hi else v for v in distinct]  # exact int/float comparisons
@@ -1859,20 +1867,21 @@ def _prepare_exact_integers(x: np.ndarray, spec: ColumnSpec,
     return column, t
 
 
-def _prepare_categorical(series: pd.Series, spec: ColumnSpec, na_text: int = 0) -> tuple[PreparedColumn, np.ndarray]:
+def _prepare_categorical(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
+                         weights: np.ndarray | None = None) -> tuple[PreparedColumn, np.ndarray]:
     name = spec.name
     missing = np.flatnonzero(series.isna().to_numpy())
     if missing.size:
         hint = (f" {na_text} of them were cells spelled like 'NA': if 'NA' is a real category label, read the "
                 "file with keep_na_text=True to keep it." if na_text else "")
-        raise ValueError(f"column {name!r} has {missing.size} missing value(s) (empty or NaN) at "
+        raise ValueError(f"column {name!r} has {_records(missing, weights)} missing value(s) (empty or NaN) at "
                          f"{_rows(missing)}{_row_note()}. Remove them, or "
                          "replace them with an explicit label such as 'missing'." + hint)
     values = series.to_numpy(dtype=object)
     if spec.categories is not None:
         unknown = np.flatnonzero(~series.isin(spec.categories).to_numpy())
         if unknown.size:
-            raise ValueError(f"column {name!r} has {unknown.size} value(s) outside its public category list, "
+            raise ValueError(f"column {name!r} has {_records(unknown, weights)} value(s) outside its public category list, "
                              f"e.g. {values[unknown[0]]!r} at {_rows(unknown)}; add them to the list")
     column = PreparedColumn(spec=spec, bounds=None, bounds_from_data=False, n_clipped=0,
                             base=CategoricalBase(spec.categories))
@@ -1882,6 +1891,11 @@ def _prepare_categorical(series: pd.Series, spec: ColumnSpec, na_text: int = 0) 
 #: Set while :func:`prepare` works on a frequency table (``counts`` given): its entries are
 #: distinct values, not rows of a file, and the messages say so.
 _TABLE_ENTRIES = contextvars.ContextVar("table_entries", default=False)
+
+
+def _records(positions: np.ndarray, weights: np.ndarray | None) -> int:
+    """How many records the rows at ``positions`` stand for."""
+    return int(positions.size) if weights is None else int(weights[positions].sum())
 
 
 def _row_note() -> str:
@@ -2026,9 +2040,9 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
     three engines on the bundled samples and on the corpus of awkward files). Memory
     grows with the number of distinct cells, not with the number of rows.
     """
-    engine = check_choice_text("engine", engine, ENGINES)
+    engine = check_choice("engine", engine, ENGINES)
     if file_format is not None:
-        file_format = check_choice_text("file_format", file_format, FORMATS)
+        file_format = check_choice("file_format", file_format, FORMATS)
     if scheduler is not None and (engine != "dask" or not isinstance(scheduler, str) or not scheduler.strip()):
         raise ValueError(f"scheduler (the address of a Dask scheduler, e.g. 'tcp://10.0.0.5:8786') needs "
                          f"engine='dask' and a non-empty string, got engine={engine!r}, scheduler={scheduler!r}")
@@ -2062,7 +2076,12 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
         frame, decisions = _pandas_csv(inputs, wanted, options)
         counts = np.ones(len(frame), dtype=np.int64)
     else:
-        decisions = _csv_decisions(inputs[0], options)
+        head = _csv_decisions(inputs[0], options)
+        decisions = head.decisions
+        if len(inputs) == 1 and not _text_bytes(inputs[0], HEAD_BYTES)[1]:
+            # The whole file was read: prepare its rows too, so that a problem is named
+            # with its row numbers, exactly as the pandas engine names it.
+            _check_rows(head.frame, specs, counts_column)
         cells, counts, more_notes = _csv_cells(inputs, wanted, decisions, engine, scheduler)
         notes += more_notes
         frame, decisions = _read_distinct_cells(cells, counts, decisions, options)
@@ -2079,10 +2098,16 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
                       files=tuple(item.name for item in inputs), counts_column=counts_column, notes=tuple(notes))
 
 
-def check_choice_text(name: str, value, choices: tuple) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
-    return value
+def _check_rows(frame: pd.DataFrame, specs: list[ColumnSpec], counts_column: str | None) -> None:
+    """Raise what :func:`prepare` raises on these rows (warnings are the caller's)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        names = [s.name for s in specs] + ([counts_column] if counts_column else [])
+        absent = [n for n in names if n not in frame.columns]
+        if absent:
+            return  # named by the caller with the file's columns
+        counts = None if counts_column is None else _counts_from_column(frame[counts_column], counts_column)
+        prepare(frame, specs, counts=counts)
 
 
 @dataclass(frozen=True)
@@ -2160,8 +2185,9 @@ def _text_bytes(item: _Input, limit: int | None) -> tuple[bytes, bool]:
     return data, False
 
 
-def _csv_decisions(item: _Input, options: dict) -> ReadDecisions:
-    """read_table on the first HEAD_BYTES (cut after a whole line), or on the whole file."""
+def _csv_decisions(item: _Input, options: dict) -> ReadResult:
+    """read_table on the first HEAD_BYTES (cut after a whole line), or on the whole file
+    (then ``decisions.size_bytes`` is the file's size)."""
     head, more = _text_bytes(item, HEAD_BYTES)
     attempts = 0
     while True:
@@ -2172,7 +2198,7 @@ def _csv_decisions(item: _Input, options: dict) -> ReadDecisions:
         source = io.BytesIO(cut)
         source.name = item.name.strip("'")
         try:
-            return read_table(source, max_bytes=None, **options).decisions
+            return read_table(source, max_bytes=None, **options)
         except ValueError as exc:
             # A quoted field may span the cut: drop the last line and try again.
             if not more or attempts >= 20 or "never closed" not in str(exc):
@@ -2240,79 +2266,70 @@ def _check_shape_flags(frame: pd.DataFrame, width: int, name: str) -> pd.DataFra
 
 
 def _duckdb_csv(inputs, positions, width, decisions) -> tuple[pd.DataFrame, list[str]]:
+    """DuckDB's streaming GROUP BY of the raw cells, with the row-shape checks.
+
+    Every field is read as text (``all_varchar``) with a sentinel null string, so an
+    empty cell is ``''`` and only a field the row does not have is NULL; one extra
+    declared column catches rows with more fields (a trailing separator). The file is
+    read in parallel; DuckDB refuses a quoted field spanning lines in that mode, and the
+    file is then read again serially (never a silently different parse).
+    """
     import duckdb
 
     notes = []
     codec = _DUCKDB_ENCODINGS.get(decisions.encoding)
-    con = duckdb.connect(config={"memory_limit": "1GB", "preserve_insertion_order": False})
-    try:
-        columns = {f"c{j}": "VARCHAR" for j in range(width)}
-        columns[_EXTRA] = "VARCHAR"
-        skip = 0
-        first = _text_bytes(inputs[0], 64)[0]
-        if re.match(rb"(\xef\xbb\xbf)?sep=.\r?\n", first):
-            skip = 1
-        options = dict(delimiter=decisions.delimiter, quotechar='"', escapechar='"', header=decisions.header,
-                       all_varchar=True, null_padding=True, strict_mode=False, na_values=["\x00"],
-                       parallel=False, columns=columns, auto_detect=False, skiprows=skip)
-        relations = []
-        blank_lines = 0
-        for item in inputs:
-            if codec != "utf-8" or item.path is None:
-                # DuckDB streams UTF-8 files from disk; other encodings (and uploads) are
-                # decoded here and handed over as UTF-8 in memory.
-                raw, _ = _text_bytes(item, None)
-                if codec != "utf-8":
-                    notes.append(f"{item.name} was transcoded from {decisions.encoding} to UTF-8 in memory "
-                                 "(DuckDB streams UTF-8 files from disk).")
-                    raw = raw.decode(decisions.encoding).removeprefix("\ufeff").encode("utf-8")
-                target, opts = io.BytesIO(raw), {**options, "encoding": "utf-8"}
-            else:
-                target = item.path
-                opts = {**options, "encoding": "utf-8", "compression": "gzip" if _is_gzip(item) else "none"}
-            relations.append(con.read_csv(target, **opts))
-            if width == 1:
-                again = io.BytesIO(target.getvalue()) if isinstance(target, io.BytesIO) else target
-                blank_lines += _interior_blank_lines(con, again, opts)
-        rel = relations[0]
-        for other in relations[1:]:
-            rel = rel.union(other)  # UNION ALL of the relations (duckdb's union keeps duplicates)
-        selected = ", ".join(f"c{j} AS v{i}" for i, j in enumerate(positions))
-        last = f"c{width - 1}"
-        blank = "(c0 IS NULL OR trim(c0) = '')" + (f" AND c1 IS NULL" if width > 1 else "")
-        query = (f"SELECT {selected}, {_EXTRA} IS NOT NULL AS __long, "
-                 f"{last} IS NULL AS __short, {blank} AS __blank, count(*) AS __n FROM rel GROUP BY ALL")
+    columns = {f"c{j}": "VARCHAR" for j in range(width)}
+    columns[_EXTRA] = "VARCHAR"
+    skip = 1 if re.match(rb"(\xef\xbb\xbf)?sep=.\r?\n", _text_bytes(inputs[0], 64)[0]) else 0
+    options = dict(delimiter=decisions.delimiter, quotechar='"', escapechar='"', header=decisions.header,
+                   all_varchar=True, null_padding=True, strict_mode=False, na_values=["\x00"],
+                   columns=columns, auto_detect=False, skiprows=skip)
+    if width == 1:
+        # One column: no separator can show a short row, and read_table reads a blank line
+        # inside the data as a missing cell; DuckDB keeps blank lines as NULL with its
+        # default null string (and skips them with the sentinel).
+        del options["na_values"]
+    sources = []
+    for item in inputs:
+        if codec != "utf-8" or item.path is None:
+            # DuckDB streams UTF-8 files from disk; other encodings (and uploads) are
+            # decoded here and handed over as UTF-8 in memory.
+            raw, _ = _text_bytes(item, None)
+            if codec != "utf-8":
+                notes.append(f"{item.name} was transcoded from {decisions.encoding} to UTF-8 in memory "
+                             "(DuckDB streams UTF-8 files from disk).")
+                raw = raw.decode(decisions.encoding).removeprefix("\ufeff").encode("utf-8")
+            sources.append((raw, {"encoding": "utf-8"}))
+        else:
+            sources.append((item.path, {"encoding": "utf-8", "compression": "gzip" if _is_gzip(item) else "none"}))
+    selected = ", ".join(f"c{j} AS v{i}" for i, j in enumerate(positions))
+    short = "false" if width == 1 else f"c{width - 1} IS NULL"
+    blank = "(c0 IS NULL OR trim(c0) = '') AND c1 IS NULL" if width > 1 else "false"
+    query = (f"SELECT {selected}, {_EXTRA} IS NOT NULL AS __long, {short} AS __short, {blank} AS __blank, "
+             "count(*) AS __n FROM rel GROUP BY ALL")
+
+    def run(parallel: bool) -> pd.DataFrame:
+        con = duckdb.connect(config={"memory_limit": "1GB", "preserve_insertion_order": False})
         try:
-            frame = con.sql(query).df()
-        except duckdb.Error as exc:
-            raise ValueError(f"{inputs[0].name} could not be read as CSV by DuckDB: {str(exc).splitlines()[0]}") \
-                from None
-    finally:
-        con.close()
+            relations = [con.read_csv(io.BytesIO(target) if isinstance(target, bytes) else target,
+                                      **options, **extra, parallel=parallel) for target, extra in sources]
+            rel = relations[0]
+            for other in relations[1:]:
+                rel = rel.union(other)  # duckdb's relational union keeps duplicates (UNION ALL)
+            return con.sql(query).df()
+        finally:
+            con.close()
+
+    try:
+        try:
+            frame = run(parallel=True)
+        except duckdb.Error:
+            frame = run(parallel=False)
+    except duckdb.Error as exc:
+        raise ValueError(f"{inputs[0].name} could not be read as CSV by DuckDB: {str(exc).splitlines()[0]}") from None
     frame = _check_shape_flags(frame, width, inputs[0].name)
-    if blank_lines:
-        frame = pd.concat([frame, pd.DataFrame({frame.columns[0]: [""], "__n": [blank_lines]})], ignore_index=True)
     cells = frame.iloc[:, :len(positions)].astype(object).where(frame.iloc[:, :len(positions)].notna(), "")
     return pd.concat([cells, frame["__n"]], axis=1), notes
-
-
-def _interior_blank_lines(con, target, options: dict) -> int:
-    """Blank lines between the first and the last record of a one-column file.
-
-    :func:`read_table` reads them as missing cells (a one-column file has no separator
-    to show an empty field), while DuckDB's CSV reader skips them; this counts them on
-    the physical lines (quotes off: a quoted field spanning a blank line would be
-    counted too — a one-column file with multi-line quoted cells is read by
-    ``engine='pandas'`` exactly).
-    """
-    options = {k: v for k, v in options.items() if k != "na_values"}  # with them DuckDB drops empty lines
-    lines = con.read_csv(target, **{**options, "quotechar": "", "escapechar": "", "delimiter": "\x1f",
-                                    "columns": {"line": "VARCHAR"}, "header": False, "skiprows": 0})
-    skip = options.get("skiprows", 0) + (1 if options.get("header") else 0)
-    query = (f"WITH t AS (SELECT row_number() OVER () AS i, (line IS NULL OR trim(line) = '') AS blank FROM lines), "
-             f"r AS (SELECT min(i) AS lo, max(i) AS hi FROM t WHERE NOT blank AND i > {skip}) "
-             f"SELECT count(*) FROM t, r WHERE t.blank AND t.i > r.lo AND t.i < r.hi")
-    return int(con.sql(query).fetchall()[0][0])
 
 
 def _block_field_counts(block: bytes, sep: str, encoding: str, skip: int) -> tuple[int, int, int, int]:
@@ -2359,13 +2376,15 @@ def _dask_csv(inputs, positions, width, decisions, scheduler) -> tuple[pd.DataFr
                                                 skip and b == 0 else 0)
               for f, file_blocks in enumerate(blocks) for b, block in enumerate(file_blocks)]
     try:
-        if scheduler is None:
-            result, fields = dask.compute(grouped, checks, scheduler="threads")
-        else:
-            from distributed import Client
+        with warnings.catch_warnings():  # one graph for the table and the checks: one pass over the file
+            warnings.filterwarnings("ignore", message="Computing mixed collections", category=UserWarning)
+            if scheduler is None:
+                result, fields = dask.compute(grouped, checks, scheduler="threads")
+            else:
+                from distributed import Client
 
-            with Client(scheduler, timeout="30s") as client:
-                result, fields = client.gather(client.compute([grouped, checks]))
+                with Client(scheduler, timeout="30s") as client:
+                    result, fields = client.gather(client.compute([grouped, checks]))
     except (pd.errors.ParserError, UnicodeDecodeError, csv.Error) as exc:
         raise ValueError(f"{inputs[0].name} could not be read as CSV by Dask: {str(exc).splitlines()[0]}") from None
     except OSError as exc:

@@ -562,3 +562,174 @@ def repeated_release_experiment(confidential, theta, m, bounds, rng, *, replicat
     return RepeatedReleaseResult(names=tuple(functional_names(levels, ts)), truth=truth,
                                  posterior_mean=post_mean, lower=lower, upper=upper, seconds=seconds,
                                  level=level, n_draws=n_draws, m=m)
+
+
+# ================================================ discovery probability (thesis §6.3, issue 11)
+#: Largest n of :func:`discovery_probability` (the prior of K_n costs O(n × width of its support)).
+MAX_DISCOVERY_N = 10**6
+#: Largest (number of l values) × (new values) of the generalized factorial table.
+_MAX_GFC_ENTRIES = 10**8
+#: Relative weight below which the tails of the prior of K_n are dropped (e^-80 ≈ 2e-35).
+_DISCOVERY_TAIL = -80.0
+
+
+def confidential_discovery_probability(n, k, sigma, theta) -> float:
+    """:math:`(\\theta + k\\sigma)/(\\theta + n)`: the new-value probability given the confidential data.
+
+    The (n+1)-th predictive probability of a new value given n records with k distinct
+    values (SPEC §2). It uses k, a statistic of the confidential data: **curator only**.
+    """
+    n = check_integer("n", n, minimum=1, maximum=MAX_DISCOVERY_N)
+    k = check_integer("k", k, minimum=1, maximum=n)
+    sigma, theta, _ = check_py_parameters(sigma, theta)
+    if sigma < 0:
+        raise ValueError(f"sigma must be in [0, 1) (new values exist only for sigma >= 0), got {sigma!r}")
+    return (theta + k * sigma) / (theta + n)
+
+
+def _log_generalized_factorial(length: int, k: int, sigma: float) -> np.ndarray:
+    """:math:`\\log\\mathcal C(l, k; \\sigma)` for l = 0..length (−inf for l < k), σ ∈ (0, 1).
+
+    From the recursion :math:`\\mathcal C(l+1,k) = \\sigma\\mathcal C(l,k-1) + (l-k\\sigma)\\mathcal C(l,k)`
+    (all terms ≥ 0 for σ ∈ (0, 1)): dividing by :math:`\\Gamma(l+1-k\\sigma)` turns it into a
+    cumulative sum, :math:`\\mathcal C(l,k) = \\Gamma(l-k\\sigma)\\sum_{l'<l}\\sigma\\,\\mathcal C(l',k-1)/\\Gamma(l'+1-k\\sigma)`,
+    evaluated in log space (``logaddexp.accumulate``): no cancellation, every entry to
+    relative precision ~1e-12 whatever its size. O(k × length).
+    """
+    from scipy import special
+
+    ell = np.arange(length + 1, dtype=float)
+    log_c = np.full(length + 1, -np.inf)
+    log_c[0] = 0.0                                           # C(0, 0) = 1, C(l, 0) = 0 for l ≥ 1
+    log_sigma = math.log(sigma)
+    for j in range(1, k + 1):
+        with np.errstate(invalid="ignore"):
+            terms = log_sigma + log_c[:-1] - special.gammaln(ell[:-1] + 1.0 - j * sigma)
+        acc = np.logaddexp.accumulate(terms)                 # Σ over l' ≤ l − 1, for l = 1..length
+        new = np.full(length + 1, -np.inf)
+        live = ell[1:] >= j
+        new[1:][live] = special.gammaln(ell[1:][live] - j * sigma) + acc[live]
+        log_c = new
+    return log_c
+
+
+def _log_prior_k_n(n: int, sigma: float, theta: float) -> tuple[int, np.ndarray]:
+    """log P(K_n = j) for j in a window [j0, j0 + len) holding all but e^-80 of the mass.
+
+    The number of distinct values of n draws from PY(σ, θ) is a Markov chain: a new value
+    w.p. (θ + jσ)/(θ + t) after t draws with j values. It is propagated in probability space
+    (all terms positive: no cancellation; relative error ~n·1e-16), without the common
+    factor 1/(θ + t) and rescaled every 16 steps, with the window trimmed at both ends to
+    entries above e^-80 of the largest every 256 steps. O(n × window) with ~5 vector
+    operations per step.
+    """
+    cap = 1024
+    p = np.zeros(cap)
+    p[0] = 1.0
+    j0, size = 1, 1
+    sj = sigma * np.arange(j0, j0 + cap, dtype=float)   # σ·j at each buffer position
+    tmp = np.empty(cap)
+    floor = math.exp(_DISCOVERY_TAIL)
+    for t in range(1, n):
+        if size + 1 > cap:                               # grow the buffer
+            cap *= 2
+            p = np.concatenate([p, np.zeros(cap - p.size)])
+            sj = sigma * np.arange(j0, j0 + cap, dtype=float)
+            tmp = np.empty(cap)
+        view, mv = p[:size + 1], tmp[:size]
+        np.add(theta, sj[:size], out=mv)
+        mv *= view[:size]                                # mass moving to j + 1
+        view[:size] *= t - sj[:size]                     # mass staying at j
+        view[size] = 0.0
+        view[1:] += mv
+        size += 1
+        if t % 16 == 0 or t == n - 1:
+            view /= view.max()
+        if t % 256 == 0 or t == n - 1:
+            keep = np.flatnonzero(view >= floor)
+            lo, hi = int(keep[0]), int(keep[-1]) + 1
+            if lo > 0 or hi < size:
+                p[:hi - lo] = view[lo:hi].copy()
+                p[hi - lo:] = 0.0
+                j0 += lo
+                size = hi - lo
+                sj = sigma * np.arange(j0, j0 + cap, dtype=float)
+    out = p[:size]
+    return j0, np.log(out) - math.log(out.sum())
+
+
+def discovery_probability(n, m, new_values, sigma, theta) -> float:
+    """Bayes estimate of the probability that the next draw is a new value, from the release alone.
+
+    Thesis §6.3 (docs/bayesian_family.md §4). Given the confidential size ``n``, the release
+    size ``m`` and the number k of distinct new values in the release — but not the number
+    :math:`K_n` of distinct confidential values — the estimate under squared loss is
+
+    .. math:: \\hat D = \\frac{\\theta + k\\sigma + \\sigma\\,E[K_n \\mid K^{(n)}_m = k]}{\\theta + n + m},
+              \\qquad P(K_n = j \\mid K^{(n)}_m = k) \\propto P(K_n = j)\\,P(K^{(n)}_m = k \\mid K_n = j),
+
+    the thesis's :math:`P(Y=j)\\propto(\\theta/\\sigma+1)_{j+k-1}\\mathcal C(n,j;\\sigma)\\mathcal C(m,k;\\sigma,-n+j\\sigma)`
+    computed as prior × likelihood without noncentral coefficients: the likelihood is
+    :math:`\\sum_l \\mathrm{BB}(l; m, \\theta+j\\sigma, n-j\\sigma)\\,P_{\\theta+j\\sigma}(K_l = k)`
+    (l draws go to new values, and they form a PY(σ, θ + jσ) partition), with
+    :math:`P_{\\theta'}(K_l=k) = \\frac{(\\theta'/\\sigma+1)_{k-1}}{\\sigma\\,(\\theta'+1)_{l-1}}\\mathcal C(l,k;\\sigma)`
+    and the generalized factorial coefficients in log space
+    (:func:`_log_generalized_factorial`). For σ = 0 the estimate is θ/(θ + n + m) exactly.
+
+    Parameters
+    ----------
+    n : int in [1, 10^6]
+        Size of the confidential data (public under replacement neighbours).
+    m : int in [1, 10^7]
+        Size of the release.
+    new_values : int in [0, m]
+        Number of distinct new values in the release.
+    sigma : float in [0, 1)
+    theta : float > −σ
+
+    Returns
+    -------
+    float in (0, 1)
+    """
+    from scipy import special
+
+    from .betabinom import log_gamma_ratio, log_pmf
+
+    n = check_integer("n", n, minimum=1, maximum=MAX_DISCOVERY_N)
+    m = check_release_size(m)
+    k = check_integer("new_values", new_values, minimum=0, maximum=m)
+    sigma, theta, _ = check_py_parameters(sigma, theta)
+    if sigma < 0:
+        raise ValueError(f"sigma must be in [0, 1) (new values exist only for sigma >= 0), got {sigma!r}")
+    if sigma == 0:
+        return theta / (theta + n + m)
+    j0, log_prior = _log_prior_k_n(n, sigma, theta)
+    j = np.arange(j0, j0 + log_prior.size, dtype=float)
+    a, b = theta + j * sigma, n - j * sigma            # L ~ BB(m, θ + jσ, n − jσ) given K_n = j
+    if k == 0:
+        log_lik = log_pmf(m, a, b, 0.0)[0]
+    else:
+        # l values that can matter: within 40 sd of the BB mean for some j (and l ≥ k)
+        mean = m * a / (a + b)
+        sd = np.sqrt(mean * (b / (a + b)) * ((a + b + m) / (a + b + 1.0)))
+        l_lo = int(max(k, math.floor((mean - 40.0 * sd).min()) - 40))
+        l_hi = int(min(m, math.ceil((mean + 40.0 * sd).max()) + 40))
+        if l_lo > l_hi:
+            l_lo = l_hi = max(k, min(m, l_lo))
+        if (l_hi + 1) * k > _MAX_GFC_ENTRIES or j.size * (l_hi - l_lo + 1) > _MAX_GFC_ENTRIES:
+            raise ValueError(f"new_values = {k} with m = {m} and n = {n} needs a table of more than "
+                             f"{_MAX_GFC_ENTRIES:.0e} generalized factorial coefficients; not computed")
+        log_c = _log_generalized_factorial(l_hi, k, sigma)[l_lo:]
+        ell = np.arange(l_lo, l_hi + 1, dtype=float)
+        log_lik = np.empty(j.size)
+        block = max(1, (1 << 22) // ell.size)
+        for s in range(0, j.size, block):
+            aa, bb = a[s:s + block, None], b[s:s + block, None]
+            log_k_l = (log_gamma_ratio(aa / sigma + 1.0, k - 1.0) - math.log(sigma)
+                       - log_gamma_ratio(aa + 1.0, ell[None, :] - 1.0) + log_c[None, :])
+            log_bb = log_pmf(m, aa, bb, ell[None, :])[0]
+            log_lik[s:s + block] = special.logsumexp(log_bb + log_k_l, axis=1)
+    log_post = log_prior + log_lik
+    log_post -= special.logsumexp(log_post)
+    expected_k_n = float(np.exp(log_post + np.log(j)).sum())
+    return (theta + k * sigma + sigma * expected_k_n) / (theta + n + m)

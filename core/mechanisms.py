@@ -392,13 +392,29 @@ def pypp_release(atoms, multiplicities, sigma, theta, m, rng, *,
     if atoms.shape[0] != counts.size:
         raise ValueError(f"atoms has {atoms.shape[0]} rows but multiplicities has {counts.size} entries")
     check_release_budget(1, check_release_size(m), 1 if atoms.ndim == 1 else atoms.shape[1])
-    old, new = py_predictive_counts(counts, sigma, theta, m, rng)
-    k, n_new = counts.size, new.size
     d = 1 if atoms.ndim == 1 else atoms.shape[1]
     bases = _per_column(base, d, "base")
     digits = _per_column(decimals, d, "decimals")
+    z = check_py_parameters(sigma, theta, counts.size)[2]
+    if z is not None:
+        # Checked before sampling: whether the guarantee holds must not depend on the draw.
+        domain = public_domain_size(bases)
+        if domain is None:
+            raise ValueError(
+                "sigma < 0 (Dirichlet–multinomial over z public categories) releases unobserved categories by "
+                "name, so every column needs a public category list (declare it categorical with its public "
+                "categories): a fresh value for an unobserved category would be impossible under a neighbour "
+                "that lacks it, a singular output that voids the pure ε-DP guarantee (docs/mathematics.md §3.3)")
+        if domain != z:
+            raise ValueError(f"theta must equal z*|sigma| with z = {domain:,}, the size of the public category "
+                             f"domain (the product of the columns' public lists), got z = theta/|sigma| = {z:,}")
+    old, new = py_predictive_counts(counts, sigma, theta, m, rng)
+    k, n_new = counts.size, new.size
 
-    if n_new:
+    if n_new and z is not None:
+        new_atoms = _unobserved_public_rows(bases, atoms, n_new, rng)
+        all_atoms = np.concatenate([atoms.astype(object), new_atoms])
+    elif n_new:
         if any(b is None for b in bases):
             raise ValueError("base must give a base measure for every column: the release contains new values")
         columns = []
@@ -428,6 +444,68 @@ def _per_column(spec, d: int, name: str) -> list:
     if len(spec) != d:
         raise ValueError(f"{name} must have one entry per column ({d}), got {len(spec)}")
     return spec
+
+
+_ENUMERATE_DOMAIN = 1 << 20   # public domains up to this size are listed; larger ones are sampled
+
+
+def public_domain_size(bases) -> int | None:
+    """z of a σ < 0 release: the product of the public category lists, or None if a column has none.
+
+    Under σ < 0 (Dirichlet–multinomial over z public categories, docs/mathematics.md §3.3)
+    the pure ε-DP guarantee needs every unobserved category to be released *by name*, as
+    an element of a public domain fixed without looking at the data: a fresh value for
+    it would be impossible under a neighbour that does not hold it — a singular output.
+    """
+    sizes = []
+    for b in bases:
+        if not (isinstance(b, CategoricalBase) and b.categories is not None):
+            return None
+        sizes.append(len(b.categories))
+    return math.prod(sizes)
+
+
+def _unobserved_public_rows(bases, atoms: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` distinct rows of the public product domain that are not atoms, uniformly.
+
+    The z − k unobserved categories of the Dirichlet–multinomial are exchangeable, so
+    giving the new blocks distinct unobserved categories uniformly at random without
+    replacement is exactly the mechanism's law. Domains up to 2^20 rows are listed;
+    larger ones are sampled by rejection (the acceptance rate is at least 1/2 whenever
+    k + size ≤ z/2; a nearly exhausted large domain is refused).
+    """
+    cats = [tuple(b.categories) for b in bases]
+    d = len(cats)
+    rows = atoms.reshape(atoms.shape[0], -1) if atoms.ndim == 2 else atoms[:, None]
+    observed = {tuple(r) for r in rows.tolist()}
+    z = math.prod(len(c) for c in cats)
+    free = z - len(observed)
+    if size > free:
+        raise ValueError(f"the release needs {size} unobserved categories but the public domain of z = {z} "
+                         f"has only {free}")
+    if z <= _ENUMERATE_DOMAIN:
+        grids = np.indices([len(c) for c in cats]).reshape(d, -1).T
+        domain = [tuple(cats[j][i] for j, i in enumerate(g)) for g in grids.tolist()]
+        unobserved = [r for r in domain if r not in observed]
+        chosen = [unobserved[i] for i in rng.choice(len(unobserved), size=size, replace=False)]
+    else:
+        if free < max(2 * size, z // 2):
+            raise ValueError(f"a public domain of z = {z} categories with only {free} unobserved is too large "
+                             f"to list and too full to sample; at most {_ENUMERATE_DOMAIN:,} categories are listed")
+        chosen, seen = [], set(observed)
+        while len(chosen) < size:
+            draw = np.column_stack([rng.integers(0, len(c), size=2 * (size - len(chosen))) for c in cats])
+            for g in draw.tolist():
+                row = tuple(cats[j][i] for j, i in enumerate(g))
+                if row not in seen:
+                    seen.add(row)
+                    chosen.append(row)
+                    if len(chosen) == size:
+                        break
+    out = np.empty((size, d), dtype=object)
+    for i, row in enumerate(chosen):
+        out[i] = row
+    return out[:, 0] if atoms.ndim == 1 else out
 
 
 def _stack_columns(columns: list[np.ndarray], atoms: np.ndarray) -> np.ndarray:

@@ -55,7 +55,7 @@ from .validation import (
     check_delta,
     check_eps,
     check_integer,
-    check_m,
+    check_release_size,
     check_multiplicities,
     check_positive,
     check_py_parameters,
@@ -66,6 +66,7 @@ from .validation import (
 __all__ = [
     "COMPOSITION_DISCRETIZATION",
     "EXACT_DISCRETIZATION",
+    "MAX_PLD_M",
     "MAX_RELEASES",
     "PrivacyLoss",
     "calibration_losses",
@@ -87,6 +88,8 @@ EXACT_DISCRETIZATION = 1e-10
 #: Loss grid of composed releases and of the baselines' PLDs: a composed δ(ε) is bounded
 #: by the exact δ(ε − k·Δ) of the same k releases (each loss rounded up by < Δ).
 COMPOSITION_DISCRETIZATION = 1e-4
+#: Largest release size whose exact PLD is built (m + 1 loss values are held in memory).
+MAX_PLD_M = 10**6
 #: Largest number of releases composed (the page's slider goes to 100).
 MAX_RELEASES = 1000
 #: Mass of the composed PLD's tails dp_accounting may drop; pessimistic: it is added to
@@ -183,8 +186,8 @@ class PrivacyLoss:
     def delta(self, eps, releases: int = 1, discretization: float | None = None):
         """δ(ε) of ``releases`` independent releases: the maximum over neighbour types.
 
-        Pessimistic: each loss rounded up to the grid, plus an absolute allowance of
-        ``releases · 2^-40`` for floating-point error on every positive δ (docs/audit.md §2).
+        Pessimistic: each loss rounded up to the grid, and the floating-point error of
+        the sums added (docs/audit.md §2; see :func:`_hockey_stick`).
 
         Parameters
         ----------
@@ -205,15 +208,12 @@ class PrivacyLoss:
     def epsilon(self, delta, releases: int = 1, discretization: float | None = None) -> float:
         """Smallest ε ≥ 0 with δ(ε) ≤ ``delta`` (``inf`` if none), from the pessimistic PLDs.
 
-        The allowance of :meth:`delta` is taken off ``delta`` first, so that
-        ``self.delta(self.epsilon(d)) ≤ d`` up to the grid.
+        Computed on the same rounded-up δ as :meth:`delta` (to a relative 1e-12 in ε, on
+        the side of the larger ε), so ``self.delta(self.epsilon(d)) ≤ d``.
         """
         delta = check_delta(delta)
         k = check_integer("releases", releases, minimum=1, maximum=MAX_RELEASES)
-        target = (delta - k * _ABS_MARGIN) / (1 + 1e-12)
-        if target <= 0:
-            return math.inf
-        return max(float(pld.get_epsilon_for_delta(target)) for _, pld in self.members(k, discretization))
+        return max(_epsilon_for_delta(pld, delta, k) for _, pld in self.members(k, discretization))
 
     def tradeoff(self, alpha, releases: int = 1, discretization: float | None = None) -> np.ndarray:
         """Trade-off curve β(α) of the best test between ``x`` and its worst neighbour.
@@ -265,16 +265,35 @@ def _pmf_arrays(pld) -> tuple[np.ndarray, np.ndarray, float]:
     return losses, probs, float(pmf._infinity_mass)   # noqa: SLF001
 
 
+#: A PMF with at most this many points is summed term by term (no cancellation, δ
+#: accurate in relative terms down to the smallest floats); larger ones by suffix sums.
+_TERMWISE_MAX = 20_000
+
+
 def _hockey_stick(pld, eps_arr: np.ndarray, releases: int) -> np.ndarray:
     """δ(ε) = P(L = ∞) + Σ_{ℓ > ε} p_ℓ (1 − e^{ε − ℓ}) on a grid of ε (any sign), rounded up.
 
-    Suffix sums of p and p·e^{−ℓ} give every ε at once; the result is raised by an
-    absolute allowance for the floating-point error of those sums (8u per term) and of
-    the convolutions (2^-40 per release), and clipped to [0, 1].
+    A small PMF (one exact PYPP release) is summed term by term with ``−expm1(ε − ℓ)``:
+    every term is ≥ 0, so the relative error is at most 8u per term and δ is rounded up
+    by that, keeping tiny δ accurate. A large (composed) PMF uses suffix sums of p and
+    p·e^{−ℓ} for every ε at once and is raised by an absolute allowance for their
+    cancellation and for the FFT convolutions (2^-40 per release): composed δ below
+    about 10^-10 are not resolved and show as that allowance.
     """
     losses, probs, inf_mass = _pmf_arrays(pld)
     probs = np.maximum(probs, 0.0)     # FFT round-off can leave tiny negative entries
     eps_arr = np.asarray(eps_arr, dtype=float)
+    if probs.size <= _TERMWISE_MAX:
+        delta = np.empty(eps_arr.size)
+        per = max(1, (1 << 21) // max(1, probs.size))
+        for lo in range(0, eps_arr.size, per):
+            e = eps_arr[lo:lo + per, None]
+            with np.errstate(over="ignore", invalid="ignore"):
+                terms = np.where(losses[None, :] > e, -np.expm1(e - losses[None, :]), 0.0)
+            delta[lo:lo + per] = terms @ probs
+        # the mass at +∞ is already rounded up by its builder; the sum gets its own bound
+        delta = inf_mass + np.where(np.isposinf(eps_arr), 0.0, delta) * (1 + 8 * UNIT_ROUNDOFF * (probs.size + 16))
+        return np.minimum(1.0, delta)
     with np.errstate(over="ignore", invalid="ignore"):
         upper = np.concatenate([np.cumsum(probs[::-1])[::-1], [0.0]])
         lower = np.concatenate([np.cumsum((probs * np.exp(-losses))[::-1])[::-1], [0.0]])
@@ -286,12 +305,33 @@ def _hockey_stick(pld, eps_arr: np.ndarray, releases: int) -> np.ndarray:
     return np.where(delta > 0, np.minimum(1.0, delta * (1 + 1e-12) + margin), 0.0)
 
 
+def _epsilon_for_delta(pld, target: float, releases: int) -> float:
+    """Smallest ε ≥ 0 with the rounded-up δ(ε) of :func:`_hockey_stick` ≤ ``target`` (a
+    bisection on the monotone δ; ``inf`` when even ε = ∞ leaves δ above the target)."""
+    if _hockey_stick(pld, np.array([np.inf]), releases)[0] > target:
+        return math.inf
+    if _hockey_stick(pld, np.array([0.0]), releases)[0] <= target:
+        return 0.0
+    losses, _, _ = _pmf_arrays(pld)
+    lo, hi = 0.0, float(losses[-1]) + 1.0
+    while _hockey_stick(pld, np.array([hi]), releases)[0] > target:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        grid = np.linspace(lo, hi, 34)[1:-1]
+        ok = _hockey_stick(pld, grid, releases) <= target
+        j = int(np.argmax(ok)) if ok.any() else grid.size
+        lo = float(grid[j - 1]) if j > 0 else lo
+        hi = float(grid[j]) if j < grid.size else hi
+        if hi - lo <= 1e-12 * max(1.0, hi):
+            break
+    return hi
+
+
 def _check_eps_nonneg(eps):
-    scalar = np.ndim(eps) == 0
-    arr = np.atleast_1d(np.asarray(eps, dtype=float)) if not isinstance(eps, (str, bytes)) else None
-    if arr is None or arr.size == 0 or np.isnan(arr).any() or (arr < 0).any():
-        raise ValueError(f"eps must be a number or array of numbers in [0, ∞], got {eps!r}")
-    return arr, scalar
+    return check_eps(eps, allow_zero=True)
 
 
 def naive_composition_delta(loss: PrivacyLoss, eps, releases: int):
@@ -328,7 +368,7 @@ def pypp_loss_values(r, n, theta, m):
     r : int in [1, n]
     n : int ≥ 1
     theta : float > 0
-    m : int in [1, 10^7]
+    m : int in [1, MAX_PLD_M]
 
     Returns
     -------
@@ -343,7 +383,7 @@ def pypp_loss_values(r, n, theta, m):
     n = check_integer("n", n, minimum=1, maximum=10**12)
     r = check_integer("r", r, minimum=1, maximum=n)
     _, theta, _ = check_py_parameters(0.0, theta)
-    m = check_integer("m", m, minimum=1, maximum=10**7)
+    m = check_integer("m", m, minimum=1, maximum=MAX_PLD_M)
     N = theta + n
     if r == 1:
         t1 = _singleton_mass(m, N)
@@ -399,7 +439,7 @@ def pypp_instance_loss(multiplicities, theta, m) -> PrivacyLoss:
     ----------
     multiplicities : array_like of int ≥ 1, shape (k,)
     theta : float > 0
-    m : int in [1, 10^7]
+    m : int in [1, MAX_PLD_M]
 
     Returns
     -------
@@ -409,7 +449,7 @@ def pypp_instance_loss(multiplicities, theta, m) -> PrivacyLoss:
     """
     counts = check_multiplicities(multiplicities)
     _, theta, _ = check_py_parameters(0.0, theta, counts.size)
-    m = check_integer("m", m, minimum=1, maximum=10**7)
+    m = check_integer("m", m, minimum=1, maximum=MAX_PLD_M)
     n = int(counts.sum())
     values = np.unique(counts)
     if values[0] == 1:
@@ -439,11 +479,11 @@ def pypp_global_loss(n, theta, m) -> PrivacyLoss:
     ----------
     n : int ≥ 1
     theta : float > 0
-    m : int in [1, 10^7]
+    m : int in [1, MAX_PLD_M]
     """
     n = check_integer("n", n, minimum=1, maximum=10**12)
     _, theta, _ = check_py_parameters(0.0, theta)
-    m = check_integer("m", m, minimum=1, maximum=10**7)
+    m = check_integer("m", m, minimum=1, maximum=MAX_PLD_M)
 
     def build(disc):
         return [("r = 1 (worst over r = 1..n)", _pypp_member(1, n, theta, m, disc))]
@@ -462,8 +502,10 @@ def pypp_monte_carlo_loss(multiplicities, sigma, theta, m, *, n_mc: int = 20000,
     one representative atom per multiplicity value (two when shared) and the log-ratios
     (a)–(d) of docs/mathematics.md §3 evaluated for every neighbour type ``r_l → r_t`` or
     ``r_l → new`` over the ``max_types`` smallest multiplicities; each type's empirical
-    PLD has mass 1/N at each replicate's loss (+∞ for a singular one). δ(ε) and its
-    composition are **estimates** (no confidence bound): labelled "Monte Carlo".
+    PLD has mass 1/N at each replicate's loss (+∞ for a singular one). Only the (at most
+    four) types whose empirical δ(ε) is the largest somewhere on a grid of ε are kept as
+    members. δ(ε) and its composition are **estimates** (no confidence bound): labelled
+    "Monte Carlo".
 
     Parameters
     ----------
@@ -482,7 +524,7 @@ def pypp_monte_carlo_loss(multiplicities, sigma, theta, m, *, n_mc: int = 20000,
     sigma, theta, z = check_py_parameters(sigma, theta, counts.size)
     if not 0 < sigma < 1:
         raise ValueError(f"sigma must be in (0, 1) for the Monte Carlo PLD, got {sigma!r}")
-    m = check_m(m)
+    m = check_release_size(m)
     n_mc = check_integer("n_mc", n_mc, minimum=100, maximum=10**6)
     rng = check_rng(rng)
     max_types = check_integer("max_types", max_types, minimum=1, maximum=10)
@@ -524,7 +566,7 @@ def pypp_monte_carlo_loss(multiplicities, sigma, theta, m, *, n_mc: int = 20000,
                 continue
             right = math.log(values[e] - sigma) - np.log(values[e] + S[t] - sigma)
             types.append((f"r_l = {r_l} → r_t = {int(values[e])}", left + right))
-    types = types[:MAX_MC_TYPES]
+    types = _dominant_types(types[:MAX_MC_TYPES], n_mc)
     finite = np.concatenate([t[np.isfinite(t)] for _, t in types])
     span = float(finite.max() - finite.min()) if finite.size else 0.0
 
@@ -538,8 +580,30 @@ def pypp_monte_carlo_loss(multiplicities, sigma, theta, m, *, n_mc: int = 20000,
         return out
 
     return PrivacyLoss(f"PYPP (σ = {sigma:g}, Monte Carlo)", "monte carlo", "instance",
-                       f"Monte Carlo estimate from {n_mc:,} replicates over {len(types)} neighbour types "
+                       f"Monte Carlo estimate from {n_mc:,} replicates; the {len(types)} worst neighbour type(s) "
                        "(no confidence bound)", build, COMPOSITION_DISCRETIZATION, loss_span=span)
+
+
+def _dominant_types(types: list, n_mc: int, keep: int = 4) -> list:
+    """The neighbour types whose empirical δ(ε) is the largest somewhere on a grid of ε.
+
+    Composing every type would cost one convolution each; the others never reach the
+    maximum of a single release on the grid and are left out (the result is a Monte Carlo
+    estimate either way). At most ``keep`` types, by how often they attain the maximum.
+    """
+    grid = np.concatenate([[0.0], np.geomspace(1e-3, 50.0, 200)])
+    curves = []
+    for _, sample in types:
+        inf_mass = np.count_nonzero(np.isposinf(sample)) / n_mc
+        finite = np.sort(sample[np.isfinite(sample)])
+        upper = np.concatenate([np.cumsum(np.ones(finite.size)[::-1])[::-1], [0.0]]) / n_mc
+        lower = np.concatenate([np.cumsum(np.exp(-finite)[::-1])[::-1], [0.0]]) / n_mc
+        first = np.searchsorted(finite, grid, side="right")
+        curves.append(inf_mass + upper[first] - np.exp(grid) * lower[first])
+    curves = np.array(curves)
+    wins = np.bincount(np.argmax(curves, axis=0), minlength=len(types))
+    order = np.argsort(-wins, kind="stable")
+    return [types[i] for i in order[:keep] if wins[i] > 0]
 
 
 # ----------------------------------------------------------------------------- baselines
@@ -587,7 +651,7 @@ def smoothed_histogram_loss(n, cells, m, lam) -> PrivacyLoss:
     """
     n = check_integer("n", n, minimum=1)
     cells = check_integer("cells", cells, minimum=1)
-    m = check_m(m)
+    m = check_release_size(m)
     lam = check_real("lam", lam, low=0.0, high=1.0, low_open=True)
     if cells == 1:
         def build(disc):

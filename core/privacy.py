@@ -1051,3 +1051,9 @@ def monte_carlo_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000
     return MonteCarloDelta(eps=eps_arr, estimate=estimate, std_error=std_error,
                            upper=_round_up_mc(upper), n_mc=n_mc, n_types=T,
                            worst_type=[names[i] for i in best])
+
+
+# ----------------------------------------- old-values-only PYPP (thesis Algorithm 3, issue 11)
+from .old_values import old_values_delta  # noqa: E402  (SPEC §7: core.privacy.old_values_delta)
+
+__all__ += ["old_values_delta"]

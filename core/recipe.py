@@ -535,9 +535,8 @@ def resolve_release_size(recipe: ReleaseRecipe, multiplicities) -> tuple[int, st
 
     ``"global"``: :math:`m^*(\\varepsilon,\\delta)` of Theorem 2 (SPEC §3.1), a function of
     ``n`` alone. ``"instance"``: the largest m with :math:`\\delta_x(\\varepsilon)\\le\\delta`
-    at the data (capped at :data:`MAX_RECIPE_SIZE`). Both are refused when even m = 1
-    misses δ, and ``"global"`` is refused when the search would run past
-    :data:`MAX_RECIPE_SIZE` (the singleton limit is above it).
+    at the data. Both are exact (core.privacy) and capped at :data:`MAX_RECIPE_SIZE`, and
+    both are refused when even m = 1 misses δ.
     """
     counts = np.asarray(multiplicities)
     n = int(counts.sum())
@@ -546,13 +545,11 @@ def resolve_release_size(recipe: ReleaseRecipe, multiplicities) -> tuple[int, st
     eps, delta, theta = recipe.eps, recipe.delta, recipe.theta
     m_sing = singleton_limit(n, theta, delta)
     if recipe.size_rule == "global":
-        if m_sing > MAX_RECIPE_SIZE:
-            raise ValueError(
-                f"the largest admissible m at delta={delta!r} with n={n}, theta={theta!r} is searched up to the "
-                f"singleton limit floor(delta*(theta+n-1)/(1-delta)) = {m_sing:,}, above this tool's limit of "
-                f"{MAX_RECIPE_SIZE:,} synthetic rows. Give a fixed m <= {MAX_RECIPE_SIZE:,} or a smaller delta.")
-        m = max_synthetic_size(n, theta, eps, delta)
+        # exact and fast at any n (core.privacy); searched up to this tool's row limit
+        m = max_synthetic_size(n, theta, eps, delta, m_cap=MAX_RECIPE_SIZE)
         rule = "largest m admissible under the global guarantee (Theorem 2) at the given eps, delta"
+        if m == MAX_RECIPE_SIZE:
+            rule += f", capped at this tool's limit of {MAX_RECIPE_SIZE:,} rows"
     else:
         m = max_instance_synthetic_size(counts, theta, eps, delta, m_cap=MAX_RECIPE_SIZE)
         rule = ("largest m whose instance-level delta at the confidential data is within the target at the given "
@@ -697,24 +694,13 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
     # How the file was read (delimiter, encoding, header, engine, ...): release_report
     # does not know the reader, so the record is added here.
     curator["data"]["reading"] = read_record
-    missed = [_missed(g, recipe) for g in curator["guarantees"]]
-    curator["warnings"] = list(curator["warnings"]) + [w for w in missed if w] + notes
+    curator["warnings"] = list(curator["warnings"]) + notes   # release_report already warns of missed targets
     curator["recipe"] = recipe.to_dict()
     curator = {"CONFIDENTIAL": CONFIDENTIAL_MARK, **curator}
     return ReleaseResult(recipe=recipe, m=m, m_rule=m_rule, synthetic=synthetic, is_new=release.is_new,
                          n_new_values=release.n_new_values, prepared=prepared, curator_report=curator,
                          public_report=public_report(recipe, n=table.n, m=m, m_rule=m_rule),
                          warnings=tuple(dict.fromkeys(curator["warnings"])))
-
-
-def _missed(item: dict, recipe: ReleaseRecipe) -> str | None:
-    """A warning when a guarantee of the curator's report misses the δ target."""
-    if item["delta"] is None:
-        return f"No {item['scope']} guarantee ({item['name']}) meets the target: {item['description']}"
-    if item["meets_target"] is False:
-        return (f"The {item['scope']} guarantee {item['name']} misses the target: at eps = {recipe.eps:g}, "
-                f"delta = {format_upper(item['delta'])} > {recipe.delta:g}.")
-    return None
 
 
 # ============================================================================ public report

@@ -27,7 +27,7 @@ from .privacy import (
     singleton_limit,
     tight_instance_delta,
 )
-from .validation import check_delta, check_eps, check_multiplicities
+from .validation import check_delta, check_eps, check_integer, check_multiplicities
 
 __all__ = ["Guarantee", "guarantees", "release_report"]
 
@@ -133,7 +133,7 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
                    delta: float, seed: int | None, columns=None, transforms=None,
                    data_source: str | None = None, bounds_from_data: bool = False,
                    command: str | None = None, n_new_values: int | None = None,
-                   n_mc: int = 20000) -> dict:
+                   n_mc: int = 20000, releases: int = 1) -> dict:
     """JSON-ready record of a release: parameters, seed, data profile and guarantees.
 
     Parameters
@@ -151,8 +151,14 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
         the guarantees do not cover; stated in ``warnings``).
     command : str, optional
         The command line that regenerates the release.
+    releases : int in [1, 1000]
+        How many independent releases of this kind the custodian makes from the same
+        data. For k > 1 and σ = 0 the report adds the composed guarantees (privacy loss
+        distributions composed with dp_accounting, :mod:`core.pld`; docs/audit.md) next to
+        naive composition (kε, kδ).
     """
     counts = check_multiplicities(multiplicities)
+    releases = check_integer("releases", releases, minimum=1, maximum=1000)
     spec = ReleaseSpec(sigma=float(sigma), theta=float(theta), m=int(m), n=int(counts.sum()))
     items = guarantees(spec, counts, eps, delta, n_mc=n_mc)
     warnings = []
@@ -162,10 +168,16 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
     if seed is None:
         warnings.append("No seed was recorded: this release cannot be regenerated.")
     for g in items:
-        if g.meets_target is False:
-            warnings.append(f"The {g.scope} guarantee '{g.name}' misses the target: δ = "
-                            f"{format_upper(g.delta) if g.delta is not None else 'none'} > δ target "
+        if g.kind == "none":
+            warnings.append(f"No {g.scope} guarantee ({g.name}): {g.description}")
+        elif g.meets_target is False:
+            shown = (f"δ = {format_upper(g.delta)} >" if g.delta is not None else "the condition fails for")
+            warnings.append(f"The {g.scope} guarantee '{g.name}' misses the target: {shown} δ target "
                             f"{float(delta)!r} at ε = {float(eps)!r}.")
+    composition = _composition(spec, counts, float(eps), float(delta), items, releases)
+    if composition and not composition["global_meets_target"]:
+        warnings.append(f"After {releases} releases the global guarantee misses the target: δ = "
+                        f"{format_upper(composition['global_delta'])} > δ target {float(delta)!r} at ε = {float(eps)!r}.")
     k1 = int(np.sum(counts == 1))
     report = {
         "tool": "bnp-synth",
@@ -176,7 +188,8 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
                        "eps": float(eps), "delta_target": float(delta), "seed": seed},
         "data": {"source": data_source, "columns": list(columns) if columns is not None else None,
                  "transforms": transforms, "n": spec.n, "k": int(counts.size), "singletons": k1},
-        "release": {"m": spec.m, "new_values": n_new_values},
+        "release": {"m": spec.m, "new_values": n_new_values, "releases": releases},
+        "composition": composition,
         "guarantees": [asdict(g) for g in items],
         "warnings": warnings,
         "command": command,
@@ -184,6 +197,34 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
     if spec.sigma == 0:
         report["data"]["singleton_limit_m"] = singleton_limit(spec.n, spec.theta, float(delta))
     return _jsonable(report)
+
+
+def _composition(spec: ReleaseSpec, counts, eps: float, delta: float, items, releases: int) -> dict | None:
+    """Guarantees of k independent releases (σ = 0): PLD composition and naive (kε, kδ)."""
+    if releases == 1:
+        return None
+    out = {"releases": releases, "eps": eps,
+           "naive": [{"name": g.name, "eps": releases * eps,
+                      "delta": None if g.delta is None else min(1.0, releases * g.delta)} for g in items]}
+    if spec.sigma != 0:
+        out["note"] = ("Only naive composition is stated for σ ≠ 0: the exact privacy loss distribution is "
+                       "known for σ = 0 (the Audit page estimates it by Monte Carlo for σ in (0, 1)).")
+        out["global_delta"], out["global_meets_target"] = None, True
+        return out
+    from . import pld   # dp_accounting is loaded only when composition is asked for
+
+    glob = float(pld.pypp_global_loss(spec.n, spec.theta, spec.m).delta(eps, releases))
+    inst = float(pld.pypp_instance_loss(counts, spec.theta, spec.m).delta(eps, releases))
+    out.update({
+        "global_delta": glob, "global_meets_target": bool(glob <= delta),
+        "instance_tight_delta": inst,
+        "description": (f"After {releases} independent releases from the same data: globally (every dataset of "
+                        f"n = {spec.n}) (ε = {eps!r}, δ = {format_upper(glob)})-DP, and at this dataset "
+                        f"(ε = {eps!r}, δ = {format_upper(inst)})-DP (tight profile), by composing the privacy "
+                        "loss distributions (dp_accounting; δ rounded up). Naive composition would give "
+                        f"(kε, kδ) = ({releases * eps!r}, k·δ)."),
+    })
+    return out
 
 
 def _jsonable(obj):

@@ -124,7 +124,7 @@ def grid_beta_mixture(grid_size: int = 101, weights=(0.7, 0.3),
     grid_size : int in [2, 10**7]
     weights : sequence of float > 0, shape (C,), C ≤ 100
         Mixture weights (normalised here).
-    shapes : sequence of (a, b) pairs, a, b in (0, 1e6], shape (C, 2)
+    shapes : sequence of (a, b) pairs, a, b in [1e-6, 1e6], shape (C, 2)
 
     Returns
     -------
@@ -142,8 +142,9 @@ def grid_beta_mixture(grid_size: int = 101, weights=(0.7, 0.3),
     if pairs.ndim != 2 or pairs.shape != (len(w), 2):
         raise ValueError(f"shapes must be one (a, b) pair per weight ({len(w)} pairs), got shape {pairs.shape}")
     for a, b in pairs:
-        check_real("shapes", float(a), low=0.0, high=1e6, low_open=True)
-        check_real("shapes", float(b), low=0.0, high=1e6, low_open=True)
+        # below 1e-6 scipy's beta log-density loses all precision (NaN at subnormal shapes)
+        check_real("shapes", float(a), low=1e-6, high=1e6)
+        check_real("shapes", float(b), low=1e-6, high=1e6)
     grid = (np.arange(grid_size) + 0.5) / grid_size
     # In log space: a component's density can underflow on the whole grid for large shapes.
     log_terms = np.stack([math.log(wc) + stats.beta.logpdf(grid, a, b) for wc, (a, b) in zip(w, pairs)])

@@ -86,28 +86,29 @@ def check_positive(name: str, value, *, allow_zero: bool = False) -> float:
     return float(value)
 
 
-def check_eps(eps, name: str = "eps") -> tuple[np.ndarray, bool]:
-    """Privacy parameter ε > 0, scalar or array.
+def check_eps(eps, name: str = "eps", *, allow_zero: bool = False) -> tuple[np.ndarray, bool]:
+    """Privacy parameter ε > 0 (ε ≥ 0 with ``allow_zero``), scalar or array.
 
     Returns
     -------
     eps : ndarray of float, at least 1-D
     scalar : bool
         Whether the input was a scalar, so callers can return a scalar back.
-    ``ε = +inf`` is admitted (the limit ε → ∞); NaN and ε ≤ 0 are not.
+    ``ε = +inf`` is admitted (the limit ε → ∞); NaN and ε ≤ 0 (ε < 0) are not.
     """
     scalar = np.ndim(eps) == 0
+    lo = "[0" if allow_zero else "(0"
     try:
         if isinstance(eps, (str, bytes)) or np.asarray(eps).dtype.kind not in "iuf":
             raise TypeError
         arr = np.atleast_1d(np.asarray(eps, dtype=float))
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive real number or array, got {eps!r}") from None
+        raise ValueError(f"{name} must be a real number or array in {lo}, ∞], got {eps!r}") from None
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
-    bad = ~(arr > 0)  # catches NaN too
+    bad = ~(arr >= 0) if allow_zero else ~(arr > 0)  # catches NaN too
     if bad.any():
-        raise ValueError(f"{name} must be in (0, ∞], got {arr[bad][0]!r}")
+        raise ValueError(f"{name} must be in {lo}, ∞], got {float(arr[bad][0])!r}")
     return arr, scalar
 
 

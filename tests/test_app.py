@@ -741,3 +741,48 @@ def test_login_is_required_on_every_page_when_auth_is_configured():
         with pytest.raises(ValueError, match=r"Known pages: \['Sign in'\]"):
             at.switch_page(page)
 
+
+
+# --------------------------------------------------------------------------- server memory (issue 15 §3)
+
+_ALLOCATOR_PROBE = r"""
+import sys
+from ui import allocator
+if sys.argv[1] == "fixed" and not allocator.release_large_buffers_on_free():
+    print("not glibc"); sys.exit(0)
+
+def rss_mib():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+
+big = bytearray(30 << 20)    # freeing a mapped block raises glibc's dynamic mmap threshold to its size
+del big
+before = rss_mib()
+blocks = [bytearray(4 << 20) for _ in range(25)]   # 100 MiB of upload-sized buffers
+keep = blocks[-1]                                  # one survivor, as a live session would be
+del blocks
+print(round(rss_mib() - before, 1))
+"""
+
+
+def test_large_freed_buffers_go_back_to_the_os():
+    """The cause of a closed session's memory staying with the server (issue 15 §3): with
+    glibc's dynamic mmap threshold, upload-sized buffers freed behind a live block stay in
+    the process; with ui.allocator's fixed threshold they are unmapped on free."""
+    import subprocess
+    import sys
+
+    if not Path("/proc/self/status").is_file():
+        pytest.skip("needs /proc (Linux)")
+
+    def growth(mode: str) -> str:
+        out = subprocess.run([sys.executable, "-c", _ALLOCATOR_PROBE, mode], cwd=REPO, capture_output=True,
+                             text=True, check=True, timeout=60)
+        return out.stdout.strip()
+
+    fixed = growth("fixed")
+    if fixed == "not glibc":
+        pytest.skip("the C library is not glibc: ui.allocator does nothing")
+    assert float(fixed) < 16, fixed               # only the survivor (4 MiB) and noise remain
+    assert float(growth("default")) > 60          # without it, the freed 96 MiB stay resident

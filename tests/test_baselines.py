@@ -520,3 +520,253 @@ def test_release_limits_are_stated():
         bl.cells_to_points([[1, -1]], 2, 1, rng)
     with pytest.raises(ValueError, match="sum to the same m"):
         bl.cells_to_points([[1, 0], [0, 2]], 2, 1, rng)
+
+
+# ================================================ issue 11: truncated Dirichlet (seed 001)
+from scipy import integrate  # noqa: E402
+
+from core.baselines import (  # noqa: E402
+    PseudoPosteriorMechanism,
+    TruncatedDirichlet,
+    TruncatedDirichletPosteriorSampling,
+    truncated_dirichlet,
+    truncated_dirichlet_epsilon,
+    truncated_dirichlet_p_min,
+)
+
+
+def test_truncated_dirichlet_epsilon_closed_form_and_inverse():
+    for cells in (2, 3, 25, 10**4):
+        for eps in (0.01, 0.5, 2.5, 10.0, 80.0):
+            p = truncated_dirichlet_p_min(eps, cells)
+            assert p == pytest.approx(1 / (cells - 1 + math.exp(eps / 2)), rel=1e-12)
+            assert truncated_dirichlet_epsilon(p, cells) <= eps
+            # tighter than the seed's 2·ln(1/p_min) (Lemma 24 with connectivity 1)
+            assert truncated_dirichlet_epsilon(p, cells) <= 2 * math.log(1 / p) * (1 + 1e-11)
+            if eps <= 10:
+                assert truncated_dirichlet_epsilon(p, cells) < 2 * math.log(1 / p) - 1e-3
+    assert truncated_dirichlet_epsilon(0.5, 2) < 1e-200     # p_min = 1/K: only the uniform p
+
+
+def _log_z_2(a1, a2, q):
+    """log ∫_q^{1−q} p^{a1−1}(1−p)^{a2−1} dp by mpmath quadrature at 30 digits (split where
+    the integrand falls steeply from its end points)."""
+    with mp.workdps(30):
+        a1, a2, q = mp.mpf(float(a1)), mp.mpf(float(a2)), mp.mpf(q)
+        f = lambda p: p ** (a1 - 1) * (1 - p) ** (a2 - 1)  # noqa: E731
+        pts = sorted({q, q + (1 - 2 * q) * mp.mpf("1e-4"), q + (1 - 2 * q) * mp.mpf("1e-2"), mp.mpf(0.5),
+                      1 - q - (1 - 2 * q) * mp.mpf("1e-2"), 1 - q - (1 - 2 * q) * mp.mpf("1e-4"), 1 - q})
+        return float(mp.log(mp.quad(f, pts)))
+
+
+def _log_z_3(a, q):
+    """log of the Dirichlet kernel's integral over {p_j ≥ q}, K = 3 (adaptive quadrature)."""
+    f = lambda p2, p1: p1 ** (a[0] - 1) * p2 ** (a[1] - 1) * (1 - p1 - p2) ** (a[2] - 1)  # noqa: E731
+    val, err = integrate.dblquad(f, q, 1 - 2 * q, lambda p1: q, lambda p1: 1 - p1 - q, epsabs=0, epsrel=1e-11)
+    return math.log(val)
+
+
+def _sup_ratio(log_z_x, log_z_y, a, b, q, cells):
+    """sup over the truncated simplex of ξ(p|x)/ξ(p|y) = (p_a/p_b)·Z_y/Z_x, on a grid plus its vertices."""
+    best = -math.inf
+    grid = np.linspace(q, 1 - (cells - 1) * q, 401)
+    for pa in grid:
+        pb = np.linspace(q, 1 - (cells - 2) * q - pa, 101) if cells > 2 else np.array([1 - pa])
+        pb = pb[pb >= q * (1 - 1e-12)]
+        if pb.size:
+            best = max(best, float(np.max(np.log(pa) - np.log(pb))))
+    return best + log_z_y - log_z_x
+
+
+@pytest.mark.parametrize("prior", [1.0, 1.7])
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_truncated_posterior_density_ratio_2_cells(eps, prior):
+    """Every dataset of n = 6 records, every replacement neighbour: sup ratio ≤ e^ε; and the
+    constant is nearly attained for an extreme dataset with large n."""
+    q = truncated_dirichlet_p_min(eps, 2)
+    worst = 0.0
+    for counts in compositions(6, 2):
+        for y in neighbours(counts):
+            a, b = int(np.flatnonzero(counts - y > 0)[0]), int(np.flatnonzero(y - counts > 0)[0])
+            ax, ay = counts + prior, y + prior
+            log_sup = _sup_ratio(_log_z_2(*ax, q), _log_z_2(*ay, q), a, b, q, 2)
+            worst = max(worst, log_sup)
+    assert worst <= eps * (1 + 1e-9)
+    n = 4000
+    counts, y = np.array([1, n - 1]), np.array([0, n])
+    near = _sup_ratio(_log_z_2(*(counts + prior), q), _log_z_2(*(y + prior), q), 0, 1, q, 2)
+    assert 0.95 * eps < near <= eps * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("eps", [1.0, 3.0])
+def test_truncated_posterior_density_ratio_3_cells(eps):
+    q = truncated_dirichlet_p_min(eps, 3)
+    worst = 0.0
+    for counts in compositions(4, 3):
+        ax = counts + 1.0
+        log_zx = _log_z_3(ax, q)
+        for y in neighbours(counts):
+            a, b = int(np.flatnonzero(counts - y > 0)[0]), int(np.flatnonzero(y - counts > 0)[0])
+            worst = max(worst, _sup_ratio(log_zx, _log_z_3(y + 1.0, q), a, b, q, 3))
+    assert 0.3 * eps < worst <= eps * (1 + 1e-9)
+
+
+def _rejection(alpha, lower, size, rng):
+    """Literal reference: untruncated Dirichlet draws kept when every p_j ≥ lower_j."""
+    out = []
+    while sum(len(o) for o in out) < size:
+        p = rng.dirichlet(alpha, size=20000)
+        out.append(p[np.all(p >= lower, axis=1)])
+    return np.concatenate(out)[:size]
+
+
+@pytest.mark.parametrize("alpha, lower", [
+    ([1.0, 3.0, 6.0], [0.08, 0.08, 0.08]),             # integer exponents, truncation binds on cell 0
+    ([1.5, 2.25, 5.7], [0.1, 0.12, 0.0]),              # fractional exponents, one cell untruncated
+    ([2.5, 1.0, 1.0, 4.5], [0.15, 0.05, 0.2, 0.1]),    # per-cell thresholds
+])
+def test_truncated_dirichlet_sampler_against_rejection(alpha, lower):
+    alpha, lower = np.array(alpha), np.array(lower)
+    size = 6000
+    exact = truncated_dirichlet(alpha, lower, size, np.random.default_rng(1))
+    ref = _rejection(alpha, lower, size, np.random.default_rng(2))
+    assert np.all(exact >= lower) and np.allclose(exact.sum(axis=1), 1.0)
+    for j in range(alpha.size):
+        assert stats.ks_2samp(exact[:, j], ref[:, j]).pvalue > 1e-3
+    # joint: chi-square homogeneity on the cell of (p_0, p_1) in a 4 × 4 grid of reference quantiles
+    edges = [np.quantile(ref[:, j], [0.25, 0.5, 0.75]) for j in (0, 1)]
+    def cell(p):
+        return np.searchsorted(edges[0], p[:, 0]) * 4 + np.searchsorted(edges[1], p[:, 1])
+    table = np.array([np.bincount(cell(exact), minlength=16), np.bincount(cell(ref), minlength=16)])
+    assert stats.chi2_contingency(table[:, table.sum(0) > 0])[1] > 1e-3
+
+
+def test_truncated_dirichlet_sampler_where_rejection_is_hopeless():
+    """K = 2, Beta(1, 600) truncated to [0.2, 0.8] (untruncated acceptance ~e^-134): KS against
+    the exact truncated CDF 1 − ((1 − x)/(1 − q))^600 / (1 − ((1−(1−q))/(1−q))^600)."""
+    q, b = 0.2, 600.0
+    p = truncated_dirichlet([1.0, b], [q, q], 5000, np.random.default_rng(4))[:, 0]
+    tail = ((q) / (1 - q)) ** b
+
+    def cdf(x):
+        return (1 - ((1 - x) / (1 - q)) ** b) / (1 - tail)
+
+    assert p.min() >= q and p.max() <= 1 - q
+    assert stats.kstest(p, cdf).pvalue > 1e-3
+    # fractional exponent, same regime: Beta(2.5, 600.5) truncated to [0.2, 0.8]
+    a1, a2 = 2.5, 600.5
+    p = truncated_dirichlet([a1, a2], [q, q], 5000, np.random.default_rng(5))[:, 0]
+    lo, hi = stats.beta.logsf(q, a1, a2), stats.beta.logsf(1 - q, a1, a2)
+
+    def cdf2(x):
+        return -np.expm1(stats.beta.logsf(x, a1, a2) - lo) / -math.expm1(hi - lo)
+
+    assert stats.kstest(p, cdf2).pvalue > 1e-3
+
+
+def test_truncated_dirichlet_mechanism_release_and_guarantee():
+    rng = np.random.default_rng(9)
+    x = rng.beta(2, 5, size=3000)
+    mech = TruncatedDirichletPosteriorSampling(2.0, 10)
+    g = mech.guarantee
+    assert (g.kind, g.scope, g.eps, g.delta) == ("pure", "global", 2.0, 0.0)
+    q = mech.cell_probabilities(histogram_counts(x, 10), 50, 200, rng)
+    assert q.shape == (200, 10) and np.all(q >= mech.p_min()) and np.allclose(q.sum(1), 1)
+    z = mech.release_runs(x, 40, 5, rng)
+    assert z.shape == (5, 40) and np.all((z >= 0) & (z <= 1))
+    (knob,) = mech.knobs(3000, 40)
+    assert knob.parameter == "p_min" and knob.value == truncated_dirichlet_p_min(2.0, 10)
+    z2 = mech.release_runs(rng.random((500, 2)), 30, 3, rng)
+    assert z2.shape == (3, 30, 2)
+
+
+def test_truncated_dirichlet_bad_input():
+    rng = np.random.default_rng(0)
+    for call, name in [
+        (lambda: TruncatedDirichlet([0.5, 2.0], [0.1, 0.1]), "alpha"),
+        (lambda: TruncatedDirichlet([1.0, 2.0], [0.6, 0.5]), "lower"),
+        (lambda: TruncatedDirichlet([1.0, 2.0], [-0.1, 0.1]), "lower"),
+        (lambda: TruncatedDirichlet([1.0, math.nan], [0.1, 0.1]), "alpha"),
+        (lambda: truncated_dirichlet_p_min(-1.0, 3), "eps"),
+        (lambda: truncated_dirichlet_epsilon(0.6, 2), "p_min"),
+        (lambda: TruncatedDirichletPosteriorSampling(math.inf, 5), "eps"),
+        (lambda: TruncatedDirichletPosteriorSampling(1.0, 5, prior=0.5), "prior"),
+        (lambda: TruncatedDirichlet([1.0, 2.0], [0.1, 0.1]).sample(0, rng), "size"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            call()
+
+
+# ================================================ issue 11: pseudo-posterior (seed 004)
+def _quantile_by_polynomial(cdf, tau):
+    return optimize.brentq(lambda t: cdf(t) - tau, 1e-15, 1 - 1e-15, xtol=1e-16, rtol=1e-15)
+
+
+def test_pseudo_posterior_weights_hand_computed():
+    """counts (4, 1), β = 1, τ = 0.01, ε = 1 (Δ_α = 0.5). Marginals Beta(5, 2) and Beta(2, 5):
+    I_x(5, 2) = 6x^5 − 5x^6 and I_x(2, 5) = 1 − (1 − x)^5 (1 + 5x), inverted by hand."""
+    q1 = _quantile_by_polynomial(lambda t: 6 * t**5 - 5 * t**6, 0.01)
+    q2 = _quantile_by_polynomial(lambda t: 1 - (1 - t) ** 5 * (1 + 5 * t), 0.01)
+    L = np.array([-math.log(q1), -math.log(q2)])                    # ≈ (1.1, 3.6)
+    mech = PseudoPosteriorMechanism(1.0, 2)
+    lw = mech.local_weights(np.array([4, 1]))
+    np.testing.assert_allclose(lw.lipschitz, L, rtol=1e-10)
+    w = np.minimum(1.0, 0.5 / L)
+    np.testing.assert_allclose(lw.weights, w, rtol=1e-10)
+    np.testing.assert_allclose(lw.lower, np.exp(-0.5 / w), rtol=1e-10)
+    assert lw.delta_alpha == pytest.approx(0.5, rel=1e-12) and lw.eps_local == pytest.approx(1.0, rel=1e-12)
+    assert lw.delta_unweighted == pytest.approx(L.max(), rel=1e-10)
+    scalar = PseudoPosteriorMechanism(1.0, 2, weighting="scalar").local_weights(np.array([4, 1]))
+    np.testing.assert_allclose(scalar.weights, 0.5 / L.max(), rtol=1e-10)
+    assert scalar.delta_alpha == pytest.approx(0.5, rel=1e-12)
+    # empty cells carry no weight and no truncation
+    lw3 = mech.local_weights(np.array([4, 0, 1]))
+    assert lw3.weights[1] == 0.0 and lw3.lower[1] == 0.0 and math.isnan(lw3.lipschitz[1])
+
+
+def test_pseudo_posterior_weighted_count_conjugacy():
+    """prior × ∏_i p_{c(i)}^{α_i} ∝ Dir(β + W): the log-density difference is constant in p."""
+    rng = np.random.default_rng(3)
+    cells = rng.integers(0, 4, size=40)
+    counts = np.bincount(cells, minlength=4)
+    mech = PseudoPosteriorMechanism(1.5, 4)
+    alpha_cell = mech.local_weights(counts).weights
+    record_weights = alpha_cell[cells]
+    beta = mech.prior
+    W = np.bincount(cells, weights=record_weights, minlength=4)
+    ps = rng.dirichlet(np.ones(4), size=50)
+    direct = (np.log(ps[:, cells]) * record_weights).sum(1) + ((beta - 1) * np.log(ps)).sum(1)
+    conj = np.array([stats.dirichlet.logpdf(p, beta + W) for p in ps])
+    assert np.ptp(direct - conj) < 1e-9
+    # and the released draws follow Dir(β + W) restricted to the truncation (no binding here:
+    # compare with rejection from the untruncated conjugate posterior)
+    lw = mech.local_weights(counts)
+    draws = mech.cell_probabilities(counts, 10, 4000, np.random.default_rng(4))
+    ref = _rejection(beta + W, lw.lower, 4000, np.random.default_rng(5))
+    for j in range(4):
+        assert stats.ks_2samp(draws[:, j], ref[:, j]).pvalue > 1e-3
+
+
+def test_pseudo_posterior_release_respects_delta_alpha_and_is_labelled_local():
+    rng = np.random.default_rng(6)
+    x = np.clip(rng.normal(0.5, 0.15, size=5000), 0, 1)
+    for weighting in ("vector", "scalar"):
+        mech = PseudoPosteriorMechanism(2.0, 20, weighting=weighting)
+        counts = histogram_counts(x, 20)
+        lw = mech.local_weights(counts)
+        q = mech.cell_probabilities(counts, 100, 300, rng)
+        occupied = counts > 0
+        assert np.all(lw.weights[occupied] * -np.log(q[:, occupied]) <= lw.delta_alpha * (1 + 1e-12))
+        g = mech.guarantee
+        assert g.scope == "local" and g.eps == 2.0 and "local" in g.label and "not a DP guarantee" in g.label
+        assert mech.release_runs(x, 50, 4, rng).shape == (4, 50)
+    vec = PseudoPosteriorMechanism(2.0, 20).local_weights(counts)
+    sca = PseudoPosteriorMechanism(2.0, 20, weighting="scalar").local_weights(counts)
+    # record weights downweight only the risky cells; the scalar weight downweights all
+    assert vec.weights[occupied].sum() > sca.weights[occupied].sum()
+    with pytest.raises(ValueError, match="weighting"):
+        PseudoPosteriorMechanism(1.0, 5, weighting="both")
+    with pytest.raises(ValueError, match="tau"):
+        PseudoPosteriorMechanism(1.0, 5, tau=0.7)
+    with pytest.raises(ValueError, match="counts"):
+        PseudoPosteriorMechanism(1.0, 5).local_weights(np.zeros(5, int))

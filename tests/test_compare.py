@@ -16,10 +16,12 @@ from core.baselines import (
     dirichlet_sampling_alpha,
     gaussian_sigma,
     smoothed_histogram_lambda,
+    truncated_dirichlet_p_min,
 )
 from core.compare import (
     ALL_MECHANISMS,
     DEFAULT_MECHANISMS,
+    OldValuesPYPPMechanism,
     PYPPMechanism,
     calibrate,
     comparison_summary,
@@ -69,7 +71,19 @@ def test_calibration_table_states_what_was_chosen():
         assert by_mech.loc[key, "meets_target"], key
         assert by_mech.loc[key, "eps"] <= eps * (1 + 1e-9)
         assert by_mech.loc[key, "delta"] <= delta
-    assert (t.caveat == "").all()
+    local = t.scope == "local"
+    assert (t.caveat[~local] == "").all()
+    # issue 11: the Bayesian family joins the table, each with its guarantee kind in words
+    assert set(t.mechanism[local]) == {"pseudo_posterior", "pseudo_posterior_scalar"}
+    assert t.caveat[local].str.contains("LOCAL").all() and not t.meets_target[local].any()
+    assert by_mech.loc["truncated_dirichlet_posterior", "kind"] == "pure"
+    assert by_mech.loc["truncated_dirichlet_posterior", "scope"] == "global"
+    assert by_mech.loc["truncated_dirichlet_posterior", "meets_target"]
+    assert _value(t, "truncated_dirichlet_posterior", "p_min") == truncated_dirichlet_p_min(eps, bins)
+    assert by_mech.loc["pypp_old_values", "delta"] == privacy.global_delta(n, 2.0, m, eps)
+    assert by_mech.loc["pypp_old_values", "meets_target"]
+    assert _value(t, "pseudo_posterior", "delta_alpha") == eps / 2
+    assert "local, data-dependent" in by_mech.loc["pseudo_posterior", "guarantee"]
 
 
 def test_largest_admissible_m_is_theorem_2():
@@ -252,3 +266,54 @@ def test_calibrate_and_run_comparison_state_their_limits():
         run_comparison(x, cal, runs=100, rng=np.random.default_rng(1))
     with pytest.raises(ValueError, match="results must be the DataFrame"):
         comparison_summary(None)
+
+
+# ------------------------------------------------- issue 11: the Bayesian family in the comparison
+def test_local_guarantee_never_meets_a_target(income):
+    for eps in (0.5, 5.0, 50.0):
+        cal = calibrate(income.size, eps, 0.5, 50, theta=2.0, mechanisms=["pseudo_posterior", "pseudo_posterior_scalar"])
+        rows = cal.table[cal.table.mechanism != "all"]
+        assert not rows.meets_target.any() and (rows.scope == "local").all()
+        assert rows.guarantee.str.contains("not a DP guarantee").all()
+
+
+def test_every_mechanism_runs_in_the_comparison(income):
+    m, runs = 120, 6
+    cal = calibrate(income.size, 2.0, 0.05, m, theta=2.0, bins=15, mechanisms=ALL_MECHANISMS)
+    df = run_comparison(income, cal, runs=runs, rng=np.random.default_rng(3))
+    assert set(df.mechanism) == set(ALL_MECHANISMS)
+    assert np.all(np.isfinite(df.W1)) and len(df) == runs * len(ALL_MECHANISMS)
+    summary = comparison_summary(df)
+    assert np.all(np.isfinite(summary.W1))
+    # two columns too (joint W1 rows for every mechanism)
+    rng = np.random.default_rng(4)
+    x2 = np.column_stack([income, rng.random(income.size)])
+    cal2 = calibrate(income.size, 2.0, 0.05, 40, theta=2.0, d=2, bins=5, mechanisms=ALL_MECHANISMS)
+    df2 = run_comparison(x2, cal2, runs=2, rng=rng, max_cost_bytes=1e4)
+    assert set(df2[df2.column == "(joint)"].mechanism) == set(ALL_MECHANISMS)
+
+
+def test_old_values_release_holds_only_confidential_values(income):
+    cal = calibrate(income.size, 2.0, 0.05, 300, theta=50.0, mechanisms=["pypp_old_values"])
+    mech = cal.mechanism("pypp_old_values")
+    assert isinstance(mech, OldValuesPYPPMechanism)
+    z = mech.release_runs(income, 300, 20, np.random.default_rng(5))
+    assert z.shape == (20, 300) and np.isin(z, income).all()
+    # Algorithm 3 at σ = 0 has the likelihood ratios of full PYPP: the same global δ*
+    assert mech.guarantee.delta == cal.table.loc[cal.table.parameter == "delta_star", "value"].iloc[0]
+    assert mech.guarantee.delta == privacy.global_delta(income.size, 50.0, 300, 2.0)
+    # a dataset so small that a run may release nothing is filled with uniform points (post-processing)
+    tiny = np.array([0.25, 0.75])
+    cal_t = calibrate(2, 2.0, 0.5, 30, theta=1e4, mechanisms=["pypp_old_values"])
+    zt = cal_t.mechanism("pypp_old_values").release_runs(tiny, 30, 50, np.random.default_rng(6))
+    assert zt.shape == (50, 30) and np.all((zt >= 0) & (zt <= 1))
+
+
+def test_sweep_includes_the_new_mechanisms(income):
+    names = ("pypp_old_values", "truncated_dirichlet_posterior", "pseudo_posterior", "pseudo_posterior_scalar")
+    out = sweep_comparison(income, [0.5, 3.0], 0.05, 60, theta=2.0, runs=3, rng=np.random.default_rng(7),
+                           mechanisms=names)
+    assert set(out.mechanism) == set(names) and set(out.target_eps) == {0.5, 3.0}
+    # more privacy budget, better truncated-Dirichlet utility (p_min falls with ε)
+    w1 = out[out.mechanism == "truncated_dirichlet_posterior"].groupby("target_eps").W1.mean()
+    assert w1[3.0] < w1[0.5]

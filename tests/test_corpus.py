@@ -1,5 +1,9 @@
 """Every awkward file of tests/data/ through the data layer and the command line (issue 9).
 
+The command line runs each file with the case's reading options passed as flags
+(``--sep``, ``--header``, ``--encoding``, ``--thousands``, ``--keep-na-text``) through
+its default engine (DuckDB, issue 13); tests/test_scale.py compares the engines.
+
 The expected readings in tests/data/expected.json come from tests/data/make_corpus.py,
 which derives them from the cells' text with plain ``int``/``float``/``str`` — not from
 :mod:`core.data`. Each case asserts: no exception other than a ``ValueError`` (data
@@ -11,6 +15,7 @@ refusal; exact release of the original values; and a time bound per file (no han
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import re
 import time
@@ -83,19 +88,23 @@ def test_data_layer_reads_every_file_right(case):
     assert time.perf_counter() - start < SECONDS_PER_FILE
 
 
-def _cli_target(spec):
-    """The column, kind and expected outcome of the command-line run, or None."""
-    if "cli" in spec:
-        target = dict(spec["cli"])
-        if "column" not in target:  # an error before any column is read
-            target.update(column="x", kind="numeric")
-        if "error" not in target:
-            target.update(spec["columns"][target["column"]][target["kind"]])
-        return target
-    if spec["options"]:
-        return None  # the command line cannot pass this reading option; the file's default case runs it
-    if "error" in spec:
-        return {"column": "x", "kind": "numeric", "error": spec["error"]}
+_FLAG = {"sep": "--sep", "encoding": "--encoding", "thousands": "--thousands"}
+
+
+def _flags(options: dict) -> list[str]:
+    """The command-line flags that pass read_table's options (issue 9: all of them can)."""
+    out = []
+    for name, value in options.items():
+        if name == "header":
+            out += ["--header", {True: "yes", False: "no", None: "auto"}[value]]
+        elif name == "keep_na_text":
+            out += ["--keep-na-text"] if value else []
+        else:
+            out += [_FLAG[name], value]
+    return out
+
+
+def _first_releasable(spec):
     for kind in ("numeric", "categorical"):
         for name, column in spec["columns"].items():
             if kind in column:
@@ -103,19 +112,50 @@ def _cli_target(spec):
     return None
 
 
-CLI_CASES = sorted(c for c in EXPECTED if _cli_target(EXPECTED[c]) is not None)
+def _cli_runs(spec):
+    """(flags, target) of each command-line run of a case: with the case's reading options
+    passed as flags, and, where the corpus records it (``cli``), the run without them."""
+    runs = []
+    if "cli" in spec:
+        target = dict(spec["cli"])
+        if "column" not in target:  # an error before any column is read
+            target.update(column="x", kind="numeric")
+        if "error" not in target:
+            target.update(spec["columns"][target["column"]][target["kind"]])
+        runs.append(([] if spec["options"] else _flags(spec["options"]), target))
+        if not spec["options"]:
+            return runs
+    if "error" in spec:
+        if spec["file"] == "gzip.csv" and not spec["options"]:
+            # The command line reads .csv.gz (issue 13): a gzip file is decompressed, not refused.
+            return runs + [([], {"column": "age", "kind": "numeric", "gunzip": True})]
+        return runs + [(_flags(spec["options"]), {"column": "x", "kind": "numeric", "error": spec["error"]})]
+    target = _first_releasable(spec)
+    if target is not None:
+        runs.append((_flags(spec["options"]), target))
+    return runs
 
 
-@pytest.mark.parametrize("case", CLI_CASES)
-def test_command_line_reads_every_file_right(case, tmp_path, capsys):
+CLI_CASES = sorted((c, i) for c in EXPECTED for i in range(len(_cli_runs(EXPECTED[c]))))
+
+
+def test_every_reading_option_reaches_the_command_line():
+    """Every case with reading options has a command-line run that passes them as flags."""
+    with_options = [c for c in EXPECTED if EXPECTED[c]["options"]]
+    assert with_options
+    for case in with_options:
+        flags = [f for f, _ in _cli_runs(EXPECTED[case])]
+        assert _flags(EXPECTED[case]["options"]) in flags, case
+
+
+@pytest.mark.parametrize("case,run", CLI_CASES)
+def test_command_line_reads_every_file_right(case, run, tmp_path, capsys):
     spec = EXPECTED[case]
-    target = _cli_target(spec)
+    flags, target = _cli_runs(spec)[run]
     out, report = tmp_path / "synth.csv", tmp_path / "report.json"
     column_flag = "--column" if target["kind"] == "numeric" else "--categorical"
     argv = ["release", str(DATA / spec["file"]), column_flag, target["column"], "--theta", "1e-9", "--m", "20",
-            "--eps", "1", "--delta", "0.5", "--seed", "3", "--out", str(out), "--report", str(report)]
-    if "read" in spec:  # the command line's --sep defaults to a comma: give the file's separator
-        argv += ["--sep", spec["read"]["delimiter"]]
+            "--eps", "1", "--delta", "0.5", "--seed", "3", "--out", str(out), "--report", str(report), *flags]
     start = time.perf_counter()
     if "error" in target:
         with pytest.raises(SystemExit) as exit_info:
@@ -125,17 +165,32 @@ def test_command_line_reads_every_file_right(case, tmp_path, capsys):
         assert "error: " in err and target["error"] in err, err
         assert "Traceback" not in err
         assert not out.exists()
-    else:
-        assert main(argv) == 0
-        data = json.loads(report.read_text(encoding="utf-8"))["data"]
-        assert (data["n"], data["k"]) == (target["n"], target["k"])
-        # theta = 1e-9: every released value is an old one, released exactly as read.
-        frame = read_table(DATA / spec["file"], **spec["options"]).frame
-        kind = read_table(DATA / spec["file"]).decisions.column(target["column"]).kind
-        with open(out, newline="", encoding="utf-8") as handle:
-            released = [row[0] for row in csv.reader(handle)][1:]
-        assert len(released) == 20
-        convert = {"integer": int, "float": float}.get(kind, str)
-        originals = {convert(v) if convert is not str else str(v) for v in frame[target["column"]].tolist()}
-        assert {convert(v) for v in released} <= originals, (released, originals)
+        return
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    record = json.loads(report.read_text(encoding="utf-8"))["data"]
+    options = {} if target.get("gunzip") else spec["options"]
+    source = gzip.decompress((DATA / spec["file"]).read_bytes()) if target.get("gunzip") else DATA / spec["file"]
+    reading = read_table(source, **options)
+    if "gunzip" in target:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            table = prepare(reading.frame, ColumnSpec(target["column"])).table
+        target.update(n=table.n, k=table.k)
+    assert (record["n"], record["k"]) == (target["n"], target["k"])
+    # The reader's decisions reach the report and stderr (issue 9).
+    assert record["reading"]["delimiter"] == reading.decisions.delimiter
+    assert record["reading"]["encoding"] == reading.decisions.encoding
+    assert record["reading"]["header"] == reading.decisions.header
+    for note in reading.decisions.notes[:1]:
+        assert f"note: {note}" in err
+    assert ("warning: the first row looks like data" in err) == reading.decisions.should_confirm_header
+    # theta = 1e-9: every released value is an old one, released exactly as read.
+    kind = reading.decisions.column(target["column"]).kind
+    with open(out, newline="", encoding="utf-8") as handle:
+        released = [row[0] for row in csv.reader(handle)][1:]
+    assert len(released) == 20
+    convert = {"integer": int, "float": float}.get(kind, str)
+    originals = {convert(v) if convert is not str else str(v) for v in reading.frame[target["column"]].tolist()}
+    assert {convert(v) for v in released} <= originals, (released, originals)
     assert time.perf_counter() - start < SECONDS_PER_FILE

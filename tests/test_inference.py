@@ -240,3 +240,95 @@ def test_repeated_release_validates(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         F.repeated_release_experiment(**args)
+
+
+# ====================================================== discovery probability (thesis §6.3)
+import mpmath as mp  # noqa: E402
+
+
+def _gfc(a, b, c, gamma=0):
+    """Generalized factorial coefficient by its definition (35): an alternating sum, at high precision."""
+    return mp.fsum((-1) ** i * mp.binomial(b, i) * mp.rf(-c * i - gamma, a) for i in range(b + 1)) / mp.factorial(b)
+
+
+def _thesis_estimate(n, m, k, sigma, theta):
+    """The thesis's D-hat = (θ + kσ + σ E[Y]) / (θ + n + m), P(Y = j) ∝ (θ/σ+1)_{j+k−1} C(n,j;σ) C(m,k;σ,−n+jσ)."""
+    with mp.workdps(80):
+        s, th = mp.mpf(sigma), mp.mpf(theta)
+        num = den = mp.mpf(0)
+        for j in range(1, n + 1):
+            w = mp.rf(th / s + 1, j + k - 1) * _gfc(n, j, s) * _gfc(m, k, s, -n + j * s)
+            num += j * w
+            den += w
+        return float((th + k * s + s * num / den) / (th + n + m))
+
+
+@pytest.mark.parametrize("n, m, k, sigma, theta", [
+    (1, 1, 0, 0.5, 1.0), (1, 2, 1, 0.5, 0.1), (5, 3, 0, 0.3, 1.0), (5, 3, 2, 0.3, 1.0), (8, 6, 3, 0.6, 0.5),
+    (12, 10, 5, 0.25, -0.2), (10, 4, 4, 0.9, 3.0), (15, 8, 8, 0.5, 2.0), (20, 12, 1, 0.1, 10.0)])
+def test_discovery_probability_matches_the_thesis_sum_in_mpmath(n, m, k, sigma, theta):
+    assert F.discovery_probability(n, m, k, sigma, theta) == pytest.approx(
+        _thesis_estimate(n, m, k, sigma, theta), rel=1e-10)
+
+
+def test_discovery_probability_dirichlet_process_and_confidential_value():
+    assert F.discovery_probability(100, 40, 3, 0.0, 2.0) == 2.0 / (2.0 + 100 + 40)
+    assert F.confidential_discovery_probability(100, 17, 0.5, 2.0) == (2.0 + 17 * 0.5) / 102.0
+
+
+def test_discovery_probability_against_monte_carlo():
+    """E[(θ + (K_n + k)σ)/(θ + n + m) | K_m^{(n)} = k] by simulating the PY chain of distinct values."""
+    n, m, sigma, theta, reps = 30, 20, 0.5, 1.0, 400_000
+    rng = np.random.default_rng(12)
+    K = np.ones(reps)
+    for t in range(1, n):
+        K += rng.random(reps) < (theta + K * sigma) / (theta + t)
+    new = np.zeros(reps)
+    for t in range(m):
+        new += rng.random(reps) < (theta + (K + new) * sigma) / (theta + n + t)
+    D = (theta + (K + new) * sigma) / (theta + n + m)
+    for k in (2, 4, 6, 9):
+        sel = new == k
+        assert sel.sum() > 2000
+        se = D[sel].std() / math.sqrt(sel.sum())
+        assert abs(D[sel].mean() - F.discovery_probability(n, m, k, sigma, theta)) < 4.5 * se
+
+
+def test_discovery_probability_is_stable_for_large_n():
+    """n up to 10^5: finite, within its a-priori range, and continuous in n (no cancellation)."""
+    sigma, theta, m, k = 0.5, 1.0, 500, 12
+    values = {n: F.discovery_probability(n, m, k, sigma, theta) for n in (99_990, 100_000)}
+    for n, v in values.items():
+        lo = (theta + k * sigma + sigma) / (theta + n + m)
+        hi = (theta + k * sigma + sigma * n) / (theta + n + m)
+        assert math.isfinite(v) and lo < v < hi
+    assert values[99_990] == pytest.approx(values[100_000], rel=1e-3)
+    # against the same sum evaluated from generalized factorial coefficients computed by their
+    # recursion in mpmath (no alternating sum for C(n, j)) at a size where that is still quick
+    n, m2, k2 = 60, 10, 3
+    with mp.workdps(50):
+        s, th = mp.mpf(sigma), mp.mpf(theta)
+        C = [[mp.mpf(0)] * (n + 1) for _ in range(n + 1)]
+        C[0][0] = mp.mpf(1)
+        for ell in range(n):
+            for j in range(1, ell + 2):
+                C[ell + 1][j] = s * C[ell][j - 1] + (ell - j * s) * C[ell][j]
+        num = den = mp.mpf(0)
+        for j in range(1, n + 1):
+            w = mp.rf(th / s + 1, j + k2 - 1) * C[n][j] * _gfc(m2, k2, s, -n + j * s)
+            num += j * w
+            den += w
+        ref = float((th + k2 * s + s * num / den) / (th + n + m2))
+    assert F.discovery_probability(n, m2, k2, sigma, theta) == pytest.approx(ref, rel=1e-10)
+
+
+def test_discovery_probability_bad_input():
+    for call, name in [(lambda: F.discovery_probability(0, 5, 1, 0.5, 1.0), "n"),
+                       (lambda: F.discovery_probability(10, 5, 6, 0.5, 1.0), "new_values"),
+                       (lambda: F.discovery_probability(10, 0, 0, 0.5, 1.0), "m"),
+                       (lambda: F.discovery_probability(10, 5, 1, -0.5, 1.0), "sigma"),
+                       (lambda: F.discovery_probability(10, 5, 1, 0.5, -0.6), "theta"),
+                       (lambda: F.discovery_probability(10, 5, 1, 1.0, 1.0), "sigma"),
+                       (lambda: F.confidential_discovery_probability(10, 11, 0.5, 1.0), "k")]:
+        with pytest.raises(ValueError, match=name):
+            call()

@@ -301,3 +301,33 @@ def test_base_measures_validate_size_and_rng():
         UniformBase(-1e308, 1e308)
     picked = CategoricalBase(tuple(range(10_000))).sample(3, rng, observed=list(range(9_990)))
     assert set(picked.tolist()) <= set(range(9_990, 10_000)) and len(set(picked.tolist())) == 3
+
+
+def test_negative_sigma_names_unobserved_public_categories_uniformly():
+    """σ < 0: new blocks are distinct unobserved public categories, each equally likely (exchangeable)."""
+    public = tuple("abcdefgh")
+    counts = np.zeros(len(public))
+    rng = np.random.default_rng(11)
+    runs = 3000
+    for _ in range(runs):
+        rel = pypp_release(np.array(["a", "b"], dtype=object), [3, 2], -1.0, 8.0, 3, rng,
+                           base=CategoricalBase(categories=public))
+        new = rel.values[rel.is_new]
+        assert set(new) <= set(public) - {"a", "b"}
+        assert len(set(new)) == rel.n_new_values            # one category per new block
+        for label in set(new):
+            counts[public.index(label)] += 1
+    observed = counts[2:]
+    assert stats.chisquare(observed).pvalue > 1e-3           # uniform over the six unobserved categories
+
+
+def test_negative_sigma_product_domain_and_refusals():
+    cats = [CategoricalBase(categories=("x", "y", "z")), CategoricalBase(categories=(1, 2))]
+    atoms = np.array([["x", 1], ["y", 2]], dtype=object)
+    rel = pypp_release(atoms, [4, 4], -0.5, 6 * 0.5, 200, np.random.default_rng(2), base=cats)
+    rows = {tuple(r) for r in rel.values.tolist()}
+    assert rows <= {(a, b) for a in ("x", "y", "z") for b in (1, 2)}
+    with pytest.raises(ValueError, match="public category list"):
+        pypp_release(np.array([0.1, 0.5]), [3, 2], -1.0, 5.0, 10, np.random.default_rng(0), base=UniformBase(0, 1))
+    with pytest.raises(ValueError, match="size of the public category domain"):
+        pypp_release(atoms, [4, 4], -0.5, 7 * 0.5, 10, np.random.default_rng(0), base=cats)

@@ -78,3 +78,19 @@ def test_printed_privacy_numbers_round_to_the_safe_side(mult, sigma, theta, m, e
 def test_missed_target_is_a_warning():
     rep = release_report(multiplicities=[1, 1, 2], sigma=0.0, theta=1.0, m=50, eps=1.0, delta=1e-6, seed=1)
     assert any("misses the target" in w for w in rep["warnings"])
+
+
+def test_report_records_repeated_releases_and_their_composition():
+    one = release_report(multiplicities=MULT, sigma=0.0, theta=2.0, m=4, eps=1.5, delta=0.5, seed=1)
+    assert one["release"]["releases"] == 1 and one["composition"] is None
+    ten = release_report(multiplicities=MULT, sigma=0.0, theta=2.0, m=4, eps=1.5, delta=0.5, seed=1, releases=10)
+    comp = ten["composition"]
+    assert ten["release"]["releases"] == 10 and comp["releases"] == 10
+    from core import pld
+    single = float(pld.pypp_global_loss(sum(MULT), 2.0, 4).delta(1.5, 1))
+    # composing ten releases costs more than one; the singleton bound 1 − (1 − T₁)^10 is a floor
+    t1 = 4 / (4 + 2.0 + sum(MULT) - 1)
+    assert comp["global_delta"] >= single and comp["global_delta"] >= 1 - (1 - t1) ** 10 - 1e-12
+    assert comp["naive"][0]["eps"] == 15.0
+    with pytest.raises(ValueError, match="releases"):
+        release_report(multiplicities=MULT, sigma=0.0, theta=2.0, m=4, eps=1.5, delta=0.5, seed=1, releases=0)

@@ -46,26 +46,46 @@ def dp_delta_curves(table_key: str, _multiplicities: np.ndarray, n: int, theta: 
 
 @session_cache(max_entries=128)
 def dp_point_guarantees(table_key: str, _multiplicities: np.ndarray, n: int, theta: float, m: int,
-                        eps: float) -> dict:
+                        eps: float, delta: float) -> dict:
+    """σ = 0 at one ε: the δ's (each rounded up by core) and the exact verdicts against the
+    δ target (``core.privacy.*_at_most``, decided exactly, never by comparing rounded floats)."""
     mult = np.asarray(_multiplicities)
     return {
         "instance": float(privacy.instance_delta(mult, 0.0, theta, m, eps)),
         "tight": float(privacy.tight_instance_delta(mult, theta, m, eps)),
         "global": float(privacy.global_delta(n, theta, m, eps)),
         "simple": float(privacy.global_delta_simple_bound(n, theta, m, eps)),
+        "instance_meets": privacy.instance_delta_at_most(mult, 0.0, theta, m, eps, delta),
+        "global_meets": privacy.global_delta_at_most(n, theta, m, eps, delta),
     }
 
 
 @session_cache(max_entries=32)
 def dm_delta_curve(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int,
-                   eps_grid: tuple[float, ...], eps: float) -> dict:
-    """σ < 0: the δ bound on the grid and at ε, and the pure-DP ε's."""
+                   eps_grid: tuple[float, ...]) -> dict:
+    """σ < 0: the δ bound on the grid (docs/mathematics.md §3.3) and the pure-DP ε thresholds
+    (rounded up by core). Independent of the selected ε, so moving ε only moves a marker."""
     mult = np.asarray(_multiplicities)
+    alpha = -sigma
     return {
         "curve": privacy.instance_delta(mult, sigma, theta, m, np.asarray(eps_grid)),
-        "at_eps": float(privacy.instance_delta(mult, sigma, theta, m, eps)),
-        "pure_eps_instance": privacy.dirichlet_multinomial_pure_epsilon(mult, -sigma, m, instance=True),
-        "pure_eps_global": privacy.dirichlet_multinomial_pure_epsilon(mult, -sigma, m, instance=False),
+        "pure_eps_instance": privacy.dirichlet_multinomial_pure_epsilon(mult, alpha, m, instance=True),
+        "pure_eps_global": privacy.dirichlet_multinomial_pure_epsilon(mult, alpha, m, instance=False),
+    }
+
+
+@session_cache(max_entries=128)
+def dm_point_guarantees(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int,
+                        eps: float, delta: float) -> dict:
+    """σ < 0 at one ε: the δ bound and the exact verdicts (pure ε-DP at the data and
+    globally, docs §3.3; bound ≤ δ target), each decided exactly by core."""
+    mult = np.asarray(_multiplicities)
+    alpha = -sigma
+    return {
+        "bound": float(privacy.instance_delta(mult, sigma, theta, m, eps)),
+        "pure_instance": privacy.dirichlet_multinomial_is_pure(mult, alpha, m, eps, instance=True),
+        "pure_global": privacy.dirichlet_multinomial_is_pure(mult, alpha, m, eps, instance=False),
+        "bound_meets": privacy.instance_delta_at_most(mult, sigma, theta, m, eps, delta),
     }
 
 

@@ -15,6 +15,8 @@ import contextlib
 
 import streamlit as st
 
+from core import plots
+
 from . import selection as sel
 from . import state
 
@@ -91,7 +93,7 @@ def sidebar_summary(profile: dict | None) -> None:
         sigma, theta = state.mechanism_parameters(profile["k"])
         st.markdown(f"**Mechanism:** {state.REGIMES[st.session_state.regime]}  \n"
                     f"σ = {sigma:g}, θ = {theta:g}, m = {st.session_state.m:,}  \n"
-                    f"ε = {st.session_state.eps:g}, δ target = {st.session_state.delta:g}")
+                    f"ε = {st.session_state.eps:g}, δ target = {plots.format_upper(st.session_state.delta)}")
 
 
 def curator_only_note() -> None:

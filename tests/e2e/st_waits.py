@@ -205,3 +205,8 @@ def alert_texts(page) -> list[str]:
 def has_exception(page) -> bool:
     """True if Streamlit rendered a traceback (st.exception or an uncaught error)."""
     return page.locator('[data-testid="stException"]').count() > 0
+
+
+def has_trace(page, name: str) -> bool:
+    """Whether any chart on the page has a trace named ``name``."""
+    return any(t["name"] == name for fig in plotly_figures(page) for t in fig["traces"])

@@ -1,18 +1,25 @@
-"""End-to-end: the real app in headless Chromium, as a user would drive it (issue 4).
+"""End-to-end: the real app in headless Chromium, as a user would drive it (issues 4, 8, 9, 10).
 
 Upload a CSV (and two bad ones), move the ε and m sliders on the Privacy page and watch
-the δ curve and its singleton plateau update, time slider-change-to-updated-chart,
-screenshot the Privacy page for the README (only with ``BNP_SYNTH_SCREENSHOT=1``: the
-suite leaves the checkout clean), then generate and download a release and check the
-downloaded CSV has m rows of plausible values.
+the δ curve and its singleton plateau update, time slider-change-to-updated-chart on the
+sample's ``earnings`` and ``age`` columns and on the upload (≤ 1 s, recorded in
+``artifacts/latency.json``), screenshot the Privacy page for the README (only with
+``BNP_SYNTH_SCREENSHOT=1``: the suite leaves the checkout clean), then generate a release,
+download the CSV and both bundles, and replay the curator record's recipe with the command
+line: it writes the same CSV, byte for byte. A separate test uploads 10^6 rows and times
+the profile (≤ 5 s, ``artifacts/upload.json``).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +34,10 @@ PLATEAU = "singleton plateau m/(m+θ+n−1)"
 INSTANCE = "instance-level δ_x(ε) (paper)"
 SELECTED = "selected (ε, m)"
 LEAK = "read off the"       # the warning shown when bounds come from the confidential data
-LATENCY_TARGET_S = 1.0      # issue 4 target; recorded in artifacts/latency.json
-LATENCY_LIMIT_S = 2.0       # regression guard on a shared 2-core machine
+LATENCY_TARGET_S = 1.0      # issues 4 and 8: median slider-to-chart latency; artifacts/latency.json
+LATENCY_MAX_S = 2.5         # no single move may take much longer (a shared 2-core machine is noisy)
+PROFILE_TARGET_S = 5.0      # issue 9: a 10^6-row upload profiled within this; artifacts/upload.json
+MILLION = 1_000_000
 
 
 @pytest.fixture(scope="module")
@@ -57,25 +66,32 @@ def _metric(page, label: str) -> str:
     return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
-def _measure_slider_latency(page, n: int, presses: int) -> dict:
+def _measure_slider_latency(page, n: int, presses: int, *, singletons: bool = True) -> dict:
     """Press the m and ε sliders one step at a time; seconds from each key press until the
-    chart shows the new numbers. Also checks those numbers (plateau, selected ε)."""
+    charts show the new numbers: the "selected (ε, m)" marker of the ε-vs-m chart, drawn
+    after the δ(ε) chart in the same run. Also checks the numbers: with singletons, the
+    plateau is the singleton term of the new m; without, there is no plateau."""
     theta = w.slider_value(page, "_w_theta")
     m = int(w.slider_value(page, "_w_m"))
-    assert w.first_value(page, PLATEAU) == pytest.approx(m / (m + theta + n - 1), rel=1e-9)
+    if singletons:
+        assert w.first_value(page, PLATEAU) == pytest.approx(m / (m + theta + n - 1), rel=1e-9)
+    else:
+        assert not w.has_trace(page, PLATEAU)
     latencies = {"m": [], "eps": []}
     for _ in range(presses):
-        old_plateau, old_instance = w.first_value(page, PLATEAU), w.first_value(page, INSTANCE)
+        old_m, old_instance = w.first_value(page, SELECTED), w.first_value(page, INSTANCE)
         start = time.perf_counter()
         w.press_slider(page, "_w_m")
-        w.wait_for_trace_change(page, PLATEAU, old_plateau)
+        w.wait_for_trace_change(page, SELECTED, old_m)
         latencies["m"].append(time.perf_counter() - start)
         w.wait_for_idle(page)
         m += 1
-        assert int(w.slider_value(page, "_w_m")) == m
-        # the plateau moved to the singleton term of the new m, and δ grew with m
-        assert w.first_value(page, PLATEAU) == pytest.approx(m / (m + theta + n - 1), rel=1e-9)
-        assert w.first_value(page, INSTANCE) >= old_instance
+        assert int(w.slider_value(page, "_w_m")) == m and w.first_value(page, SELECTED) == m
+        if singletons:
+            # the plateau moved to the singleton term of the new m, and δ grew with m
+            assert w.first_value(page, PLATEAU) == pytest.approx(m / (m + theta + n - 1), rel=1e-9)
+        new_instance = w.first_value(page, INSTANCE)
+        assert not new_instance < old_instance     # δ_x(ε) grows with m (NaN: 0, not drawable)
     eps = w.slider_value(page, "_w_eps")
     for _ in range(presses):
         old_eps = w.first_value(page, SELECTED, axis="x")
@@ -94,14 +110,45 @@ def _measure_slider_latency(page, n: int, presses: int) -> dict:
             "m_slider_s": latencies["m"], "eps_slider_s": latencies["eps"], "m": m}
 
 
-def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir):
+def _check_latency(record: dict) -> None:
+    for label, measured in record.items():
+        if isinstance(measured, dict):
+            assert measured["median_s"] <= LATENCY_TARGET_S, (label, record)
+            assert measured["max_s"] <= LATENCY_MAX_S, (label, record)
+
+
+def _chosen_columns(box) -> list[str]:
+    return box.locator("[data-tag]").evaluate_all("els => els.map(e => e.getAttribute('aria-label'))")
+
+
+def _choose_column(page, column: str) -> None:
+    """On the Data page, release ``column`` instead of the chosen one(s): pick it in the
+    column multiselect (a react-aria combobox with one tag per chosen column), then remove
+    every other tag."""
+    box = page.locator(".st-key-_w_columns")
+    field = box.locator('input[role="combobox"]')
+
+    def add():
+        field.click()
+        field.fill(column)
+        page.get_by_role("option", name=column, exact=True).click()
+
+    w.rerun_after(page, add)
+    page.keyboard.press("Escape")
+    for other in [c for c in _chosen_columns(box) if c != column]:
+        w.rerun_after(page, lambda: box.locator(f'button[aria-label="Remove {other}"]').click())
+    w.wait_for_idle(page)
+    assert _chosen_columns(box) == [column]
+
+
+def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path):
     good: pd.DataFrame = csv_files["good"]
     n = len(good)
     w.open_app(page, app_url)
     # the sidebar names every page by its title (no page shows as "app")
     nav = page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()
     titles = [t.strip().splitlines()[-1].strip() for t in nav]    # the icon is on a line of its own
-    assert titles == ["Data", "Privacy", "Synthetic data", "Compare", "Informativity", "Inference"], nav
+    assert titles[:6] == ["Data", "Privacy", "Synthetic data", "Compare", "Informativity", "Inference"], nav
     # served on localhost without a login: no warning banner
     assert not [a for a in w.alert_texts(page) if "Not protected" in a]
     # opens on the bundled earnings sample, with its shipped public bounds: no leak warning
@@ -123,6 +170,16 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir):
     page.screenshot(path=str(shot), full_page=True)
     page.set_viewport_size({"width": 1400, "height": 1000})
     assert shot.stat().st_size > 10_000
+
+    # ---------------------------------------------------------------- latency on the sample's age column
+    # k = 10 values with multiplicities of 1 085 to 1 516 and no singleton: the column the
+    # accounting was once slow on (issue 8).
+    w.go_to_page(page, "Data")
+    _choose_column(page, "age")
+    age = pd.read_csv(REPO / "sample_data" / "cps_earnings.csv")["age"].value_counts()
+    assert _metric(page, "distinct values k") == f"{age.size:,}" and _metric(page, "singletons k₁") == "0"
+    w.go_to_page(page, "Privacy")
+    on_age = _measure_slider_latency(page, 13_501, presses=5, singletons=False)
 
     # ---------------------------------------------------------------- bad uploads
     w.go_to_page(page, "Data")
@@ -154,24 +211,30 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir):
     on_upload = _measure_slider_latency(page, n, presses=3)
     m = on_upload["m"]
 
-    record = {"target_s": LATENCY_TARGET_S,
-              "sample cps_earnings.csv (n = 13501)": on_sample,
+    record = {"target_median_s": LATENCY_TARGET_S, "max_s": LATENCY_MAX_S,
+              "sample cps_earnings.csv, earnings (n = 13501)": on_sample,
+              "sample cps_earnings.csv, age (n = 13501, k = 10, no singleton)": on_age,
               f"upload incomes.csv (n = {n})": on_upload}
     (artifacts_dir / "latency.json").write_text(json.dumps(record, indent=2))
     print("slider-change-to-updated-chart latency:", json.dumps(record))
-    assert on_sample["median_s"] <= LATENCY_LIMIT_S, record
-    assert on_upload["median_s"] <= LATENCY_LIMIT_S, record
+    _check_latency(record)
 
     # ---------------------------------------------------------------- synthetic data page
     w.go_to_page(page, "Synthetic data")
     w.rerun_after(page, lambda: page.get_by_role("button", name="Generate release").click())
     w.wait_for_idle(page)
     assert _metric(page, "released rows m") == f"{m:,}"
-    with page.expect_download() as info:
-        page.get_by_role("button", name="Download synthetic CSV").click()
-    target = artifacts_dir / "synthetic.csv"
-    info.value.save_as(str(target))
-    synthetic = pd.read_csv(target)
+    downloaded = {}
+    for button, name in (("Download synthetic CSV", "synthetic.csv"),
+                         ("Download public release (zip)", "public_release.zip"),
+                         ("Download CONFIDENTIAL curator record (zip)", "CONFIDENTIAL_curator_record.zip")):
+        with page.expect_download() as info:
+            page.get_by_role("button", name=button).click()
+        assert info.value.suggested_filename == name
+        target = tmp_path / name
+        info.value.save_as(str(target))
+        downloaded[name] = target.read_bytes()
+    synthetic = pd.read_csv(io.BytesIO(downloaded["synthetic.csv"]))
     assert list(synthetic.columns) == ["income"]
     assert len(synthetic) == m
     values = synthetic["income"].to_numpy(float)
@@ -181,3 +244,51 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir):
     # θ = 2 and n = 3000: almost every released value is an old one
     assert np.isin(values, good["income"].to_numpy()).mean() > 0.9
     assert not w.has_exception(page)
+
+    # ---------------------------------------------------------------- the command line replays the bundle
+    # The public release carries the same synthetic.csv; the curator record carries the full
+    # recipe (with its seed), which the command line runs on the same file (issue 10).
+    with zipfile.ZipFile(io.BytesIO(downloaded["public_release.zip"])) as public:
+        assert public.read("synthetic.csv") == downloaded["synthetic.csv"]
+    with zipfile.ZipFile(io.BytesIO(downloaded["CONFIDENTIAL_curator_record.zip"])) as curator:
+        recipe = tmp_path / "CONFIDENTIAL_recipe.json"
+        recipe.write_bytes(curator.read("CONFIDENTIAL_recipe.json"))
+    shown = page.locator('[data-testid="stCode"]').filter(has_text="--recipe").first.inner_text()
+    assert "release --recipe CONFIDENTIAL_recipe.json incomes.csv --out synthetic.csv" in shown, shown
+    replay = tmp_path / "replayed.csv"
+    done = subprocess.run([sys.executable, "-m", "core", "release", "--recipe", str(recipe),
+                           str(csv_files["dir"] / "incomes.csv"), "--out", str(replay)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert done.returncode == 0, done.stderr
+    assert replay.read_bytes() == downloaded["synthetic.csv"]
+
+
+def test_million_row_upload_is_profiled_quickly(page, app_url, artifacts_dir, tmp_path):
+    """A 10^6-row upload (about 3·10^4 distinct values, large counts) is profiled within
+    PROFILE_TARGET_S, counted from handing the file to the browser to the profile shown."""
+    rng = np.random.default_rng(7)
+    values = np.round(rng.lognormal(9.0, 1.0, size=MILLION)).astype(np.int64) // 3   # 34 045 distinct
+    path = tmp_path / "million.csv"
+    path.write_text("amount\n" + "\n".join(map(str, values.tolist())) + "\n")
+    counts = pd.Series(values).value_counts()
+    w.open_app(page, app_url)
+    w.rerun_after_idempotent(page, lambda: page.get_by_text("Upload a CSV", exact=True).click())
+    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    start = time.perf_counter()
+    uploader.set_input_files(str(path))
+    page.locator('[data-testid="stMetric"]').filter(has_text="records n").filter(
+        has_text=f"{MILLION:,}").first.wait_for(timeout=120_000)
+    profiled = time.perf_counter() - start
+    w.wait_for_idle(page, 120_000)
+    idle = time.perf_counter() - start
+    assert _metric(page, "distinct values k") == f"{counts.size:,}"
+    assert _metric(page, "singletons k₁") == f"{int((counts == 1).sum()):,}"
+    assert _metric(page, "largest multiplicity") == f"{int(counts.max()):,}"
+    assert not w.has_exception(page)
+    record = {"rows": MILLION, "distinct": int(counts.size), "file_bytes": path.stat().st_size,
+              "seconds_to_profile": round(profiled, 2), "seconds_to_idle": round(idle, 2),
+              "target_s": PROFILE_TARGET_S}
+    (artifacts_dir / "upload.json").write_text(json.dumps(record, indent=2))
+    print("10^6-row upload:", json.dumps(record))
+    assert profiled <= PROFILE_TARGET_S, record

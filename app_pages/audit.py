@@ -1,0 +1,315 @@
+"""Audit page: privacy loss distributions, trade-off curves, repeated releases, an
+empirical audit that tries to contradict the guarantee, and disclosure risk (docs/audit.md).
+
+Every number comes from ``core.pld`` and ``core.audit``; this page lays them out and
+caches them (per session, keyed by the selection and the parameters).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import audit as core_audit
+from core import pld as core_pld
+from core import plots_audit, privacy
+from core.data import frequency_table
+from core.mechanisms import pypp_release
+from core.plots import format_upper as fmt
+from ui import compute, state, widgets
+from ui.selection import session_cache
+
+EPS_GRID = tuple(float(e) for e in np.linspace(0.0, 12.0, 121))
+ALPHA = tuple(float(a) for a in np.linspace(0.0, 1.0, 201))
+SIMULATIONS = (10_000, 100_000, 300_000)
+
+
+# --------------------------------------------------------------------------- cached core calls
+def loss_model(table_key: str, multiplicities: np.ndarray, sigma: float, theta: float, m: int, scope: str,
+               n_mc: int, seed: int) -> core_pld.PrivacyLoss:
+    """The PYPP privacy-loss model, kept in this session's state (a PLD object holds
+    callables and dp_accounting objects, which st.cache_data would pickle on every hit);
+    its compositions are cached inside it. At most four models are kept."""
+    key = (table_key, sigma, theta, m, scope, n_mc, seed)
+    memo = st.session_state.setdefault("_audit_models", {})
+    if key not in memo:
+        mult = np.asarray(multiplicities)
+        if sigma == 0:
+            model = (core_pld.pypp_global_loss(int(mult.sum()), theta, m) if scope == "global"
+                     else core_pld.pypp_instance_loss(mult, theta, m))
+        else:
+            model = core_pld.pypp_monte_carlo_loss(mult, sigma, theta, m, n_mc=n_mc, rng=np.random.default_rng(seed))
+        while len(memo) >= 4:
+            memo.pop(next(iter(memo)))
+        memo[key] = model
+    return memo[key]
+
+
+@session_cache(max_entries=64)
+def composed_curves(model_key: tuple, _model: core_pld.PrivacyLoss, k: int, eps_max: float) -> dict:
+    eps = np.linspace(0.0, eps_max, 121)
+    return {"eps": eps, "composed": _model.delta(eps, releases=k),
+            "naive": core_pld.naive_composition_delta(_model, eps, k), "single": _model.delta(eps)}
+
+
+@session_cache(max_entries=64)
+def composed_epsilon(model_key: tuple, _model: core_pld.PrivacyLoss, k: int, delta: float) -> float:
+    return _model.epsilon(delta, releases=k)
+
+
+@session_cache(max_entries=8)
+def tradeoff_curves(cal_key: tuple, _calibration) -> tuple[dict, float | None, dict]:
+    losses = core_pld.calibration_losses(_calibration)
+    alpha = np.asarray(ALPHA)
+    curves, notes, mu = {}, {}, None
+    for name, loss in losses.items():
+        label = f"{loss.label} ({loss.kind})"
+        curves[label] = (alpha, loss.tradeoff(alpha))
+        notes[label] = loss.note
+        mu = loss.mu_gdp if loss.mu_gdp is not None else mu
+    return curves, mu, notes
+
+
+@session_cache(max_entries=8)
+def histogram_theory(cal_key: tuple, _calibration, name: str) -> tuple[np.ndarray, np.ndarray]:
+    alpha = np.asarray(ALPHA)
+    return alpha, core_pld.calibration_losses(_calibration)[name].tradeoff(alpha)
+
+
+@session_cache(max_entries=8)
+def stated_delta(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int, eps: float,
+                 n_mc: int, seed: int) -> float:
+    return float(privacy.instance_delta(np.asarray(_multiplicities), sigma, theta, m, eps, n_mc=n_mc, seed=seed))
+
+
+@session_cache(max_entries=4)
+def run_pypp_audit(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int, eps: float,
+                   delta: float, n_sim: int, confidence: float, seed: int):
+    bar, progress = widgets.progress_bar("Simulating releases on x and on its worst neighbour…")
+    res = core_audit.audit_pypp(np.asarray(_multiplicities), sigma, theta, m, eps, delta, n_simulations=n_sim,
+                                rng=np.random.default_rng(seed), confidence=confidence, progress=progress)
+    bar.empty()
+    return res
+
+
+@session_cache(max_entries=4)
+def run_histogram_audit(cal_key: tuple, _data: np.ndarray, _calibration, name: str, n_sim: int,
+                        confidence: float, seed: int):
+    bar, progress = widgets.progress_bar("Simulating releases on x and on its worst neighbour…")
+    res = core_audit.audit_histogram(_data, _calibration.mechanism(name), _calibration.m, n_simulations=n_sim,
+                                     rng=np.random.default_rng(seed), confidence=confidence, progress=progress)
+    bar.empty()
+    return res
+
+
+@session_cache(max_entries=2)
+def disclosure(table_key: str, _prepared, sigma: float, theta: float, m: int, seed: int, n_attacks: int,
+               secret: str | None) -> dict:
+    rng = np.random.default_rng(seed)
+    values = np.asarray(_prepared.values)
+    columns = [str(c) for c in _prepared.columns]
+    table = _prepared.table
+    bases = _prepared.bases
+    # 1. the simple counts, for a release made from all the confidential records
+    full = pypp_release(table.atoms, table.counts, sigma, theta, m, rng, base=bases)
+    counts = core_audit.exact_match_counts(values, full.values)
+    # 2. Anonymeter-style attacks: release from the training part, control held out
+    train_idx, control_idx = core_audit.holdout_split(values.shape[0], 0.2, rng)
+    train_table = frequency_table(values[train_idx])
+    release = pypp_release(train_table.atoms, train_table.counts, sigma, theta, m, rng, base=bases)
+
+    def frame(rows):
+        rows = np.asarray(rows, dtype=object if rows.dtype == object else float)
+        return pd.DataFrame(rows.reshape(rows.shape[0], -1), columns=columns).infer_objects()
+
+    risks = core_audit.disclosure_risk(frame(values[train_idx]), frame(values[control_idx]), frame(release.values),
+                                       rng=rng, n_attacks=n_attacks, secret=secret)
+    return {"counts": counts, "risks": risks, "n_train": int(train_idx.size), "n_control": int(control_idx.size)}
+
+
+# --------------------------------------------------------------------------- page
+st.title("Audit: privacy loss, repeated releases, attacks")
+
+selection = widgets.require_selection()
+table = selection.table
+n, k_distinct = table.n, table.k
+multiplicities = table.counts
+sigma, theta = state.mechanism_parameters(k_distinct)
+m, eps, delta_target = int(st.session_state.m), float(st.session_state.eps), float(st.session_state.delta)
+n_mc, mc_seed = int(st.session_state.n_mc), int(st.session_state.mc_seed)
+st.markdown(f"Settings from the Privacy page: σ = {sigma:g}, θ = {theta:g}, m = {m:,}, ε = {eps:g}, "
+            f"δ target = {delta_target:g}.")
+if selection.prepared.any_bounds_from_data:
+    st.warning("The bounds of the base measure were read off the confidential data: no guarantee on this "
+               "page covers them.", icon="⚠️")
+
+tab_pld, tab_repeat, tab_tradeoff, tab_audit, tab_risk = st.tabs(
+    ["Privacy loss", "Repeated releases", "Trade-off curves", "Empirical audit", "Disclosure risk"])
+
+# ------------------------------------------------------------------ privacy loss distribution
+model = None
+if sigma < 0:
+    with tab_pld:
+        st.info("For σ < 0 (Dirichlet–multinomial) the release is pure ε-DP at the thresholds of the Privacy "
+                "page; its PLD is audited as the Dirichlet–multinomial baseline on the Trade-off tab.")
+else:
+    scope = "instance"
+    with tab_pld:
+        if sigma == 0:
+            scope = st.radio("Scope", ["instance", "global"], horizontal=True, key="audit_scope",
+                             format_func={"instance": "instance level (your data)",
+                                          "global": "global (every dataset of size n, Theorem 2)"}.get)
+        model = loss_model(selection.key, multiplicities, sigma, theta, m, scope, n_mc, mc_seed)
+        single = model.delta(np.asarray(EPS_GRID))
+        at_eps = model.delta(eps)
+        kind = {"exact": "exact (pessimistic discretisation: never below the true value)",
+                "monte carlo": "Monte Carlo estimate (no confidence bound)"}[model.kind]
+        st.markdown(f"**{model.label}, {model.scope} level, {kind}.** {model.note}. At ε = {eps:g} the hockey-stick "
+                    f"divergence (the smallest δ for which one release is (ε, δ)-DP) is **δ = {fmt(at_eps)}**.")
+        if sigma == 0 and table.singletons and scope == "instance":
+            st.caption("With a singleton in the data, δ(ε) equals m/(m + θ + n − 1) for every ε ≥ 0: all the "
+                       "privacy loss sits in the event that the singleton is copied into the release.")
+        st.plotly_chart(plots_audit.composition_figure(EPS_GRID, single, single, releases=1,
+                                                       delta_target=delta_target,
+                                                       title="δ(ε) of one release, read off the PLD"),
+                        key="audit_pld_curve")
+
+# ------------------------------------------------------------------ repeated releases
+with tab_repeat:
+    if model is None:
+        st.info("Repeated releases are composed for σ ≥ 0 (choose that family on the Privacy page).")
+    else:
+        k = st.slider("number of independent releases k from the same data", 1, 100, value=1, key="audit_k")
+        st.session_state.audit_releases = int(k)   # read by the release report (see docs/audit.md §6)
+        model_key = (selection.key, sigma, theta, m, model.scope, n_mc, mc_seed)
+        eps_k = composed_epsilon(model_key, model, int(k), delta_target)
+        eps_max = float(max(12.0, min(1.5 * eps_k, 1000.0)) if np.isfinite(eps_k) else max(12.0, 2.0 * k * eps))
+        curves = composed_curves(model_key, model, int(k), eps_max)
+        st.markdown(
+            f"After **k = {k}** releases at the target δ = {delta_target:g}: PLD composition gives total "
+            f"**ε = {fmt(eps_k)}**; naive composition of the single-release guarantee gives (kε, kδ) = "
+            f"({fmt(k * eps)}, {fmt(min(1.0, k * float(model.delta(eps))))}). Loss grid of the composition: "
+            f"{model.composition_discretization(int(k)) if k > 1 else model.single_discretization:.2g} "
+            "(each δ(ε) shown is at most the exact δ at ε − k·grid).")
+        st.plotly_chart(plots_audit.composition_figure(curves["eps"], curves["composed"], curves["naive"], releases=int(k),
+                                                       single=curves["single"], delta_target=delta_target),
+                        key="audit_composition")
+
+# ------------------------------------------------------------------ trade-off curves
+with tab_tradeoff:
+    with widgets.show_errors("The mechanisms cannot be calibrated: ", stop=False):
+        cal = compute.calibration(selection.key, n, selection.prepared.d, eps, delta_target, m, theta,
+                                  int(st.session_state.bins), selection.prepared.any_bounds_from_data)
+        cal_key = (selection.key, eps, delta_target, m, theta, int(st.session_state.bins))
+        curves, mu, notes = tradeoff_curves(cal_key, cal)
+        st.markdown(f"Every mechanism calibrated to ε = {eps:g}, δ = {delta_target:g}, m = {m:,} (as on the Compare "
+                    "page; PYPP at σ = 0 with its global guarantee). β(α) is the smallest type-II error of any test "
+                    "between x and its worst neighbour with type-I error α; the diagonal is perfect privacy.")
+        st.plotly_chart(plots_audit.tradeoff_figure(curves, mu_gdp=mu), key="audit_tradeoff")
+        rows = [{"mechanism": label, "PLD": note} for label, note in notes.items()]
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+        if mu is not None:
+            st.caption(f"The Gaussian histogram is exactly μ-GDP with μ = √2/s = {mu:.4g}; no other mechanism here "
+                       "is Gaussian-DP (PYPP and the pure-ε mechanisms have other curve shapes).")
+
+# ------------------------------------------------------------------ empirical audit
+with tab_audit:
+    options = ["pypp"] if sigma >= 0 else []
+    data = compute.comparison_data(selection.prepared)
+    if data is not None:
+        options += ["laplace_histogram", "gaussian_histogram"]
+    if not options:
+        st.info("Nothing to audit with these settings: choose σ ≥ 0, or numeric columns for the histograms.")
+    else:
+        labels = {"pypp": f"PYPP at your settings (σ = {sigma:g})", "laplace_histogram": "Perturbed histogram (Laplace)",
+                  "gaussian_histogram": "Perturbed histogram (Gaussian)"}
+        a, b, c = st.columns(3)
+        target = a.selectbox("mechanism", options, format_func=labels.get, key="audit_mechanism")
+        n_sim = b.select_slider("simulated releases per side", SIMULATIONS, value=100_000, key="audit_n_sim",
+                                format_func=lambda v: f"{v:,}")
+        confidence = c.select_slider("confidence", (0.9, 0.95, 0.99), value=0.95, key="audit_confidence")
+        seed = int(st.number_input("audit seed", 0, 2**32 - 1, value=2024, key="audit_seed"))
+        stated_eps = eps
+        if target == "pypp":
+            stated = stated_delta(selection.key, multiplicities, sigma, theta, m, eps, n_mc, mc_seed)
+            st.caption(f"Stated guarantee under test: instance-level (ε = {eps:g}, δ = {fmt(stated)}) at your data "
+                       "(the Privacy page's δ_x(ε)).")
+        params = (target, n_sim, confidence, seed, sigma, theta, m, eps)
+        if st.button("Run audit", type="primary", key="run_audit"):
+            st.session_state.audit_params = (selection.key, params)
+        if st.session_state.get("audit_params") != (selection.key, params):
+            st.info("Press **Run audit** to simulate the mechanism on your data and on its worst neighbour.")
+        else:
+            with widgets.show_errors("The audit cannot run: ", stop=False):
+                if target == "pypp":
+                    res = run_pypp_audit(selection.key, multiplicities, sigma, theta, m, eps, stated, n_sim,
+                                         confidence, seed)
+                    theory = None
+                    if model is not None and model.kind == "exact":
+                        inst = loss_model(selection.key, multiplicities, sigma, theta, m, "instance", n_mc, mc_seed)
+                        theory = (np.asarray(ALPHA), inst.tradeoff(np.asarray(ALPHA)))
+                else:
+                    cal_key = (selection.key, eps, delta_target, m, theta, int(st.session_state.bins))
+                    res = run_histogram_audit(cal_key, data, cal, target, n_sim, confidence, seed)
+                    theory = histogram_theory(cal_key, cal, target)
+                widgets.curator_only_note()
+                st.markdown(f"**Neighbour simulated:** {res.target}.")
+                st.plotly_chart(plots_audit.audit_figure(res, theory), key="audit_roc")
+                st.dataframe(pd.DataFrame([{
+                    "attack": a_.name, "FPR": a_.fpr, "TPR": a_.tpr,
+                    "FPR interval": f"[{a_.fpr_interval[0]:.4g}, {a_.fpr_interval[1]:.4g}]",
+                    "TPR interval": f"[{a_.tpr_interval[0]:.4g}, {a_.tpr_interval[1]:.4g}]",
+                    "certified ε ≥": round(a_.eps_lower, 4)} for a_ in res.attacks]), hide_index=True)
+                theory_txt = ("" if res.theory_eps is None else
+                              f" The exact PLD allows at most ε = {fmt(res.theory_eps)} at this δ.")
+                msg = (f"The audit certifies ε ≥ {res.certified_eps:.4g} with {confidence:.0%} confidence "
+                       f"(stated ε = {res.stated_eps:g}).{theory_txt}")
+                if res.contradicts_stated or res.contradicts_theory:
+                    st.error("The audit certifies MORE than the stated guarantee allows: " + msg
+                             + " Either the stated ε is wrong or the implementation has a bug (a correct mechanism "
+                             f"triggers this by chance with probability at most {1 - confidence:.0%}; rerun with "
+                             "another seed to tell).")
+                else:
+                    st.success(msg + " Consistent with the guarantee.")
+
+# ------------------------------------------------------------------ disclosure risk
+with tab_risk:
+    widgets.curator_only_note()
+    st.markdown("Computed from the confidential data: **curator-only** numbers, not themselves private. "
+                "Anonymeter (Giomi et al. 2023) could not be installed here (it requires numpy < 1.27); its "
+                "three attacks are re-implemented from its paper, with a held-out control set (20% of the records, "
+                "left out of the release).")
+    cols = [str(c) for c in selection.prepared.columns]
+    a, b = st.columns(2)
+    n_attacks = int(a.select_slider("attacks per measure", (100, 300, 500, 1000), value=300, key="risk_n_attacks"))
+    secret = b.selectbox("secret column (inference)", cols, index=len(cols) - 1, key="risk_secret") if len(cols) > 1 else None
+    risk_seed = int(st.number_input("seed", 0, 2**32 - 1, value=7, key="risk_seed"))
+    risk_params = (selection.key, sigma, theta, m, risk_seed, n_attacks, secret)
+    if sigma < 0:
+        st.info("Disclosure risk is computed for σ ≥ 0 (a release with new values from H).")
+    elif st.button("Compute disclosure risk", key="run_risk"):
+        st.session_state.risk_params = risk_params
+    if sigma >= 0 and st.session_state.get("risk_params") == risk_params:
+        with widgets.show_errors("The disclosure risk cannot be computed: ", stop=False):
+            out = disclosure(selection.key, selection.prepared, sigma, theta, m, risk_seed, n_attacks, secret)
+            cnt = out["counts"]
+            st.markdown(f"**A release of m = {m:,} rows from all n = {n:,} records:** {cnt['equal_to_confidential']:,} "
+                        f"released rows equal a confidential row; {cnt['equal_to_singleton']:,} of those equal a "
+                        f"confidential **singleton** ({cnt['distinct_singletons_released']:,} distinct singletons "
+                        "copied: these records are revealed verbatim).")
+            risks = out["risks"]
+            st.plotly_chart(plots_audit.risk_figure(risks), key="risk_bars")
+            st.dataframe(pd.DataFrame([{"attack": r.attack, "attacks": r.n_attacks, "success on training": r.train_rate,
+                                        "success on control": r.control_rate, "residual risk": r.risk,
+                                        "interval": f"[{r.risk_interval[0]:.3g}, {r.risk_interval[1]:.3g}]",
+                                        "how": r.note} for r in risks]), hide_index=True)
+            if len(cols) < 2:
+                st.caption("Linkability and inference need at least two columns; choose more columns on the Data page.")
+            st.download_button("Download audit summary (JSON)", key="download_audit",
+                               data=json.dumps({"releases_k": int(st.session_state.get("audit_releases", 1)),
+                                                "exact_matches": cnt,
+                                                "risks": [r.__dict__ for r in risks]}, default=str, indent=1),
+                               file_name="audit_summary.json", mime="application/json")

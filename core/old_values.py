@@ -1,0 +1,256 @@
+"""Old-values-only PYPP (thesis Algorithm 3, "BNP histogram perturbation"): law and privacy.
+
+The mechanism runs the PYPP predictive for ``m`` steps from the confidential sample and
+releases only the draws that equal a confidential value; the number released, m − L, is
+random. docs/bayesian_family.md §3 derives what follows.
+
+**Law of the release.** The m-step predictive sequence is exchangeable, so the released
+subsequence is, given its counts, in uniformly random order, and its law is that of the
+old counts :math:`S = (S_1,\\dots,S_k)`: with :math:`(S, L)\\sim\\mathrm{DirMult}(m;\\
+n_1-\\sigma,\\dots,n_k-\\sigma,\\ \\theta+k\\sigma)`,
+
+.. math:: P_x(S=s) = \\frac{m!}{L!\\,(\\theta+n)_m}\\,(\\theta+k\\sigma)_L
+          \\prod_{i=1}^k\\frac{(n_i-\\sigma)_{s_i}}{s_i!},\\qquad L = m-\\textstyle\\sum_i s_i.
+
+**Likelihood ratios** (neighbour y replaces one record of :math:`x^*_l` by v;
+:math:`c_l = n_l-1-\\sigma`; :math:`(a)_L` the rising factorial):
+
+* (a) :math:`n_l\\ge2`, v old: :math:`\\frac{n_l+S_l-1-\\sigma}{c_l}\\cdot\\frac{n_t-\\sigma}{n_t+S_t-\\sigma}` (as full PYPP);
+* (b) :math:`n_l\\ge2`, v new: :math:`\\frac{n_l+S_l-1-\\sigma}{c_l}\\cdot\\frac{(\\theta+k\\sigma)_L}{(\\theta+(k+1)\\sigma)_L}`;
+* (c) :math:`n_l=1`, v old: singular if :math:`S_l\\ge1`; else
+  :math:`\\frac{n_t-\\sigma}{n_t+S_t-\\sigma}\\cdot\\frac{(\\theta+k\\sigma)_L}{(\\theta+(k-1)\\sigma)_L}`;
+* (d) :math:`n_l=1`, v new: singular if :math:`S_l\\ge1`; else 1.
+
+For σ = 0 the L-factors are 1 and the ratios are functions of :math:`(S_l, S_t)` only —
+exactly those of full PYPP — so :math:`\\delta_x(\\varepsilon)` is the same closed form,
+:math:`\\max_r P(S>(e^\\varepsilon-1)(r-1))` with :math:`S\\sim\\mathrm{BB}(m,r,\\theta+n-r)`
+(:math:`m/(m+\\theta+n-1)` for a singleton): suppressing the new values buys nothing under
+the paper's accounting. For σ ∈ (0, 1) the new values' information enters only through L,
+and δ is estimated by Monte Carlo exactly as for full PYPP (SPEC §3.2), with a
+Clopper–Pearson upper bound.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+from scipy import stats
+
+from .betabinom import log_gamma_ratio
+from .validation import (
+    check_eps,
+    check_integer,
+    check_multiplicities,
+    check_py_parameters,
+    check_rng,
+)
+
+__all__ = ["expected_release_size", "old_values_counts", "old_values_delta", "old_values_monte_carlo"]
+
+
+def _check_regime(multiplicities, sigma, theta):
+    counts = check_multiplicities(multiplicities)
+    sigma, theta, z = check_py_parameters(sigma, theta, counts.size)
+    if sigma < 0:
+        raise ValueError(f"sigma must be in [0, 1) for the old-values-only mechanism (thesis Algorithm 3 has "
+                         f"new values only for sigma >= 0), got {sigma!r}")
+    return counts, sigma, theta
+
+
+def expected_release_size(multiplicities, sigma, theta, m) -> float:
+    """:math:`E[m - L] = m\\,(n - k\\sigma)/(\\theta + n)`, the mean number of released values."""
+    counts, sigma, theta = _check_regime(multiplicities, sigma, theta)
+    m = check_integer("m", m, minimum=1, maximum=10**8)
+    n, k = float(counts.sum()), counts.size
+    return m * (n - k * sigma) / (theta + n)
+
+
+def old_values_counts(multiplicities, sigma, theta, m, rng: np.random.Generator, *, size: int = 1) -> np.ndarray:
+    """Released counts of Algorithm 3: ``size`` draws of :math:`S`, shape (size, k).
+
+    :math:`(S, L)\\sim\\mathrm{DirMult}(m;\\ n_i-\\sigma,\\ \\theta+k\\sigma)` (a Dirichlet draw
+    then a multinomial), the law of the old counts of the m-step predictive; the new
+    values are never released, so their seating is not simulated.
+    """
+    counts, sigma, theta = _check_regime(multiplicities, sigma, theta)
+    m = check_integer("m", m, minimum=1, maximum=10**8)
+    size = check_integer("size", size, minimum=1, maximum=10**6)
+    rng = check_rng(rng)
+    if counts.size * size > 5 * 10**7:
+        raise ValueError(f"size × k = {size} × {counts.size} exceeds 5e7 counts; lower size")
+    alpha = np.concatenate([counts - sigma, [theta + counts.size * sigma]])
+    draws = rng.multinomial(m, rng.dirichlet(alpha, size=size))
+    return draws[:, :-1]
+
+
+def old_values_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, seed=None,
+                     progress: Callable[[float, str], None] | None = None):
+    """Instance-level δ_x(ε) of the old-values-only mechanism (thesis Alg. 3; SPEC §7).
+
+    Same conventions as :func:`core.privacy.instance_delta`: the probability under x that
+    some neighbour's likelihood ratio exceeds :math:`e^{\\varepsilon}` or the output is
+    singular, maximised over neighbours; ``eps`` may be an array, ε = ∞ is allowed
+    (singular outputs still count); rounded to the safe side.
+
+    * σ = 0: exact closed form — the same as full PYPP (module docstring), computed by
+      :func:`core.privacy.instance_delta` with its proven upward rounding.
+    * σ ∈ (0, 1): the one-sided 95% Clopper–Pearson upper bound of the Monte Carlo
+      estimate (:func:`old_values_monte_carlo`).
+
+    Parameters
+    ----------
+    multiplicities : array_like of int ≥ 1, shape (k,)
+    sigma : float in [0, 1)
+    theta : float > −σ
+    m : int in [1, 10^8]
+        Iterations of the predictive (the release has random size ≤ m).
+    eps : float or array_like of float > 0 (``inf`` allowed)
+    n_mc : int
+        Monte Carlo replicates (σ > 0 only).
+    seed : int or None
+        Seed of the Monte Carlo generator (σ > 0 only).
+    progress : callable(fraction, message), optional
+
+    Returns
+    -------
+    float or ndarray, same shape as ``eps``
+    """
+    counts, sigma, theta = _check_regime(multiplicities, sigma, theta)
+    eps_arr, scalar = check_eps(eps)
+    if sigma == 0:
+        from .privacy import instance_delta  # deferred: core.privacy re-exports this module
+
+        return instance_delta(counts, 0.0, theta, m, eps)
+    m = check_integer("m", m, minimum=1, maximum=10**8)
+    out = old_values_monte_carlo(counts, sigma, theta, m, eps_arr, n_mc=n_mc, rng=np.random.default_rng(seed),
+                                 progress=progress).upper
+    return float(out[0]) if scalar else out
+
+
+def old_values_monte_carlo(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000,
+                           rng: np.random.Generator, confidence: float = 0.95,
+                           progress: Callable[[float, str], None] | None = None,
+                           batch: int = 2000, prune: bool = True):
+    """Monte Carlo δ_x(ε) of the old-values-only mechanism, σ ∈ (0, 1) (docs/bayesian_family.md §3.3).
+
+    The estimator of SPEC §3.2 with the likelihood ratios (a)–(d) of this module:
+    replicates of the representative old counts and L (a Dirichlet–multinomial draw),
+    every neighbour type (a pair of multiplicities, or a multiplicity and "new"), the
+    maximum empirical frequency of a bad event, and a Bonferroni-corrected one-sided
+    Clopper–Pearson upper bound.
+
+    Returns
+    -------
+    core.privacy.MonteCarloDelta
+    """
+    from .privacy import MonteCarloDelta, _round_up_mc  # deferred: core.privacy re-exports this module
+
+    counts, sigma, theta = _check_regime(multiplicities, sigma, theta)
+    if not 0 < sigma < 1:
+        raise ValueError(f"sigma must be in (0, 1) for the Monte Carlo estimator, got {sigma!r}")
+    m = check_integer("m", m, minimum=1, maximum=10**8)
+    eps_arr, _ = check_eps(eps)
+    n_mc = check_integer("n_mc", n_mc, minimum=1, maximum=10**7)
+    batch = check_integer("batch", batch, minimum=1, maximum=10**6)
+    rng = check_rng(rng)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    values, how_many = np.unique(counts, return_counts=True)
+    k, n, D = counts.size, int(counts.sum()), values.size
+    # Dirichlet components: one representative atom per multiplicity value (a second where
+    # the value is shared, for old-to-old replacements), the other atoms, the new mass.
+    has_b = how_many >= 2
+    b_index = np.cumsum(has_b) - 1 + D
+    rep = np.concatenate([values, values[has_b]]).astype(float)
+    n_rep = rep.size
+    rest = float(np.sum(counts - sigma) - np.sum(rep - sigma))
+    alpha = np.concatenate([rep - sigma, [rest], [theta + k * sigma]])
+    if rest <= 1e-12 * max(1.0, n):
+        alpha = np.delete(alpha, n_rep)
+
+    S = np.empty((n_rep, n_mc))
+    L = np.empty(n_mc)
+    done = 0
+    while done < n_mc:
+        size = min(batch, n_mc - done)
+        draws = rng.multinomial(m, rng.dirichlet(alpha, size=size))
+        S[:, done:done + size] = draws[:, :n_rep].T
+        L[done:done + size] = draws[:, -1]
+        done += size
+        if progress is not None:
+            progress(0.5 * done / n_mc, f"Monte Carlo replicates: {done:,} of {n_mc:,}")
+
+    strength = theta + k * sigma
+    log_l_strength = log_gamma_ratio(strength, L)          # log (θ + kσ)_L
+    vals = values.astype(float)[:, None]
+    left = np.empty((D + 1, n_mc))
+    right = np.empty((n_rep + 2, n_mc))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        left[:D] = np.log(vals + S[:D] - 1 - sigma) - np.log(vals - 1 - sigma)
+        left[D] = 0.0
+        if values[0] == 1:
+            singular = S[0] >= 1
+            c_factor = (log_l_strength - log_gamma_ratio(theta + (k - 1) * sigma, L)) if k >= 2 else np.zeros(n_mc)
+            left[0] = np.where(singular, np.inf, c_factor)
+            left[D] = np.where(singular, np.inf, 0.0)
+        right[:n_rep] = np.log(rep[:, None] - sigma) - np.log(rep[:, None] + S - sigma)
+        right[n_rep] = log_l_strength - log_gamma_ratio(theta + (k + 1) * sigma, L)
+        right[n_rep + 1] = 0.0
+    del S
+
+    rows_per_chunk = max(1, 4_000_000 // n_mc)
+    eps_search = np.where(np.isinf(eps_arr), np.finfo(float).max, eps_arr)   # only +inf exceeds it
+
+    def exceed_counts(l_rows, r_rows):
+        out = np.empty((len(l_rows), eps_arr.size), dtype=np.int64)
+        for i in range(0, len(l_rows), rows_per_chunk):
+            block = left[l_rows[i:i + rows_per_chunk]]
+            if r_rows is not None:
+                block = block + right[r_rows[i:i + rows_per_chunk]]
+            block.sort(axis=1)
+            out[i:i + len(block)] = n_mc - np.stack([np.searchsorted(row, eps_search, side="right") for row in block])
+        return out
+
+    l_rows, r_rows, names = [], [], []
+    for d in range(D):
+        if values[d] == 1:
+            l_rows.append(D), r_rows.append(n_rep + 1), names.append("r_l=1 -> new")
+            for e in range(D):
+                if e != 0 or has_b[0]:
+                    l_rows.append(0), r_rows.append(b_index[0] if e == 0 else e)
+                    names.append(f"r_l=1 -> r_t={values[e]}")
+        else:
+            l_rows.append(d), r_rows.append(n_rep), names.append(f"r_l={values[d]} -> new")
+    exceed = exceed_counts(np.array(l_rows), np.array(r_rows))
+    best_counts = exceed.max(axis=0)
+    n_types = len(names) + sum(int(has_b[d]) + D - 1 for d in range(D) if values[d] >= 2)
+
+    # Old-to-old types, n_l ≥ 2: right ≤ 0 pathwise, so a type never exceeds its replaced
+    # atom alone; atoms whose bound cannot beat the running maximum are skipped (exact).
+    candidates = np.flatnonzero(values >= 2)
+    if candidates.size:
+        bound = exceed_counts(candidates, None)
+        order = np.argsort(-bound.max(axis=1), kind="stable")
+        for step, j in enumerate(order):
+            d = int(candidates[j])
+            if prune and np.all(bound[j] <= best_counts):
+                continue
+            targets = [e for e in range(D) if e != d or has_b[d]]
+            r_idx = np.array([b_index[d] if e == d else e for e in targets])
+            counts_d = exceed_counts(np.full(len(targets), d), r_idx)
+            exceed = np.vstack([exceed, counts_d])
+            names.extend(f"r_l={values[d]} -> r_t={values[e]}" for e in targets)
+            best_counts = np.maximum(best_counts, counts_d.max(axis=0))
+            if progress is not None:
+                progress(0.5 + 0.5 * (step + 1) / order.size, "Evaluating neighbour types")
+    if progress is not None:
+        progress(1.0, "Monte Carlo done")
+    best = exceed.argmax(axis=0)
+    top = exceed[best, np.arange(eps_arr.size)]
+    estimate = top / n_mc
+    std_error = np.sqrt(estimate * (1 - estimate) / n_mc)
+    level = 1 - (1 - confidence) / n_types
+    upper = np.where(top >= n_mc, 1.0, stats.beta.ppf(level, top + 1, n_mc - top))
+    return MonteCarloDelta(eps=eps_arr, estimate=estimate, std_error=std_error, upper=_round_up_mc(upper),
+                           n_mc=n_mc, n_types=n_types, worst_type=[names[i] for i in best])

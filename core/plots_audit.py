@@ -1,0 +1,177 @@
+"""Plotly figures of the Audit page (docs/audit.md).
+
+Builders take numbers computed by :mod:`core.pld` and :mod:`core.audit` and return a
+:class:`plotly.graph_objects.Figure`; the only arithmetic is presentation (mapping a
+trade-off curve to ROC coordinates, hiding zeros on a log axis, rounding a displayed δ
+up). Trace names are stable so that tests can find a series:
+
+* trade-off plots: one trace per mechanism label, ``"no privacy"`` diagonal reference
+  ``"random guessing"``, ``"μ-GDP"`` when given;
+* composition plots: ``"PLD composition (k releases)"``, ``"naive composition (kε, kδ)"``,
+  ``"one release"``, ``"δ target"``;
+* audit plots: ``"theory (exact trade-off)"``, ``"stated (ε, δ)"``, ``"<attack> ROC"`` and
+  ``"<attack> operating point"`` per attack;
+* risk plots: one bar trace ``"residual risk"``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from scipy import stats
+
+from .plots import _LAYOUT, _colour, _positive_or_nan, _upper_labels
+
+__all__ = [
+    "audit_figure",
+    "composition_figure",
+    "risk_figure",
+    "tradeoff_figure",
+]
+
+
+def _curve(name: str, alpha, beta) -> tuple[np.ndarray, np.ndarray]:
+    a = np.atleast_1d(np.asarray(alpha, dtype=float))
+    b = np.atleast_1d(np.asarray(beta, dtype=float))
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"{name}: alpha and beta must be 1-D arrays of the same length")
+    if not (np.all((a >= 0) & (a <= 1)) and np.all((b >= 0) & (b <= 1))):
+        raise ValueError(f"{name}: alpha and beta must lie in [0, 1]")
+    return a, b
+
+
+def tradeoff_figure(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], *,
+                    mu_gdp: float | None = None,
+                    title: str = "Trade-off curves: type II error β against type I error α") -> go.Figure:
+    """Trade-off (f-DP) curves β(α) of several mechanisms on one plot (docs/audit.md §3).
+
+    Parameters
+    ----------
+    curves : mapping label → (alpha, beta), arrays in [0, 1] of equal length
+        The best test between x and its worst neighbour has type-I error α and type-II
+        error β(α); the higher the curve, the harder the two are to tell apart.
+    mu_gdp : float, optional
+        Draws the μ-GDP curve :math:`\\Phi(\\Phi^{-1}(1-\\alpha) - \\mu)` for reference.
+    """
+    fig = go.Figure()
+    grid = np.linspace(0.0, 1.0, 201)
+    fig.add_trace(go.Scatter(x=grid, y=1 - grid, mode="lines", name="random guessing (perfect privacy)",
+                             line=dict(color="lightgrey", dash="dash")))
+    for i, (label, (alpha, beta)) in enumerate(curves.items()):
+        a, b = _curve(label, alpha, beta)
+        fig.add_trace(go.Scatter(x=a, y=b, mode="lines", name=label, line=dict(color=_colour(i)),
+                                 hovertemplate="α=%{x:.3g}<br>β=%{y:.3g}<extra>" + label + "</extra>"))
+    if mu_gdp is not None:
+        with np.errstate(divide="ignore"):
+            g = stats.norm.cdf(stats.norm.ppf(1 - grid) - mu_gdp)
+        fig.add_trace(go.Scatter(x=grid, y=g, mode="lines", name=f"μ-GDP, μ = {mu_gdp:.4g}",
+                                 line=dict(color="black", dash="dot")))
+    fig.update_layout(title=title, xaxis_title="type I error α = P_x(decide y)",
+                      yaxis_title="type II error β = P_y(decide x)", **_LAYOUT)
+    fig.update_xaxes(range=[0, 1])
+    fig.update_yaxes(range=[0, 1])
+    return fig
+
+
+def composition_figure(eps, composed, naive, *, releases: int, single=None, delta_target: float | None = None,
+                       title: str | None = None) -> go.Figure:
+    """δ(ε) after ``releases`` independent releases: PLD composition next to naive (kε, kδ).
+
+    Parameters
+    ----------
+    eps : array_like of float ≥ 0, shape (E,)
+    composed, naive : array_like, shape (E,)
+        δ(ε) by PLD composition and by naive composition.
+    releases : int ≥ 1
+    single : array_like, shape (E,), optional
+        δ(ε) of one release, for reference.
+    delta_target : float, optional
+    """
+    x = np.atleast_1d(np.asarray(eps, dtype=float))
+    series = {f"PLD composition ({releases} release{'s' if releases > 1 else ''})": composed,
+              f"naive composition (kε, kδ), k = {releases}": naive}
+    if single is not None:
+        series["one release"] = single
+    fig = go.Figure()
+    dashes = ("solid", "dash", "dot")
+    for i, (label, values) in enumerate(series.items()):
+        y = np.atleast_1d(np.asarray(values, dtype=float))
+        if y.shape != x.shape:
+            raise ValueError(f"{label} has {y.size} values but eps has {x.size}")
+        y = _positive_or_nan(y)
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=label, line=dict(color=_colour(i), dash=dashes[i]),
+                                 customdata=_upper_labels(y),
+                                 hovertemplate="ε=%{x:.3g}<br>δ ≤ %{customdata}<extra>" + label + "</extra>"))
+    if delta_target is not None:
+        fig.add_trace(go.Scatter(x=[x.min(), x.max()], y=[delta_target, delta_target], mode="lines",
+                                 name="δ target", line=dict(color="grey", dash="dot")))
+    fig.update_layout(title=title or f"δ(ε) after {releases} release(s) from the same data",
+                      xaxis_title="total ε", yaxis_title="δ (log scale)", **_LAYOUT)
+    fig.update_yaxes(type="log", exponentformat="power")
+    return fig
+
+
+def audit_figure(audit, theory: tuple[Sequence[float], Sequence[float]] | None = None) -> go.Figure:
+    """The audit in ROC coordinates: every attack's ROC and operating point (with its
+    Clopper–Pearson box) under the theoretical boundary (docs/audit.md §4).
+
+    Parameters
+    ----------
+    audit : core.audit.AuditResult
+    theory : (alpha, beta), optional
+        The exact trade-off curve of the mechanism; drawn as the ROC boundary
+        (FPR, TPR) = (β(α), 1 − α): no test lies above it.
+    """
+    fig = go.Figure()
+    if theory is not None:
+        a, b = _curve("theory", *theory)
+        fig.add_trace(go.Scatter(x=b, y=1 - a, mode="lines", name="theory (exact trade-off)",
+                                 line=dict(color="black")))
+    eps, delta = audit.stated_eps, audit.stated_delta
+    grid = np.linspace(0, 1, 201)
+    fig.add_trace(go.Scatter(x=grid, y=np.minimum(1.0, np.exp(min(eps, 700.0)) * grid + delta), mode="lines",
+                             name="stated (ε, δ): TPR ≤ e^ε FPR + δ", line=dict(color="grey", dash="dash")))
+    for i, att in enumerate(audit.attacks):
+        colour = _colour(i + 1)
+        fig.add_trace(go.Scatter(x=att.roc_fpr, y=att.roc_tpr, mode="lines", name=f"{att.name} ROC",
+                                 line=dict(color=colour, width=1)))
+        lo_f, hi_f = att.fpr_interval
+        lo_t, hi_t = att.tpr_interval
+        fig.add_trace(go.Scatter(
+            x=[att.fpr], y=[att.tpr], mode="markers", name=f"{att.name} operating point",
+            marker=dict(color=colour, size=10),
+            error_x=dict(type="data", symmetric=False, array=[hi_f - att.fpr], arrayminus=[att.fpr - lo_f]),
+            error_y=dict(type="data", symmetric=False, array=[hi_t - att.tpr], arrayminus=[att.tpr - lo_t]),
+            hovertemplate=(f"FPR=%{{x:.4g}}, TPR=%{{y:.4g}}<br>certifies ε ≥ {att.eps_lower:.3g}"
+                           f"<extra>{att.name}</extra>")))
+    fig.update_layout(title=f"Audit: {audit.n_simulations:,} releases per side",
+                      xaxis_title="FPR = P_y(decide x)", yaxis_title="TPR = P_x(decide x)", **_LAYOUT)
+    fig.update_xaxes(range=[0, 1])
+    fig.update_yaxes(range=[0, 1])
+    return fig
+
+
+def risk_figure(risks) -> go.Figure:
+    """Residual disclosure risks (singling out, linkability, inference) with their intervals.
+
+    Parameters
+    ----------
+    risks : sequence of core.audit.RiskEstimate
+    """
+    names = [r.attack for r in risks]
+    vals = [0.0 if math.isnan(r.risk) else max(0.0, r.risk) for r in risks]
+    up = [0.0 if math.isnan(r.risk) else r.risk_interval[1] - max(0.0, r.risk) for r in risks]
+    down = [0.0 if math.isnan(r.risk) else max(0.0, r.risk) - r.risk_interval[0] for r in risks]
+    fig = go.Figure(go.Bar(x=names, y=vals, name="residual risk", marker_color=_colour(0),
+                           error_y=dict(type="data", symmetric=False, array=up, arrayminus=down),
+                           customdata=[[r.train_rate, r.control_rate] for r in risks],
+                           hovertemplate=("risk=%{y:.3g}<br>success on training %{customdata[0]:.3g}, "
+                                          "on control %{customdata[1]:.3g}<extra></extra>")))
+    fig.update_layout(title="Disclosure risk: attack success beyond the held-out control",
+                      yaxis_title="(r_train − r_control)/(1 − r_control)", **_LAYOUT)
+    fig.update_yaxes(range=[0, 1])
+    return fig
+
