@@ -171,4 +171,6 @@ if prepared.d == 1 and prepared.kinds[0] == "numeric":
 
 with st.expander("Preview of the prepared data (curator-only: confidential)"):
     widgets.curator_only_note()
-    st.dataframe(prepared.to_original(prepared.values).head(20), hide_index=True)
+    preview = prepared.to_original(prepared.values).head(20)
+    # Arrow cannot hold Python ints beyond int64 (kept exact by core.data): show such columns as text
+    st.dataframe(preview.astype({c: str for c in preview.columns if preview[c].dtype == object}), hide_index=True)

@@ -53,6 +53,12 @@ def repeated_releases(data_key: tuple, _confidential: np.ndarray, theta: float, 
     return result
 
 
+@sel.session_cache(max_entries=32)
+def discovery_estimate(n: int, m: int, new_values: int, sigma: float, theta: float) -> float:
+    """``core.inference.discovery_probability`` (cached; deterministic, public inputs only)."""
+    return inference.discovery_probability(n, m, new_values, sigma, theta)
+
+
 # ------------------------------------------------------------------ data and mechanism
 selection = widgets.require_selection()
 prepared = selection.prepared
@@ -66,6 +72,30 @@ st.markdown(
     "(paper §4.1), simulated as Dirichlet weights over the distinct released values plus mass θ on a "
     "truncated stick-breaking draw from DP(θ, H) (truncation error below 10⁻⁶ of mass). Posterior means "
     "and equal-tailed 95% credible intervals follow for the mean, the quartiles and P(X > t).")
+# ------------------------------------------------------------------ discovery probability (thesis §6.3)
+st.subheader("Discovery probability: is the next value a new one?")
+if st.session_state.regime == "dm":
+    st.info("The discovery probability concerns values never seen before; the Dirichlet–multinomial mechanism "
+            "(σ < 0) draws only from a public category domain. Choose σ ≥ 0 on the Privacy page.")
+else:
+    with widgets.show_errors("Could not compute the discovery probability: "):
+        disc = release.release(selection, sigma=sigma, theta=theta, m=m, eps=float(st.session_state.eps),
+                               delta=float(st.session_state.delta), seed=int(st.session_state.seed))
+        n_conf, k_conf = selection.table.n, selection.table.k
+        d_hat = discovery_estimate(n_conf, disc.m, disc.n_new_values, sigma, theta)
+        d_conf = inference.confidential_discovery_probability(n_conf, k_conf, sigma, theta)
+    how = ("at σ = 0 it is θ/(θ + n + m) exactly: the new-value probability does not depend on the number of "
+           "distinct confidential values" if sigma == 0 else
+           "the posterior mean of (θ + (K_n + K)σ)/(θ + n + m) given K, with generalized factorial coefficients "
+           "computed in log space")
+    d1, d2 = st.columns(2)
+    d1.metric("analyst's estimate D̂ (from the release)", f"{d_hat:.6g}")
+    st.caption(f"Bayes estimate (thesis §6.3) of the probability that draw n + m + 1 is new, from the public n = "
+               f"{n_conf:,}, the release size m = {disc.m:,} and its K = {disc.n_new_values:,} distinct new values; "
+               f"{how} (docs/bayesian_family.md §4). Release seed {int(st.session_state.seed)}.")
+    d2.metric("confidential value (θ + kσ)/(θ + n) — curator only", f"{d_conf:.6g}")
+    widgets.curator_only_note()
+
 if st.session_state.regime != "dp":
     st.error(f"This page needs the Dirichlet-process mechanism (σ = 0): the posterior above is the analyst's "
              f"posterior for that mechanism only. The current mechanism is {state.REGIMES[st.session_state.regime]} "

@@ -69,7 +69,9 @@ if regime == "dp":
             f"{fmt(delta)}; global δ = {fmt(point['global'])} {'≤' if meets_global else '>'} δ target "
             "(both decided exactly).")
     plateau = curves["singleton_term"] if table.singletons else None
+    old_values = compute.old_values_curve(selection.key, multiplicities, 0.0, theta, m, eps_grid, 0, 0)
     series = {"instance-level δ_x(ε) (paper)": curves["instance"],
+              "old values only (Alg. 3) δ_x(ε)": old_values,
               "tight profile δ_x^tight(ε)": curves["tight"],
               "global δ*(ε) (Theorem 2)": curves["global"],
               "global simple bound": curves["simple"]}
@@ -80,6 +82,12 @@ if regime == "dp":
     if plateau is not None:
         st.caption(f"Your data contain {table.singletons:,} singleton(s): δ_x(ε) never falls below "
                    f"the singleton plateau {fmt(plateau)}, whatever ε. Lower m or raise θ to lower it.")
+    same = bool(np.array_equal(old_values, curves["instance"]))
+    st.caption("**Old values only** (thesis Algorithm 3: run the same predictive, release only the draws equal to "
+               "confidential values, a random number of them). At σ = 0 its likelihood ratios are those of full "
+               f"PYPP, so its instance-level δ_x(ε) {'equals' if same else 'differs from'} the full curve at every ε "
+               "of the grid, and so do its tight profile and global δ*: suppressing new values buys **nothing** "
+               "under the paper's accounting (docs/bayesian_family.md §3.4).")
 elif regime == "dm":
     z = state.public_categories(k)
     alpha = -sigma
@@ -129,11 +137,20 @@ else:
         f"({fmt(res['estimate'][i])} ± {res['std_error'][i]:.2g} s.e., {res['n_mc']:,} replicates, "
         f"{res['n_types']} neighbour types). *Approximate* and *instance-level*: it depends on the "
         "confidential data and is not itself private. No global closed form exists for σ > 0.")
+    old_values = compute.old_values_curve(selection.key, multiplicities, sigma, theta, m, eps_grid, n_mc,
+                                          int(st.session_state.mc_seed))
     fig = plots.delta_curves_figure(
         eps_grid, {"instance-level δ_x(ε) (Monte Carlo 95% upper bound)": res["upper"],
-                   "Monte Carlo estimate": res["estimate"]},
+                   "Monte Carlo estimate": res["estimate"],
+                   "old values only (Alg. 3), Monte Carlo 95% upper bound": old_values},
         bands={"Monte Carlo estimate": (res["estimate"], res["upper"])}, delta_target=delta, eps_selected=eps)
     st.plotly_chart(fig, key="delta_curve")
+    st.caption("**Old values only** (thesis Algorithm 3): the release keeps only the draws equal to confidential "
+               "values, so a neighbour sees L (how many draws were new) but not K (how many distinct new values). "
+               f"At ε ≈ {fmt(eps_grid[i])} its δ is at most **{fmt(old_values[i])}** (Monte Carlo 95% upper bound) "
+               f"against {fmt(res['upper'][i])} for full PYPP. The singleton plateau is the same for both (a copied "
+               "singleton is revealed either way), and the paper's probabilistic δ need not fall when values are "
+               "suppressed: only the tight profile is guaranteed not to grow (docs/bayesian_family.md §3.4).")
     widgets.number("Monte Carlo replicates", "n_mc", step=500)
 
 # ------------------------------------------------------------------ m*(ε)

@@ -628,8 +628,11 @@ class TruncatedDirichlet:
             raise ValueError(f"lower must sum to less than 1 (leave room for the simplex), got sum {1.0 - s!r}")
         self.alpha, self.lower, self.scale, self.cells = a, q, s, a.size
         M = a - 1.0
-        self.floor = np.flatnonzero(q > 0)                # cells with a truncation
-        self.free = np.flatnonzero(q <= 0)                # plain Dirichlet factors u^M
+        # Cells whose factor (c + u)^M is not constant: a truncation and M > 0. The others are
+        # plain Dirichlet factors u^M (a cell with M = 0 contributes 1 whatever its truncation,
+        # which the affine map already enforces).
+        self.floor = np.flatnonzero((q > 0) & (M > 0))
+        self.free = np.flatnonzero((q <= 0) | (M <= 0))
         self.g_free = M[self.free]
         Mf = M[self.floor]
         self.N = np.floor(Mf)
@@ -685,6 +688,7 @@ class TruncatedDirichlet:
 
     def _tune(self):
         g_fixed = float(self.g_free.sum())
+        self.g_fixed = g_fixed
         if self.floor.size == 0:
             self.log_r, self.log_h_max = 0.0, 0.0
             self.tables = None
@@ -741,7 +745,8 @@ class TruncatedDirichlet:
         rate = 0.5
         while done < size:
             need = size - done
-            b = int(min(max(64, 2 * need / max(rate, 1e-3)), max(64, (1 << 22) // K)))
+            # proposals per pass: enough for the remaining draws, at most ~4M cells × rows at once
+            b = int(min(max(16, 2 * need / max(rate, 1e-3)), max(1, (1 << 22) // K)))
             proposals += b
             if proposals > max_proposals:
                 raise RuntimeError(f"truncated Dirichlet: more than {max_proposals} proposals for {size} draws "
@@ -1252,8 +1257,10 @@ class TruncatedDirichletPosteriorSampling(HistogramMechanism):
     ----------
     eps : float in (0, 1400]
     bins : int ≥ 1
-    prior : float in [1, 1e6]
-        Symmetric Dirichlet weight :math:`\\alpha_0` (1: uniform on the truncated simplex).
+    prior : int in [1, 10^6]
+        Symmetric Dirichlet weight :math:`\\alpha_0` (1: uniform on the truncated simplex). An
+        integer, so that every exponent :math:`C_j+\\alpha_0-1` is an integer and the exact
+        sampler needs no fractional envelope (whose acceptance decays with the number of cells).
     """
 
     name = "truncated_dirichlet_posterior"
@@ -1262,7 +1269,7 @@ class TruncatedDirichletPosteriorSampling(HistogramMechanism):
     def __init__(self, eps, bins, *, prior: float = 1.0):
         super().__init__(bins)
         self.eps = check_real("eps", eps, low=0.0, high=1400.0, low_open=True)
-        self.prior = check_real("prior", prior, low=1.0, high=1e6)
+        self.prior = float(check_integer("prior", prior, minimum=1, maximum=10**6))
 
     @property
     def guarantee(self) -> Guarantee:
@@ -1302,7 +1309,8 @@ class PseudoPosteriorWeights:
         unweighted posterior: the record's log-likelihood bound on the seed's truncated
         parameter region.
     weights : ndarray in [0, 1]
-        :math:`\\alpha_j`.
+        :math:`\\alpha_j`: the inverse-proportional weight rounded down so that the weighted
+        count :math:`\\alpha_j C_j` is an integer (rounding down only lowers Δ_α).
     lower : ndarray
         Truncation of the released draw, :math:`t_j = e^{-\\Delta_\\alpha/\\alpha_j}`, where
         every observed record's weighted log-likelihood is within :math:`\\Delta_\\alpha`.
@@ -1331,7 +1339,8 @@ class PseudoPosteriorMechanism(HistogramMechanism):
     τ-quantile): :math:`\\alpha_i = \\min(1, \\Delta_\\alpha/L_i)` (``weighting="vector"``),
     or one scalar :math:`\\alpha = \\min(1, \\Delta_\\alpha/\\max_i L_i)` for every record
     (``"scalar"``: the exponential mechanism with the log-likelihood as utility, as the
-    seed compares them). The weighted posterior is conjugate,
+    seed compares them); in both, each cell's weight is rounded down so that its weighted
+    count is an integer (exact sampling with many cells; rounding down only lowers Δ_α). The weighted posterior is conjugate,
     :math:`\\mathrm{Dir}(\\beta + W)` with weighted counts :math:`W_j=\\sum_{i\\in j}\\alpha_i`;
     one draw, restricted to :math:`\\{p_j \\ge e^{-\\Delta_\\alpha/\\alpha_j}\\}` (the seed's
     truncation of the draws whose weighted log-likelihood exceeds the bound) and sampled
@@ -1348,7 +1357,7 @@ class PseudoPosteriorMechanism(HistogramMechanism):
         Local ε = 2Δ_α.
     bins : int ≥ 1
     weighting : {"vector", "scalar"}
-    prior : float in [1, 1e6]
+    prior : int in [1, 10^6]
         Symmetric Dirichlet weight β.
     tau : float in (0, 0.5)
         Quantile defining each record's Lipschitz bound (the seed keeps 99% of the draws).
@@ -1360,7 +1369,7 @@ class PseudoPosteriorMechanism(HistogramMechanism):
         if weighting not in ("vector", "scalar"):
             raise ValueError(f"weighting must be 'vector' or 'scalar', got {weighting!r}")
         self.weighting = weighting
-        self.prior = check_real("prior", prior, low=1.0, high=1e6)
+        self.prior = float(check_integer("prior", prior, minimum=1, maximum=10**6))
         self.tau = check_real("tau", tau, low=0.0, high=0.5, low_open=True, high_open=True)
         self.delta_alpha = self.eps / 2.0
         if weighting == "vector":
@@ -1390,9 +1399,12 @@ class PseudoPosteriorMechanism(HistogramMechanism):
         kappa = self.delta_alpha
         with np.errstate(divide="ignore", invalid="ignore"):
             if self.weighting == "vector":
-                w = np.where(occupied, np.minimum(1.0, kappa / L), 0.0)
+                raw = np.where(occupied, np.minimum(1.0, kappa / L), 0.0)
             else:
-                w = np.where(occupied, min(1.0, kappa / L_max), 0.0)
+                raw = np.where(occupied, min(1.0, kappa / L_max), 0.0)
+            # Integer weighted counts (rounded down: a smaller weight only lowers Δ_α) keep every
+            # exponent of the pseudo-posterior an integer, for the exact sampler.
+            w = np.where(occupied, np.floor(raw * C) / np.where(occupied, C, 1.0), 0.0)
             lower = np.where(w > 0, np.exp(-kappa / w), 0.0)
         if not lower.sum() < 1.0 - 1e-9:
             raise ValueError(f"tau = {self.tau!r} leaves no room for the truncation (its quantiles sum to "
@@ -1401,6 +1413,11 @@ class PseudoPosteriorMechanism(HistogramMechanism):
             delta_alpha = float(np.max(np.where(w > 0, w * -np.log(np.where(w > 0, lower, 1.0)), 0.0)))
         return PseudoPosteriorWeights(lipschitz=L, weights=w, lower=lower, delta_alpha=delta_alpha,
                                       eps_local=2.0 * delta_alpha, delta_unweighted=L_max)
+
+    def weighted_counts(self, counts) -> np.ndarray:
+        """:math:`W_j = \\alpha_j C_j` (integers), the counts of the conjugate pseudo-posterior."""
+        lw = self.local_weights(counts)
+        return np.rint(lw.weights * check_counts(counts, "counts").ravel())
 
     def knobs(self, n, m, d: int = 1):
         rule = ("α_i = min(1, Δ_α/L_i)" if self.weighting == "vector"
@@ -1412,7 +1429,7 @@ class PseudoPosteriorMechanism(HistogramMechanism):
 
     def cell_probabilities(self, counts, m, runs, rng):
         lw = self.local_weights(counts)
-        return TruncatedDirichlet(self.prior + lw.weights * counts, lw.lower).sample(runs, rng)
+        return TruncatedDirichlet(self.prior + np.rint(lw.weights * counts), lw.lower).sample(runs, rng)
 
 
 class Bootstrap(Mechanism):

@@ -13,6 +13,10 @@
 
     bnp-synth release --recipe recipe.json [DATA.csv] [outputs ...]
 
+    bnp-synth compare DATA.csv --column C [--column C2 ...] [--bounds LO HI ...] [--log] [--decimals D ...]
+        --theta T --eps E --delta D [--m M | --m largest] [--mechanism NAME ...] [--bins B] [--runs R]
+        [--seed S] [--sep C] [--out summary.csv]
+
 DATA may be a CSV file, a ``.csv.gz``, a Parquet file or a quoted glob of files
 (``'parts/*.parquet'``); DuckDB reduces it to the frequency table of the released columns
 in bounded memory (``--engine dask --scheduler tcp://host:8786`` computes it on a Dask
@@ -49,7 +53,7 @@ from . import data as data_layer
 from .bundle import CURATOR_BUNDLE_NAME, comparison_figures, write_bundles
 from .recipe import MAX_RECIPE_SIZE, SAMPLE_DIR, ReleaseRecipe, run_recipe, sample_source
 
-__all__ = ["build_parser", "main", "recipe_from_args", "run_release"]
+__all__ = ["build_parser", "main", "recipe_from_args", "run_compare", "run_release"]
 
 PROG = "python -m core"
 DOCS = "docs/mathematics.md"
@@ -60,7 +64,8 @@ _NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)
 
 # Options that define a recipe: with --recipe, the recipe defines them instead.
 _RECIPE_OPTIONS = ("column", "categorical", "sigma", "theta", "m", "m_rule", "eps", "delta", "bounds", "log",
-                   "decimals", "sep", "seed", "header", "encoding", "thousands", "keep_na_text", "counts_column")
+                   "decimals", "sep", "seed", "header", "encoding", "thousands", "keep_na_text", "counts_column",
+                   "releases")
 _HEADER_CHOICES = {"auto": None, "yes": True, "no": False}
 
 
@@ -147,6 +152,9 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                              "(default: Dask threads on this machine)")
     spec.add_argument("--seed", type=int,
                       help="random seed (integer >= 0); without it a fresh one is drawn and recorded")
+    spec.add_argument("--releases", type=int, metavar="K",
+                      help="how many independent releases of this kind you plan from the same data (1-1000, "
+                           "default 1): the curator's report adds their composed guarantee")
     out = release.add_argument_group("outputs (at least one of --out, --public-bundle, --curator-bundle)")
     out.add_argument("--out", metavar="synth.csv", help="where to write the synthetic CSV")
     out.add_argument("--report", metavar="report.json",
@@ -161,7 +169,87 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     out.add_argument("--save-recipe", metavar="recipe.json",
                      help="write the recipe (with its seed and data path) for --recipe")
     release.set_defaults(command_parser=release)
+    _add_compare_parser(commands)
     return parser
+
+
+def _add_compare_parser(commands) -> None:
+    """``compare``: every mechanism calibrated to one (ε, δ) and m, R runs each (issues 3, 11)."""
+    from .compare import ALL_MECHANISMS, DEFAULT_MECHANISMS
+
+    cmp = commands.add_parser(
+        "compare", help="compare the mechanisms at one (eps, delta) and release size m",
+        description="Calibrate mechanisms to one (eps, delta) and m, run each --runs times on the numeric columns "
+                    "of DATA.csv scaled to [0, 1] with --bounds, and print the calibration (each guarantee in "
+                    "words, whether it meets the target) and the mean W1, KDE-L2 and summaries per mechanism. "
+                    "CONFIDENTIAL: the output compares the releases with the data.",
+        epilog=f"Mechanisms (--mechanism NAME, repeatable; default: {', '.join(DEFAULT_MECHANISMS)}): "
+               f"{', '.join(ALL_MECHANISMS)}. The pseudo-posterior's guarantee is local (computed from the data) and "
+               f"never meets a target. The mathematics is in {DOCS} and docs/bayesian_family.md.")
+    cmp._negative_number_matcher = _NEGATIVE_NUMBER
+    cmp.add_argument("data", metavar="DATA.csv", help="input CSV file")
+    cmp.add_argument("--column", action="append", required=True, metavar="C", help="numeric column (repeatable)")
+    cmp.add_argument("--bounds", action="append", nargs=2, type=float, default=None, metavar=("LO", "HI"),
+                     help="public bounds in original units, once per column (default: read off the data, which "
+                          "no guarantee covers)")
+    cmp.add_argument("--log", action="store_true", default=None, help="log-transform every column")
+    cmp.add_argument("--decimals", action="append", type=int, default=None, metavar="D",
+                     help="round to D decimals first (once, or once per column)")
+    cmp.add_argument("--theta", type=float, required=True, help="PYPP strength theta > 0 (sigma = 0)")
+    cmp.add_argument("--eps", type=float, required=True, help="target epsilon > 0")
+    cmp.add_argument("--delta", type=float, required=True, help="target delta in (0, 1)")
+    cmp.add_argument("--m", default="largest",
+                     help="release size, or 'largest' (default: the largest m admissible for PYPP, Theorem 2)")
+    cmp.add_argument("--mechanism", action="append", choices=ALL_MECHANISMS, default=None, metavar="NAME",
+                     help="mechanism to run (repeatable): " + ", ".join(ALL_MECHANISMS))
+    cmp.add_argument("--bins", type=int, default=25, help="histogram bins per axis (default 25)")
+    cmp.add_argument("--runs", type=int, default=100, help="repetitions R per mechanism (default 100)")
+    cmp.add_argument("--seed", type=int, default=0, help="seed of the comparison (default 0)")
+    cmp.add_argument("--sep", help="field separator (default: detected)")
+    cmp.add_argument("--out", metavar="summary.csv", help="write the summary table here (default: stdout)")
+    cmp.set_defaults(command_parser=cmp, categorical=None)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Run ``compare`` with parsed arguments; raises ValueError on bad input (no math here:
+    :func:`core.compare.calibrate`, :func:`~core.compare.run_comparison`, :func:`~core.compare.comparison_summary`)."""
+    import numpy as np
+
+    from . import compare as core_compare
+
+    m = args.m if args.m == "largest" else _int_option("--m", args.m)
+    if args.out is not None and not Path(args.out).resolve().parent.is_dir():
+        raise UsageError(f"--out {args.out}: the directory does not exist")
+    prepared = data_layer.prepare(data_layer.read_csv(args.data, sep=args.sep), _column_specs(args))
+    names = [str(c) for c in prepared.columns]
+    mechanisms = args.mechanism or core_compare.DEFAULT_MECHANISMS
+    cal = core_compare.calibrate(prepared.n, args.eps, args.delta, m, theta=args.theta, d=prepared.d, bins=args.bins,
+                                 mechanisms=mechanisms, bounds_from_data=prepared.any_bounds_from_data)
+    x = np.asarray(prepared.values, dtype=float)
+    results = core_compare.run_comparison(x, cal, runs=args.runs, rng=np.random.default_rng(args.seed),
+                                          columns=names)
+    summary = core_compare.comparison_summary(results)
+    print(f"calibration at eps = {cal.eps:g}, delta = {cal.delta:g}, m = {cal.m} ({cal.m_rule}):", file=sys.stderr)
+    for mech in cal.mechanisms:
+        row = cal.table[cal.table.mechanism == mech.name].iloc[0]
+        verdict = "meets the target" if row["meets_target"] else "does NOT meet the target"
+        print(f"  {mech.name}: {row['guarantee']} -- {verdict}" + (f" ({row['caveat']})" if row["caveat"] else ""),
+              file=sys.stderr)
+    if prepared.any_bounds_from_data:
+        print("warning: bounds read off the data: no guarantee covers them; give --bounds", file=sys.stderr)
+    text = summary.to_csv(index=False)
+    if args.out is not None:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _int_option(flag: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise UsageError(f"{flag} must be an integer or 'largest', got {value!r}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,7 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     try:
-        return run_release(args, sys.argv[1:] if argv is None else argv, prog=prog)  # the only command
+        if args.command == "compare":
+            return run_compare(args)
+        return run_release(args, sys.argv[1:] if argv is None else argv, prog=prog)
     except ValueError as exc:  # bad input: a message and exit status 2, not a traceback
         args.command_parser.error(str(exc))
     except OSError as exc:  # e.g. a file that cannot be written
@@ -282,7 +372,7 @@ def recipe_from_args(args: argparse.Namespace) -> ReleaseRecipe:
                          sigma=sigma, theta=args.theta, seed=args.seed, sep=args.sep,
                          header=_HEADER_CHOICES[args.header] if args.header is not None else None,
                          encoding=args.encoding, thousands=args.thousands, keep_na_text=bool(args.keep_na_text),
-                         counts_column=args.counts_column)
+                         counts_column=args.counts_column, releases=1 if args.releases is None else args.releases)
 
 
 def _source(data: str) -> str:

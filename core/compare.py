@@ -93,15 +93,16 @@ __all__ = [
     "sweep_comparison",
 ]
 
-#: Keys of the mechanisms compared by default (SPEC §4 plus PYPP), in display order.
-DEFAULT_MECHANISMS = ("pypp", "laplace_histogram", "gaussian_histogram", "smoothed_histogram",
-                      "dirichlet_multinomial", "dirichlet_posterior_sampling", "bootstrap")
 #: The Bayesian family of issue 11 (docs/bayesian_family.md): old-values-only PYPP,
 #: truncated-Dirichlet posterior sampling, pseudo-posterior with record and scalar weights.
 BAYESIAN_FAMILY = ("pypp_old_values", "truncated_dirichlet_posterior", "pseudo_posterior",
                    "pseudo_posterior_scalar")
+#: Keys of the mechanisms compared by default (the Compare page, the ε sweep, the command
+#: line): PYPP, the SPEC §4 baselines and the Bayesian family, with the bootstrap last.
+DEFAULT_MECHANISMS = ("pypp", "laplace_histogram", "gaussian_histogram", "smoothed_histogram",
+                      "dirichlet_multinomial", "dirichlet_posterior_sampling") + BAYESIAN_FAMILY + ("bootstrap",)
 #: Every key :func:`calibrate` accepts (the data-dependent Dirichlet–multinomial is not DP).
-ALL_MECHANISMS = DEFAULT_MECHANISMS + BAYESIAN_FAMILY + ("dirichlet_multinomial_data_dependent",)
+ALL_MECHANISMS = DEFAULT_MECHANISMS + ("dirichlet_multinomial_data_dependent",)
 
 Progress = Callable[[float, str], None]
 

@@ -275,7 +275,12 @@ def delta_curves_figure(eps, series: Mapping[str, Sequence[float]], *,
         fig.add_vline(x=eps_selected, line_dash="dot", line_color="grey",
                       annotation_text=f"ε = {eps_selected:g}", annotation_position="top left")
     fig.update_layout(title=title, xaxis_title="ε", yaxis_title="δ (log scale)", **_LAYOUT)
-    fig.update_yaxes(type="log", exponentformat="power", dtick=1)
+    # One tick per decade reads well over a few decades; over a hundred (δ can reach 1e-300)
+    # it costs the browser ~0.4 s per redraw, so plotly then picks its own ticks.
+    positive = np.concatenate([np.asarray(v, dtype=float).ravel() for v in series.values()] + [np.ones(1)])
+    positive = positive[np.isfinite(positive) & (positive > 0)]
+    decades = math.log10(positive.max()) - math.log10(positive.min()) if positive.size else 0.0
+    fig.update_yaxes(type="log", exponentformat="power", **({"dtick": 1} if decades <= 12 else {}))
     return fig
 
 

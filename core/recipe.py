@@ -30,7 +30,7 @@ JSON form (``schema_version`` 1)::
       "release_size": {"rule": "fixed", "m": 100},
       "privacy_target": {"eps": 2.5, "delta": 0.01},
       "seed": 12345,
-      "accounting": {"n_mc": 20000}
+      "accounting": {"n_mc": 20000, "releases": 1}
     }
 
 The reader's options in ``data`` (``sep``, ``header``, ``encoding``, ``thousands``,
@@ -273,6 +273,9 @@ class ReleaseRecipe:
         The data are a frequency table: this column holds the count of each row.
     n_mc : int in [1, 10**6]
         Monte Carlo replicates of the σ ∈ (0, 1) accounting in the curator's report.
+    releases : int in [1, 1000]
+        How many independent releases of this kind the custodian plans from the same data;
+        the curator's report adds their composed guarantee (docs/audit.md).
     """
 
     source: str
@@ -292,6 +295,7 @@ class ReleaseRecipe:
     thousands: str | None = None
     keep_na_text: bool = False
     counts_column: str | None = None
+    releases: int = 1
 
     def __post_init__(self):
         put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731  (frozen)
@@ -324,6 +328,7 @@ class ReleaseRecipe:
         if self.sep is not None and (not isinstance(self.sep, str) or not self.sep):
             raise ValueError(f"sep must be a non-empty string or None, got {self.sep!r}")
         put("n_mc", check_integer("n_mc", _plain_int("n_mc", self.n_mc), minimum=1, maximum=MAX_N_MC))
+        put("releases", check_integer("releases", _plain_int("releases", self.releases), minimum=1, maximum=1000))
         if self.header is not None:
             put("header", check_flag("header", self.header))
         put("keep_na_text", check_flag("keep_na_text", self.keep_na_text))
@@ -383,7 +388,7 @@ class ReleaseRecipe:
             "release_size": {"rule": self.size_rule, "m": self.m},
             "privacy_target": {"eps": self.eps, "delta": self.delta},
             "seed": self.seed,
-            "accounting": {"n_mc": self.n_mc},
+            "accounting": {"n_mc": self.n_mc, "releases": self.releases},
         }
 
     def read_options(self) -> dict:
@@ -447,13 +452,13 @@ class ReleaseRecipe:
         size = check_fields("recipe.release_size", obj["release_size"], ("rule", "m"), required=("rule",))
         target = check_fields("recipe.privacy_target", obj["privacy_target"], ("eps", "delta"),
                               required=("eps", "delta"))
-        accounting = check_fields("recipe.accounting", obj.get("accounting", {}), ("n_mc",))
+        accounting = check_fields("recipe.accounting", obj.get("accounting", {}), ("n_mc", "releases"))
         return cls(source=data["source"], columns=tuple(columns), eps=target["eps"], delta=target["delta"],
                    m=size.get("m"), size_rule=size["rule"], sigma=params.get("sigma", 0.0), theta=params["theta"],
                    seed=obj.get("seed"), mechanism=name, sep=data.get("sep"),
                    n_mc=accounting.get("n_mc", 20000), header=data.get("header"), encoding=data.get("encoding"),
                    thousands=data.get("thousands"), keep_na_text=data.get("keep_na_text", False),
-                   counts_column=data.get("counts_column"))
+                   counts_column=data.get("counts_column"), releases=accounting.get("releases", 1))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "ReleaseRecipe":
@@ -689,7 +694,7 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
         delta=recipe.delta, seed=recipe.seed, columns=[str(c) for c in prepared.columns],
         transforms=prepared.describe(), data_source=data_label or label,
         bounds_from_data=prepared.any_bounds_from_data, command=command, n_new_values=release.n_new_values,
-        n_mc=recipe.n_mc)
+        n_mc=recipe.n_mc, releases=recipe.releases)
     curator["release"]["m_chosen_by"] = m_rule
     # How the file was read (delimiter, encoding, header, engine, ...): release_report
     # does not know the reader, so the record is added here.

@@ -23,6 +23,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import plots, privacy
+from core.compare import DEFAULT_MECHANISMS
+
+N_COMPARED = len(DEFAULT_MECHANISMS)   # every private mechanism and the bootstrap (last)
 from ui.selection import content_hash
 
 REPO = Path(__file__).resolve().parents[1]
@@ -525,7 +528,7 @@ def test_compare_page_calibration_runs_and_summary(sample, downloads):
     assert any("Curator-only" in w.value for w in at.warning)
     box = next(s for s in _figures(at) if s["data"] and s["data"][0].get("type") == "box")
     labels = [t["name"] for t in box["data"]]
-    assert labels[0] == "PYPP (σ = 0)" and labels[-1] == "Bootstrap (no privacy)" and len(labels) == 7
+    assert labels[0] == "PYPP (σ = 0)" and labels[-1] == "Bootstrap (no privacy)" and len(labels) == N_COMPARED
     assert all(len(t["y"]) == 10 for t in box["data"])
     summary = at.dataframe[1].value
     # the summary table and the boxplots show the same runs
@@ -546,7 +549,7 @@ def test_compare_page_calibration_runs_and_summary(sample, downloads):
     # KDE overlay: one histogram per mechanism plus the confidential data
     overlay = next(s for s in _figures(at) if any(t.get("name") == "confidential KDE" for t in s["data"]))
     hist = [t["name"] for t in overlay["data"] if t.get("type") == "histogram"]
-    assert hist[0] == "confidential" and len(hist) == 8
+    assert hist[0] == "confidential" and len(hist) == N_COMPARED + 1
 
     at.session_state["sweep_runs"] = 5
     at.button(key="run_sweep").click().run()
@@ -786,3 +789,79 @@ def test_large_freed_buffers_go_back_to_the_os():
         pytest.skip("the C library is not glibc: ui.allocator does nothing")
     assert float(fixed) < 16, fixed               # only the survivor (4 MiB) and noise remain
     assert float(growth("default")) > 60          # without it, the freed 96 MiB stay resident
+
+
+# --------------------------------------------------------------------------- privacy page: exact verdicts (issue 8)
+
+def _dm_page(content: bytes, *, alpha: float, m: int, eps: float) -> AppTest:
+    at = _upload(content, "categories.csv")
+    at.session_state["regime"] = "dm"
+    at.session_state["alpha_dm"] = alpha
+    at.session_state["m"] = m
+    at.session_state["eps"] = eps
+    return _page(at, "privacy.py")
+
+
+def test_dm_pure_verdict_is_exact_at_the_boundary():
+    """Issue 8: x = ten values of multiplicity 1000, α = 0.05, ε = 1.1. The pure condition
+    m ≤ (e^ε − 1)(999 + α) ≈ 2002.26 holds for m = 2002 and fails for m = 2003, although
+    the δ bound at m = 2003 is below the smallest normal float: the page must say "no"
+    there, and show a bound, not "δ = 0"."""
+    counts = [1000] * 10
+    content = ("label\n" + "".join(f"c{i}\n" * 1000 for i in range(10))).encode()
+    limit = (math.exp(1.1) - 1) * (999 + 0.05)
+    assert 2002 < limit < 2003                      # the boundary, in plain floating point
+    at = _dm_page(content, alpha=0.05, m=2003, eps=1.1)
+    text = _markdown(at)
+    assert "at ε = 1.1: **no**). At ε = 1.1 the pure condition does not hold at your data" in text, text
+    bound = privacy.instance_delta(counts, -0.05, 0.5, 2003, 1.1)
+    assert f"δ ≤ {plots.format_upper(bound)}" in text and "upper *bound*" in text
+    assert "exact instance-level **δ = 0**" not in text
+    # one record fewer: pure at the data, and the exact δ is 0
+    at = _dm_page(content, alpha=0.05, m=2002, eps=1.1)
+    text = _markdown(at)
+    assert "at ε = 1.1: **yes**). At ε = 1.1 the pure condition holds at your data" in text, text
+    assert "exact instance-level **δ = 0**" in text
+    # the global condition m ≤ (e^ε − 1)α fails at both; its threshold is rounded up
+    assert "(at ε = 1.1: **no**) and pure ε-DP **at your data**" in text
+    threshold = privacy.dirichlet_multinomial_pure_epsilon(counts, 0.05, 2002, instance=False)
+    assert f"**globally** for ε ≥ {plots.format_upper(threshold)}" in text
+    assert float(plots.format_upper(threshold)) >= math.log1p(2002 / 0.05)
+    # the chart says it is a bound
+    spec = _figure_with_trace(at, "instance-level δ bound (σ < 0)")
+    assert "upper bound" in spec["layout"]["title"]["text"]
+
+
+def test_dm_single_public_category_is_exactly_zero():
+    at = _dm_page(b"label\n" + b"only\n" * 40, alpha=1.0, m=100, eps=0.5)
+    text = _markdown(at)
+    assert "z = 1 public categories" in text and "**δ = 0 exactly** at every ε" in text
+
+
+def test_dp_verdicts_come_from_the_exact_functions(monkeypatch):
+    """The Privacy page's "≤ / > δ target" is core's exact verdict, not a comparison of the
+    (rounded-up) floats it prints: flip the verdict and the page follows it."""
+    from core import privacy as core_privacy
+
+    calls = []
+
+    def verdict(*args, **kwargs):
+        calls.append(args)
+        return False
+
+    monkeypatch.setattr(core_privacy, "instance_delta_at_most", verdict)
+    monkeypatch.setattr(core_privacy, "global_delta_at_most", verdict)
+    # m = 97, ε = 2.45: both δ's are below the target 0.01 (a float comparison says "≤"),
+    # and no other test caches these settings (AppTest sessions share one id).
+    m, eps = 97, 2.45
+    assert privacy.instance_delta(_counts(pd.read_csv(SAMPLE)), 0.0, 2.0, m, eps) <= 0.01
+    assert privacy.global_delta(13_501, 2.0, m, eps) <= 0.01
+    at = _app()
+    at.session_state["m"] = m
+    at.session_state["eps"] = eps
+    _page(at, "privacy.py")
+    assert len(calls) == 2
+    shown = [e.value for e in at.error if "δ target" in e.value]
+    assert shown and "> δ target 0.01; global δ" in shown[0] and "> δ target (both decided exactly)" in shown[0]
+    # the δ it prints is core's own, rounded up
+    assert f"δ = {plots.format_upper(privacy.global_delta(13_501, 2.0, m, eps))}" in shown[0]

@@ -8,8 +8,8 @@ widgets; the run must raise nothing and render no ``st.exception`` (a traceback)
 the reader refuses shows a clear ``st.error`` with the expected message; and for every
 column and kind the case lists, the profile the page shows (records n, distinct values k)
 equals the expected one, or the expected refusal is shown as an error. Each readable file
-is also opened on the Privacy page (its default column), which must render without a
-traceback.
+is also opened on the Privacy page and released on the Synthetic data page (its default
+column), which must give a result or a clear message, never a traceback.
 """
 
 from __future__ import annotations
@@ -108,6 +108,11 @@ def test_every_corpus_file_uploaded_into_the_app(case):
         at.switch_page("app_pages/privacy.py").run()
         _no_traceback(at, "privacy page")
         assert at.title[0].value.startswith("Privacy")
+        at.switch_page("app_pages/synthetic_data.py").run()
+        _no_traceback(at, "synthetic data page")
+        at.button[0].click().run()    # Generate release: a release, or a clear message
+        _no_traceback(at, "generate release")
+        assert at.metric or at.error, (case, "no release and no message")
         at.switch_page("app_pages/data.py").run()
         _no_traceback(at, "back to the data page")
     else:

@@ -691,6 +691,8 @@ def test_truncated_dirichlet_bad_input():
         (lambda: truncated_dirichlet_epsilon(0.6, 2), "p_min"),
         (lambda: TruncatedDirichletPosteriorSampling(math.inf, 5), "eps"),
         (lambda: TruncatedDirichletPosteriorSampling(1.0, 5, prior=0.5), "prior"),
+        (lambda: TruncatedDirichletPosteriorSampling(1.0, 5, prior=1.5), "prior"),
+        (lambda: PseudoPosteriorMechanism(1.0, 5, prior=2.5), "prior"),
         (lambda: TruncatedDirichlet([1.0, 2.0], [0.1, 0.1]).sample(0, rng), "size"),
     ]:
         with pytest.raises(ValueError, match=name):
@@ -698,29 +700,43 @@ def test_truncated_dirichlet_bad_input():
 
 
 # ================================================ issue 11: pseudo-posterior (seed 004)
-def _quantile_by_polynomial(cdf, tau):
-    return optimize.brentq(lambda t: cdf(t) - tau, 1e-15, 1 - 1e-15, xtol=1e-16, rtol=1e-15)
+def _beta_quantile_mp(a, b, tau):
+    """τ-quantile of Beta(a, b) by bisection on mpmath's regularised incomplete beta (no scipy)."""
+    with mp.workdps(40):
+        lo, hi = mp.mpf(0), mp.mpf(1)
+        for _ in range(80):                                   # bisection: the CDF increases
+            mid = (lo + hi) / 2
+            if mp.betainc(a, b, 0, mid, regularized=True) < tau:
+                lo = mid
+            else:
+                hi = mid
+        return float((lo + hi) / 2)
 
 
 def test_pseudo_posterior_weights_hand_computed():
-    """counts (4, 1), β = 1, τ = 0.01, ε = 1 (Δ_α = 0.5). Marginals Beta(5, 2) and Beta(2, 5):
-    I_x(5, 2) = 6x^5 − 5x^6 and I_x(2, 5) = 1 − (1 − x)^5 (1 + 5x), inverted by hand."""
-    q1 = _quantile_by_polynomial(lambda t: 6 * t**5 - 5 * t**6, 0.01)
-    q2 = _quantile_by_polynomial(lambda t: 1 - (1 - t) ** 5 * (1 + 5 * t), 0.01)
-    L = np.array([-math.log(q1), -math.log(q2)])                    # ≈ (1.1, 3.6)
-    mech = PseudoPosteriorMechanism(1.0, 2)
-    lw = mech.local_weights(np.array([4, 1]))
-    np.testing.assert_allclose(lw.lipschitz, L, rtol=1e-10)
-    w = np.minimum(1.0, 0.5 / L)
-    np.testing.assert_allclose(lw.weights, w, rtol=1e-10)
-    np.testing.assert_allclose(lw.lower, np.exp(-0.5 / w), rtol=1e-10)
-    assert lw.delta_alpha == pytest.approx(0.5, rel=1e-12) and lw.eps_local == pytest.approx(1.0, rel=1e-12)
-    assert lw.delta_unweighted == pytest.approx(L.max(), rel=1e-10)
-    scalar = PseudoPosteriorMechanism(1.0, 2, weighting="scalar").local_weights(np.array([4, 1]))
-    np.testing.assert_allclose(scalar.weights, 0.5 / L.max(), rtol=1e-10)
-    assert scalar.delta_alpha == pytest.approx(0.5, rel=1e-12)
+    """counts (40, 10), β = 1, τ = 0.01, ε = 2 (Δ_α = 1). Marginals Beta(41, 11) and Beta(11, 41):
+    L = −log of their 1% quantiles ≈ (0.43, 2.3); weights min(1, Δ_α/L) = (1, 0.43), rounded
+    down to integer weighted counts (40, 4) → (1, 0.4); truncation e^{−Δ_α/α} = (e^−1, e^−2.5);
+    Δ_α = 1 and ε = 2Δ_α = 2. Scalar weight 1/L_max ≈ 0.43 → counts (17, 4) → (0.425, 0.4)."""
+    L = np.array([-math.log(_beta_quantile_mp(41, 11, 0.01)), -math.log(_beta_quantile_mp(11, 41, 0.01))])
+    assert 0.3 < L[0] < 0.6 and 2.0 < L[1] < 2.6
+    mech = PseudoPosteriorMechanism(2.0, 2)
+    lw = mech.local_weights(np.array([40, 10]))
+    np.testing.assert_allclose(lw.lipschitz, L, rtol=1e-9)
+    w = np.floor(np.minimum(1.0, 1.0 / L) * [40, 10]) / [40, 10]
+    np.testing.assert_allclose(lw.weights, w, rtol=1e-12)
+    np.testing.assert_allclose(lw.weights, [1.0, 0.4], rtol=1e-12)
+    np.testing.assert_allclose(lw.lower, [math.exp(-1.0), math.exp(-2.5)], rtol=1e-12)
+    assert lw.delta_alpha == pytest.approx(1.0, rel=1e-12) and lw.eps_local == pytest.approx(2.0, rel=1e-12)
+    assert lw.delta_unweighted == pytest.approx(L.max(), rel=1e-9)
+    np.testing.assert_array_equal(mech.weighted_counts([40, 10]), [40, 4])
+    scalar = PseudoPosteriorMechanism(2.0, 2, weighting="scalar").local_weights(np.array([40, 10]))
+    alpha = 1.0 / L.max()
+    np.testing.assert_allclose(scalar.weights, np.floor(alpha * np.array([40, 10])) / [40, 10], rtol=1e-12)
+    np.testing.assert_allclose(scalar.weights, [0.425, 0.4], rtol=1e-12)
+    assert scalar.delta_alpha == pytest.approx(1.0, rel=1e-12)
     # empty cells carry no weight and no truncation
-    lw3 = mech.local_weights(np.array([4, 0, 1]))
+    lw3 = mech.local_weights(np.array([40, 0, 10]))
     assert lw3.weights[1] == 0.0 and lw3.lower[1] == 0.0 and math.isnan(lw3.lipschitz[1])
 
 
@@ -734,6 +750,7 @@ def test_pseudo_posterior_weighted_count_conjugacy():
     record_weights = alpha_cell[cells]
     beta = mech.prior
     W = np.bincount(cells, weights=record_weights, minlength=4)
+    np.testing.assert_allclose(W, mech.weighted_counts(counts), atol=1e-12)
     ps = rng.dirichlet(np.ones(4), size=50)
     direct = (np.log(ps[:, cells]) * record_weights).sum(1) + ((beta - 1) * np.log(ps)).sum(1)
     conj = np.array([stats.dirichlet.logpdf(p, beta + W) for p in ps])

@@ -253,25 +253,3 @@ def test_pure_verdict_exact_at_the_threshold(mult, alpha, m):
     z = len(mult) + 2
     assert P.instance_delta(mult, -alpha, z * alpha, m, hi) == 0
     assert P.instance_delta(mult, -alpha, z * alpha, m, lo) > 0
-
-
-@pytest.mark.parametrize("m,a,b", [(10_000, 2.0, 999_999.0), (50, 3.0, 7.5), (10_000, 1516.0, 11987.0),
-                                   (2_000, 1000.05, 9000.45)])
-def test_beta_binomial_tails_match_mpmath_with_the_stated_error_bound(m, a, b):
-    for s0 in sorted({1, 2, 5, int(m * a / (a + b)), min(m, int(m * a / (a + b)) + 40), m}):
-        got, rel = betabinom.log_tail(m, a, b, s0)
-        ref = betabinom.log_tail_mp(m, a, b, s0, dps=50)
-        actual = abs(float(mpmath.expm1(mpmath.mpf(float(got)) - ref)))
-        assert actual <= float(rel), (s0, actual, float(rel))
-        assert float(rel) < 1e-8
-
-
-def test_log_gamma_ratio_matches_mpmath():
-    rng = np.random.default_rng(3)
-    x = 10 ** rng.uniform(-3, 9, size=200)
-    h = np.floor(10 ** rng.uniform(0, 7, size=200))
-    got = betabinom.log_gamma_ratio(x, h)
-    for xi, hi, g in zip(x, h, got):
-        ref = mpmath.loggamma(mpmath.mpf(xi) + hi) - mpmath.loggamma(mpmath.mpf(xi))
-        err = abs(float(g - ref))
-        assert err <= 4 * betabinom.UNIT_ROUNDOFF * float(betabinom._magnitude(xi, hi))

@@ -312,3 +312,13 @@ def test_negative_sigma_releases_only_over_a_public_domain(frame):
     with pytest.raises(ValueError, match="size of the public category domain"):
         run_recipe(ReleaseRecipe(source="upload", columns=(ColumnSpec("sex", kind="categorical", categories=public),),
                                  eps=3.0, delta=0.01, m=40, sigma=-0.5, theta=7 * 0.5, seed=4), frame)
+
+
+def test_recipe_records_planned_repeated_releases(frame):
+    r = recipe(releases=5)
+    assert ReleaseRecipe.from_json(r.to_json()).releases == 5
+    result = run_recipe(r, frame)
+    assert result.curator_report["release"]["releases"] == 5
+    assert result.curator_report["composition"]["releases"] == 5
+    with pytest.raises(ValueError, match="releases"):
+        recipe(releases=0)

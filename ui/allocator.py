@@ -1,27 +1,33 @@
 """Give the memory of a closed session back to the operating system (issue 15 §3).
 
 When a session ends, Streamlit drops its state and its session-scoped caches, and Python
-frees every object derived from the upload: measured with ``tracemalloc`` in the server,
-the traced heap after eight upload sessions closed is within 0.1 MiB of its level before
-them, and no session, cache entry or uploaded file is left. The server's resident memory
-nevertheless stayed 60–100 MiB higher, because of glibc's allocator, not of a reference:
+frees every object derived from the upload. Measured in the server (an environment-gated
+probe with ``gc`` and ``tracemalloc``, eight sessions each uploading a 3.5 MB file, then
+closed): after the sessions expired no ``AppSession`` but the last visitor's was alive, the
+session caches and the uploaded-file manager were empty, and the traced Python heap (numpy
+buffers included) was 154.66 MiB against 154.58 MiB before the sessions. Yet the server's
+resident memory stayed about 97 MiB higher (327 → 424 MiB; ``malloc_trim`` recovered only
+about 18 MiB of it). The cause is glibc's allocator, not a reference:
 
 * glibc serves an allocation above ``M_MMAP_THRESHOLD`` (128 KiB at start) with its own
   ``mmap`` and returns it to the system on ``free``. But freeing such a block *raises*
   the threshold to the block's size (the "dynamic mmap threshold", up to 32 MiB), so after
   the first upload every later multi-megabyte buffer — upload bytes, parsed columns,
   numpy arrays — is carved out of a malloc arena instead;
-* each script-runner thread allocates from one of up to 8 × cores arenas, and freed
-  space inside an arena heap is kept for reuse, not returned.
+* each script-runner thread allocates from one of up to 8 × cores arenas, and freed space
+  below a live block in an arena heap is kept for reuse, not returned.
 
 Fixing the threshold (``mallopt(M_MMAP_THRESHOLD, …)``, which also switches the dynamic
 adjustment off) keeps large buffers in ``mmap``: freeing them unmaps them at once. With it
-the server's memory returns to within about 15 MiB of its level before eight sessions
-(tests/e2e/test_sessions.py). Small objects still come from the arenas; they are not where
-the data of a session live.
+the same eight sessions leave the server 20–30 MiB above its level before them (314 → 344
+MiB, 315 → 335 MiB; tests/e2e/test_sessions.py) and its peak is lower too (467–483 MiB
+against 502–539 MiB). tests/test_app.py shows the mechanism in isolation: 96 MiB of freed
+4 MiB buffers behind a live one stay resident without the setting, 0 with it. Small
+objects still come from the arenas; they are not where a session's data live.
 
 This is glibc-specific and best effort: on another C library (musl, macOS, Windows) it does
-nothing. It is called once per server process, before the first upload is read.
+nothing. ``app.py`` calls it on every run; it acts once per server process, before the
+first upload is read.
 """
 
 from __future__ import annotations

@@ -102,6 +102,21 @@ def py_monte_carlo(table_key: str, _multiplicities: np.ndarray, sigma: float, th
 
 
 @session_cache(max_entries=16)
+def old_values_curve(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int,
+                     eps_grid: tuple[float, ...], n_mc: int, seed: int) -> np.ndarray:
+    """``core.privacy.old_values_delta`` on ``eps_grid``: the old-values-only release (thesis
+    Algorithm 3; docs/bayesian_family.md §3). Exact for σ = 0; for σ ∈ (0, 1) the Monte Carlo
+    95% upper bound, with a progress bar."""
+    mult, eps = np.asarray(_multiplicities), np.asarray(eps_grid)
+    if sigma == 0:
+        return privacy.old_values_delta(mult, 0.0, theta, m, eps)
+    bar, progress = progress_bar("Monte Carlo estimate of δ_x(ε), old values only…")
+    out = privacy.old_values_delta(mult, sigma, theta, m, eps, n_mc=n_mc, seed=seed, progress=progress)
+    bar.empty()
+    return out
+
+
+@session_cache(max_entries=16)
 def size_curves(table_key: str, _multiplicities: np.ndarray, n: int, theta: float, delta: float,
                 eps_grid: tuple[float, ...]) -> dict:
     """The ε-vs-m curves (global Theorem 2 and instance-level) and m_sing."""

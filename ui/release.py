@@ -28,9 +28,13 @@ def build_recipe(selection: Selection, *, sigma: float, theta: float, m: int, ep
     origin = (core_recipe.sample_source(source.name) if source.is_sample
               else core_recipe.upload_source(source.content))
     specs = tuple(info.spec for info in selection.prepared.column_info)
+    read = selection.decisions   # every reading decision, so a replay reads the file the same way
     return core_recipe.ReleaseRecipe(
         source=origin, columns=specs, eps=eps, delta=delta, m=m, size_rule="fixed", sigma=sigma, theta=theta,
-        seed=seed, sep=selection.delimiter, n_mc=int(st.session_state.n_mc))
+        seed=seed, sep=read.delimiter, header=read.header, encoding=read.encoding, thousands=read.thousands,
+        keep_na_text=read.keep_na_text, n_mc=int(st.session_state.n_mc),
+        # the k of the Audit page's "repeated releases": the curator report states their composition
+        releases=int(st.session_state.get("audit_releases", 1)))
 
 
 def command_line(selection: Selection) -> str:
@@ -49,7 +53,7 @@ def run(recipe_json: str, _recipe: core_recipe.ReleaseRecipe, _selection: Select
     """``core.recipe.run_recipe`` on the session's prepared data (cached by the recipe's JSON,
     which includes the seed)."""
     return core_recipe.run_recipe(_recipe, _selection.prepared, command=command_line(_selection),
-                                  data_label=_selection.source.name)
+                                  data_label=_selection.source.name, reading=_selection.decisions.to_dict())
 
 
 def release(selection: Selection, **settings) -> core_recipe.ReleaseResult:

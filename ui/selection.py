@@ -185,7 +185,13 @@ def mostly_numeric(series: pd.Series) -> bool:
     if pd.api.types.is_numeric_dtype(series):
         return True
     present = series.dropna()
-    return bool(len(present)) and pd.to_numeric(present, errors="coerce").notna().mean() >= 0.5
+    if not len(present):
+        return False
+    try:
+        parsed = pd.to_numeric(present, errors="coerce")
+    except (OverflowError, TypeError):   # Python ints beyond 64 bits: whole numbers, kept exact by core.data
+        parsed = present.map(lambda v: v if isinstance(v, int) else pd.to_numeric(v, errors="coerce"))
+    return bool(parsed.notna().mean() >= 0.5)
 
 
 def default_transform(frame: pd.DataFrame, column: str) -> dict:

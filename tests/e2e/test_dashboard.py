@@ -273,8 +273,10 @@ def test_million_row_upload_is_profiled_quickly(page, app_url, artifacts_dir, tm
     path.write_text("amount\n" + "\n".join(map(str, values.tolist())) + "\n")
     counts = pd.Series(values).value_counts()
     w.open_app(page, app_url)
-    w.rerun_after_idempotent(page, lambda: page.get_by_text("Upload a CSV", exact=True).click())
+    page.get_by_text("Upload a CSV", exact=True).click()
     uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    uploader.wait_for(state="attached", timeout=90_000)
+    w.wait_for_idle(page)
     start = time.perf_counter()
     uploader.set_input_files(str(path))
     page.locator('[data-testid="stMetric"]').filter(has_text="records n").filter(

@@ -3,7 +3,9 @@
 * Eight concurrent sessions upload eight different files: each sees only its own data.
 * Eight sessions upload and close: once Streamlit drops the closed sessions, the server's
   resident memory (VmRSS of the streamlit process, from /proc) returns to within 50 MiB
-  of its level before them; no confidential value reaches the server log.
+  of its level before them (recorded in artifacts/memory.json); no confidential value
+  reaches the server log. What made it fail (+60–100 MiB) was glibc keeping freed upload
+  buffers in its arenas, not a live reference: ui/allocator.py explains and fixes it.
 """
 
 from __future__ import annotations

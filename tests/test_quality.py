@@ -1,0 +1,189 @@
+"""Quality report (SDMetrics definitions) against hand-computed cases, and the fast joint W1 (issue 14 §2, §4).
+
+SDMetrics itself is not installed (it downgrades pandas); every metric is checked against a
+case computed by hand from the documented formula, and the joint W1 against POT's full
+linear program (core.utility.wasserstein1).
+"""
+
+import io
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import stats
+
+from core.mechanisms import UniformBase, pypp_release
+from core.quality import (
+    contingency_similarity,
+    correlation_similarity,
+    joint_w1_runs,
+    ks_complement,
+    quality_report,
+    tv_complement,
+)
+from core.utility import sliced_wasserstein1_runs, wasserstein1
+
+
+def test_ks_complement_by_hand():
+    assert ks_complement([1, 2, 3, 4], [4, 3, 2, 1]) == 1.0
+    assert ks_complement([0, 1], [2, 3]) == 0.0
+    # F_R - F_S is largest at t in [2, 3): 2/4 - 0 = 1/2
+    assert ks_complement([1, 2, 3, 4], [3, 4, 5, 6]) == pytest.approx(0.5)
+    # unequal sizes: R = {0, 1, 2}, S = {1}: sup at t in [0, 1): 1/3 - 0; at t in [1,2): 2/3 - 1 → 1/3
+    assert ks_complement([0, 1, 2], [1]) == pytest.approx(2 / 3)
+
+
+def test_tv_complement_by_hand():
+    # R = (a .5, b .5, c 0), S = (a .75, b 0, c .25): TV = (.25 + .5 + .25)/2 = .5
+    assert tv_complement(["a", "a", "b", "b"], ["a", "a", "a", "c"]) == pytest.approx(0.5)
+    assert tv_complement(["x", "y"], ["y", "x"]) == 1.0
+    assert tv_complement(["x"], ["y"]) == 0.0
+
+
+def test_correlation_similarity_by_hand():
+    up = np.column_stack([[1.0, 2, 3, 4], [2.0, 4, 6, 8]])
+    down = np.column_stack([[1.0, 2, 3, 4], [8.0, 6, 4, 2]])
+    assert correlation_similarity(up, down) == pytest.approx(0.0)
+    assert correlation_similarity(up, up) == pytest.approx(1.0)
+    # R: pearson of (1,2,3) with (1,3,2) = 0.5; S: 1 → 1 - 0.5/2
+    real = np.column_stack([[1.0, 2, 3], [1.0, 3, 2]])
+    assert correlation_similarity(real, up) == pytest.approx(0.75)
+    # Spearman of (1,2,3,4) with (1,4,9,100) is 1, Pearson is not
+    curved = np.column_stack([[1.0, 2, 3, 4], [1.0, 4, 9, 100]])
+    assert correlation_similarity(curved, up, method="spearman") == pytest.approx(1.0)
+    assert np.isnan(correlation_similarity(np.column_stack([[1.0, 1, 1], [1.0, 2, 3]]), up))
+    with pytest.raises(ValueError, match="shape"):
+        correlation_similarity([1.0, 2.0], up)
+
+
+def test_contingency_similarity_by_hand():
+    real = pd.DataFrame({"a": ["x", "x", "y", "y"], "b": ["u", "v", "u", "v"]})
+    syn = pd.DataFrame({"a": ["x", "x", "x", "y"], "b": ["u", "u", "v", "v"]})
+    # R: xu xv yu yv = .25 each; S: xu .5, xv .25, yv .25 → TV = (.25 + 0 + .25 + 0)/2
+    assert contingency_similarity(real, syn) == pytest.approx(0.75)
+
+
+def test_contingency_discretises_numeric_with_real_edges():
+    # real 0..10: edges 0, 1, ..., 10 (10 bins); outer edges open, so -5 joins the first
+    # bin and 99 the last; 9.5 and 10 both fall in the last bin.
+    real = pd.DataFrame({"x": [0.0, 10.0], "c": ["a", "a"]})
+    syn = pd.DataFrame({"x": [-5.0, 99.0], "c": ["a", "a"]})
+    assert contingency_similarity(real, syn, continuous=("x",)) == pytest.approx(1.0)
+    syn2 = pd.DataFrame({"x": [0.5, 1.5], "c": ["a", "a"]})   # bins 1 and 2 vs 1 and 10
+    assert contingency_similarity(real, syn2, continuous=("x",)) == pytest.approx(0.5)
+
+
+def test_report_averages_and_csv():
+    real = pd.DataFrame({"a": [1.0, 2, 3, 4], "b": [2.0, 4, 6, 8], "c": ["x", "x", "y", "y"]})
+    syn = pd.DataFrame({"a": [3.0, 4, 5, 6], "b": [8.0, 6, 4, 2], "c": ["x", "x", "x", "y"]})
+    rep = quality_report(real, syn, {"a": "numeric", "b": "numeric", "c": "categorical"})
+    cols = dict(zip(rep.columns["column"], rep.columns["score"]))
+    assert cols["a"] == pytest.approx(0.5) and cols["c"] == pytest.approx(0.75)
+    assert cols["b"] == pytest.approx(ks_complement(real["b"], syn["b"]))
+    assert rep.column_shapes == pytest.approx(np.mean(list(cols.values())))
+    pairs = {(r.column_1, r.column_2): (r.metric, r.score) for r in rep.pairs.itertuples()}
+    assert pairs[("a", "b")] == ("CorrelationSimilarity", pytest.approx(0.0))  # +1 vs -1
+    assert pairs[("a", "c")][0] == "ContingencySimilarity"
+    assert rep.column_pair_trends == pytest.approx(np.mean([s for _, s in pairs.values()]))
+    assert rep.overall == pytest.approx((rep.column_shapes + rep.column_pair_trends) / 2)
+    back = pd.read_csv(io.BytesIO(rep.to_csv()))
+    assert list(back.columns) == ["property", "column_1", "column_2", "metric", "score"]
+    assert back.loc[back["property"] == "Overall", "score"].item() == pytest.approx(rep.overall)
+    mat = rep.pair_matrix()
+    assert np.allclose(mat.to_numpy(), mat.to_numpy().T) and np.allclose(np.diag(mat), 1.0)
+    with pytest.raises(ValueError, match="lacks"):
+        quality_report(real, syn.drop(columns="c"), {"c": "categorical"})
+    with pytest.raises(ValueError, match="kind"):
+        quality_report(real, syn, {"c": "text"})
+
+
+def _pypp_runs(x, runs, m, theta, rng):
+    d = x.shape[1]
+    counts = np.ones(x.shape[0], dtype=int)
+    return np.stack([pypp_release(x, counts, 0.0, theta, m, rng, base=[UniformBase(0.0, 1.0)] * d).values
+                     for _ in range(runs)])
+
+
+def test_joint_w1_exact_equals_full_linear_program():
+    rng = np.random.default_rng(5)
+    x = np.round(rng.random((120, 3)), 1)          # with ties, so multiplicities > 1 occur
+    z = _pypp_runs(x, 6, 90, 3.0, rng)
+    values, method = joint_w1_runs(z, x, rng=rng)
+    assert method == "exact-emd (residual)"
+    ref = [float(wasserstein1(x, zr)) for zr in z]
+    assert np.allclose(values, ref, rtol=1e-9, atol=1e-12)
+    same, _ = joint_w1_runs(x[None, :, :], x, rng=rng)
+    assert same[0] == 0.0
+
+
+def test_joint_w1_falls_back_to_sliced_with_label():
+    rng = np.random.default_rng(6)
+    x = rng.random((50, 2))
+    z = rng.random((4, 40, 2))
+    values, method = joint_w1_runs(z, x, max_exact_entries=0, n_projections=30, rng=np.random.default_rng(1))
+    assert method == "sliced (30 directions)"
+    ref = sliced_wasserstein1_runs(z, x, n_projections=30, rng=np.random.default_rng(1))
+    assert np.allclose(values, ref)
+    with pytest.raises(ValueError, match="samples"):
+        joint_w1_runs(rng.random((2, 5, 3)), x, rng=rng)
+
+
+@pytest.mark.slow
+def test_joint_w1_hundred_runs_all_distinct_fast():
+    rng = np.random.default_rng(7)
+    x = rng.random((1000, 3))
+    z = _pypp_runs(x, 100, 1000, 5.0, rng)
+    start = time.perf_counter()
+    values, method = joint_w1_runs(z, x, rng=rng)
+    elapsed = time.perf_counter() - start
+    assert method == "exact-emd (residual)"
+    assert elapsed <= 2.0, elapsed
+    assert values[0] == pytest.approx(float(wasserstein1(x, z[0])), rel=1e-9)
+
+
+def test_report_binning_reproduces_sdmetrics_report_code():
+    # Each table binned by its own 10 equal-width edges; numpy.digitize puts each maximum in bin 11.
+    real = pd.DataFrame({"x": [0.0, 10.0], "c": ["a", "a"]})
+    syn = pd.DataFrame({"x": [100.0, 200.0], "c": ["a", "a"]})
+    # own edges: real -> bins 1 and 11; synthetic -> bins 1 and 11 as well: identical tables
+    assert contingency_similarity(real, syn, continuous=("x",), binning="sdmetrics-report") == 1.0
+    # with the real column's edges (opened to ±∞) both synthetic values fall in the last bin
+    assert contingency_similarity(real, syn, continuous=("x",)) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="binning"):
+        contingency_similarity(real, syn, continuous=("x",), binning="own")
+
+
+def test_ks_complement_ignores_float_noise_like_sdmetrics():
+    assert ks_complement([0.1 + 0.2, 1.0], [0.3, 1.0]) == 1.0
+
+
+small_samples = st.lists(st.integers(-5, 5), min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_samples, small_samples)
+def test_ks_and_tv_complements_against_brute_force(real, syn):
+    r, s = np.array(real, float), np.array(syn, float)
+    grid = np.union1d(r, s)
+    d = max(abs((r <= t).mean() - (s <= t).mean()) for t in grid)   # sup over the jumps
+    assert ks_complement(r, s) == pytest.approx(1.0 - d, abs=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # scipy's p-value on tiny samples; only D is compared
+        assert ks_complement(r, s) == pytest.approx(1.0 - stats.ks_2samp(r, s).statistic, abs=1e-12)
+    labels = sorted(set(real) | set(syn))
+    tv = 0.5 * sum(abs(real.count(v) / len(real) - syn.count(v) / len(syn)) for v in labels)
+    assert tv_complement([f"c{v}" for v in real], [f"c{v}" for v in syn]) == pytest.approx(1.0 - tv, abs=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.integers(2, 25), st.integers(1, 25))
+def test_joint_w1_exact_on_random_small_cases(seed, runs, n, m):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 3, (n, 2)).astype(float)            # many ties between data and releases
+    z = rng.integers(0, 4, (runs, m, 2)).astype(float)
+    values, method = joint_w1_runs(z, x, rng=rng)
+    assert method == "exact-emd (residual)"
+    assert np.allclose(values, [float(wasserstein1(x, zr)) for zr in z], rtol=1e-9, atol=1e-12)
