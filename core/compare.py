@@ -49,7 +49,7 @@ from .baselines import (
     check_release_arguments,
 )
 from .mechanisms import UniformBase, pypp_release
-from .old_values import expected_release_size, old_values_counts
+from .old_values import old_values_counts
 from .plots import format_upper
 from .privacy import global_delta, max_synthetic_size
 from .utility import (

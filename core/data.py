@@ -2486,7 +2486,7 @@ def _parquet_cells(inputs: list[_Input], wanted: list[str], engine: str,
             if any(item.path is None for item in inputs):
                 rel = con.from_arrow(pq.read_table(io.BytesIO(inputs[0].content), columns=wanted))
             else:
-                rel = con.read_parquet([item.path for item in inputs])
+                rel = con.read_parquet([item.path for item in inputs])  # noqa: F841 (DuckDB reads the local `rel` by name in the SQL below)
             cols = ", ".join(f'"{w}"' for w in (w.replace('"', '""') for w in wanted))
             grouped_frame = con.sql(f"SELECT {cols}, count(*) AS __n FROM rel GROUP BY ALL").df()
         except duckdb.Error as exc:

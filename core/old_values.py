@@ -35,7 +35,6 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-from scipy import stats
 
 from .betabinom import log_gamma_ratio
 from .validation import (
@@ -144,7 +143,7 @@ def old_values_monte_carlo(multiplicities, sigma, theta, m, eps, *, n_mc: int = 
     -------
     core.privacy.MonteCarloDelta
     """
-    from .privacy import MonteCarloDelta, _round_up_mc  # deferred: core.privacy re-exports this module
+    from .privacy import _neighbour_type_delta  # deferred: core.privacy re-exports this module
 
     counts, sigma, theta = _check_regime(multiplicities, sigma, theta)
     if not 0 < sigma < 1:
@@ -199,58 +198,6 @@ def old_values_monte_carlo(multiplicities, sigma, theta, m, eps, *, n_mc: int = 
         right[n_rep + 1] = 0.0
     del S
 
-    rows_per_chunk = max(1, 4_000_000 // n_mc)
-    eps_search = np.where(np.isinf(eps_arr), np.finfo(float).max, eps_arr)   # only +inf exceeds it
-
-    def exceed_counts(l_rows, r_rows):
-        out = np.empty((len(l_rows), eps_arr.size), dtype=np.int64)
-        for i in range(0, len(l_rows), rows_per_chunk):
-            block = left[l_rows[i:i + rows_per_chunk]]
-            if r_rows is not None:
-                block = block + right[r_rows[i:i + rows_per_chunk]]
-            block.sort(axis=1)
-            out[i:i + len(block)] = n_mc - np.stack([np.searchsorted(row, eps_search, side="right") for row in block])
-        return out
-
-    l_rows, r_rows, names = [], [], []
-    for d in range(D):
-        if values[d] == 1:
-            l_rows.append(D), r_rows.append(n_rep + 1), names.append("r_l=1 -> new")
-            for e in range(D):
-                if e != 0 or has_b[0]:
-                    l_rows.append(0), r_rows.append(b_index[0] if e == 0 else e)
-                    names.append(f"r_l=1 -> r_t={values[e]}")
-        else:
-            l_rows.append(d), r_rows.append(n_rep), names.append(f"r_l={values[d]} -> new")
-    exceed = exceed_counts(np.array(l_rows), np.array(r_rows))
-    best_counts = exceed.max(axis=0)
-    n_types = len(names) + sum(int(has_b[d]) + D - 1 for d in range(D) if values[d] >= 2)
-
-    # Old-to-old types, n_l ≥ 2: right ≤ 0 pathwise, so a type never exceeds its replaced
-    # atom alone; atoms whose bound cannot beat the running maximum are skipped (exact).
-    candidates = np.flatnonzero(values >= 2)
-    if candidates.size:
-        bound = exceed_counts(candidates, None)
-        order = np.argsort(-bound.max(axis=1), kind="stable")
-        for step, j in enumerate(order):
-            d = int(candidates[j])
-            if prune and np.all(bound[j] <= best_counts):
-                continue
-            targets = [e for e in range(D) if e != d or has_b[d]]
-            r_idx = np.array([b_index[d] if e == d else e for e in targets])
-            counts_d = exceed_counts(np.full(len(targets), d), r_idx)
-            exceed = np.vstack([exceed, counts_d])
-            names.extend(f"r_l={values[d]} -> r_t={values[e]}" for e in targets)
-            best_counts = np.maximum(best_counts, counts_d.max(axis=0))
-            if progress is not None:
-                progress(0.5 + 0.5 * (step + 1) / order.size, "Evaluating neighbour types")
-    if progress is not None:
-        progress(1.0, "Monte Carlo done")
-    best = exceed.argmax(axis=0)
-    top = exceed[best, np.arange(eps_arr.size)]
-    estimate = top / n_mc
-    std_error = np.sqrt(estimate * (1 - estimate) / n_mc)
-    level = 1 - (1 - confidence) / n_types
-    upper = np.where(top >= n_mc, 1.0, stats.beta.ppf(level, top + 1, n_mc - top))
-    return MonteCarloDelta(eps=eps_arr, estimate=estimate, std_error=std_error, upper=_round_up_mc(upper),
-                           n_mc=n_mc, n_types=n_types, worst_type=[names[i] for i in best])
+    # the neighbour types, pruning and Clopper–Pearson bound are those of full PYPP
+    return _neighbour_type_delta(left, right, values, has_b, b_index, n_rep, eps_arr, n_mc=n_mc,
+                                 confidence=confidence, prune=prune, progress=progress)

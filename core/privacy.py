@@ -983,6 +983,22 @@ def monte_carlo_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000
         right[n_rep + 1] = 0.0
     del S
 
+    return _neighbour_type_delta(left, right, values, has_b, b_index, n_rep, eps_arr, n_mc=n_mc,
+                                 confidence=confidence, prune=prune, progress=progress)
+
+
+def _neighbour_type_delta(left, right, values, has_b, b_index, n_rep, eps_arr, *, n_mc: int,
+                          confidence: float, prune: bool, progress) -> MonteCarloDelta:
+    """The Monte Carlo δ over every neighbour type, from per-replicate log-ratio tables.
+
+    Shared by :func:`monte_carlo_delta` and the old-values-only mechanism
+    (:mod:`core.old_values`), whose likelihood ratios have the same left/right structure:
+    the log-ratio of the type (l, t) on a replicate is ``left[l_row] + right[t_row]``.
+    ``left`` has rows 0..D−1 (the replaced atom of each multiplicity value) and D (a
+    singleton replaced by a new value); ``right`` has rows 0..n_rep−1 (old targets),
+    n_rep (a new target) and n_rep + 1 (zero). Singular outputs are coded +inf.
+    """
+    D = values.size
     rows_per_chunk = max(1, 4_000_000 // n_mc)
     # A singular output is coded +inf and is bad at every ε, ε = ∞ included: count
     # "log-ratio > ε" as "> the largest finite float" there, which only +inf satisfies.
