@@ -78,23 +78,23 @@ if st.session_state.regime == "dm":
     st.info("The discovery probability concerns values never seen before; the Dirichlet–multinomial mechanism "
             "(σ < 0) draws only from a public category domain. Choose σ ≥ 0 on the Privacy page.")
 else:
-    with widgets.show_errors("Could not compute the discovery probability: "):
+    with widgets.show_errors("Could not compute the discovery probability: ", stop=False):
         disc = release.release(selection, sigma=sigma, theta=theta, m=m, eps=float(st.session_state.eps),
                                delta=float(st.session_state.delta), seed=int(st.session_state.seed))
         n_conf, k_conf = selection.table.n, selection.table.k
         d_hat = discovery_estimate(n_conf, disc.m, disc.n_new_values, sigma, theta)
         d_conf = inference.confidential_discovery_probability(n_conf, k_conf, sigma, theta)
-    how = ("at σ = 0 it is θ/(θ + n + m) exactly: the new-value probability does not depend on the number of "
-           "distinct confidential values" if sigma == 0 else
-           "the posterior mean of (θ + (K_n + K)σ)/(θ + n + m) given K, with generalized factorial coefficients "
-           "computed in log space")
-    d1, d2 = st.columns(2)
-    d1.metric("analyst's estimate D̂ (from the release)", f"{d_hat:.6g}")
-    st.caption(f"Bayes estimate (thesis §6.3) of the probability that draw n + m + 1 is new, from the public n = "
-               f"{n_conf:,}, the release size m = {disc.m:,} and its K = {disc.n_new_values:,} distinct new values; "
-               f"{how} (docs/bayesian_family.md §4). Release seed {int(st.session_state.seed)}.")
-    d2.metric("confidential value (θ + kσ)/(θ + n) — curator only", f"{d_conf:.6g}")
-    widgets.curator_only_note()
+        how = ("at σ = 0 it is θ/(θ + n + m) exactly: the new-value probability does not depend on the number "
+               "of distinct confidential values" if sigma == 0 else
+               "the posterior mean of (θ + (K_n + K)σ)/(θ + n + m) given K, with generalized factorial "
+               "coefficients computed in log space")
+        d1, d2 = st.columns(2)
+        d1.metric("analyst's estimate D̂ (from the release)", f"{d_hat:.6g}")
+        st.caption(f"Bayes estimate (thesis §6.3) of the probability that draw n + m + 1 is new, from the public "
+                   f"n = {n_conf:,}, the release size m = {disc.m:,} and its K = {disc.n_new_values:,} distinct new "
+                   f"values; {how} (docs/bayesian_family.md §4). Release seed {int(st.session_state.seed)}.")
+        d2.metric("confidential value (θ + kσ)/(θ + n) — curator only", f"{d_conf:.6g}")
+        widgets.curator_only_note()
 
 if st.session_state.regime != "dp":
     st.error(f"This page needs the Dirichlet-process mechanism (σ = 0): the posterior above is the analyst's "

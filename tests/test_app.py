@@ -294,6 +294,9 @@ def test_privacy_page_shows_core_values_and_plateau(sample):
     assert np.nanmin(instance) >= t1 * (1 - 1e-12)
     np.testing.assert_allclose(instance, privacy.instance_delta(counts, 0.0, theta, m, np.asarray(
         _trace(spec, "instance-level δ_x(ε) (paper)")["x"], float)), rtol=1e-12)
+    # old-values-only PYPP (Algorithm 3) has exactly the same σ = 0 accounting (docs/bayesian_family.md)
+    old_values = np.asarray(_trace(spec, "old values only (Alg. 3) δ_x(ε)")["y"], float)
+    np.testing.assert_array_equal(old_values, instance)
     # m_sing = floor(δ(θ + n − 1)/(1 − δ))
     m_sing = math.floor(delta * (theta + n - 1) / (1 - delta))
     assert f"m_sing = {m_sing:,}" in text

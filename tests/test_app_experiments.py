@@ -479,3 +479,12 @@ def test_inference_on_the_log_scale(earnings, public_bounds):
     curator = at.dataframe[1].value
     truth = [log_x.mean(), *np.quantile(log_x, [0.25, 0.5, 0.75], method="inverted_cdf"), (log_x > t).mean()]
     np.testing.assert_allclose(curator["confidential"], truth, rtol=1e-9)
+
+
+def test_inference_page_shows_the_discovery_probability_next_to_the_curator_only_value():
+    at = _page("app_pages/inference.py")
+    metrics = {m.label: m.value for m in at.metric}
+    estimate = [v for k, v in metrics.items() if k.startswith("analyst's estimate")]
+    confidential = [v for k, v in metrics.items() if "curator only" in k]
+    assert estimate and confidential
+    assert 0 < float(estimate[0]) < 1 and 0 < float(confidential[0]) < 1
