@@ -416,3 +416,13 @@ def test_upload_recipe_needs_its_data(data_csv, tmp_path, capsys):
     assert main(["release", "--recipe", str(path), str(other), "--out", str(tmp_path / "s.csv"),
                  "--report", str(tmp_path / "rep.json")]) == 0
     assert "differs from the one the recipe was made from" in capsys.readouterr().err
+
+
+def test_planned_repeated_releases_are_recorded_with_their_composition(data_csv, tmp_path):
+    report_path = tmp_path / "report.json"
+    assert main(["release", str(data_csv), "--column", "wage", "--bounds", "1", "200", "--theta", "2",
+                 "--m", "20", "--eps", "2", "--delta", "0.2", "--seed", "1", "--releases", "3",
+                 "--out", str(tmp_path / "s.csv"), "--report", str(report_path)]) == 0
+    report = json.loads(report_path.read_text())
+    assert report["release"]["releases"] == 3 and report["recipe"]["accounting"]["releases"] == 3
+    assert report["composition"]["releases"] == 3 and report["composition"]["global_delta"] > 0
