@@ -1042,33 +1042,11 @@ class ColumnSpec:
         if self.categories is not None:
             raise ValueError(f"column {self.name!r} is numeric: categories apply to categorical columns only")
         if self.bounds is not None:
-            object.__setattr__(self, "bounds", _check_exact_bounds(self.bounds, self.name, bool(self.log)))
+            object.__setattr__(self, "bounds", check_bounds(self.bounds, f"bounds of column {self.name!r}",
+                                                            positive=bool(self.log), keep_integers=True))
         if self.decimals is not None:
             object.__setattr__(self, "decimals", check_integer(f"decimals of column {self.name!r}",
                                                                self.decimals, minimum=-15, maximum=15))
-
-
-def _check_exact_bounds(bounds, name, log: bool) -> tuple:
-    """:func:`~core.validation.check_bounds`, keeping whole-number bounds as exact ints.
-
-    ``float()`` would move ``2**53 + 1`` to ``2**53`` (and make ``(10**29, 10**29 + 6)``
-    look empty), so a pair of integers is compared exactly; anything else goes through
-    the package's validator.
-    """
-    what = f"bounds of column {name!r}"
-    try:
-        lo, hi = bounds
-    except (TypeError, ValueError):
-        return check_bounds(bounds, what, positive=log)  # raises with the package's message
-    if all(isinstance(b, numbers.Integral) and not isinstance(b, (bool, np.bool_)) for b in (lo, hi)):
-        lo, hi = int(lo), int(hi)
-        if not lo < hi:
-            raise ValueError(f"{what} must satisfy lo < hi, got lo={lo!r}, hi={hi!r}")
-        if log and lo <= 0:
-            raise ValueError(f"{what} must have lo > 0 for a log-transformed column (log needs positive values), "
-                             f"got lo={lo!r}")
-        return lo, hi
-    return check_bounds(bounds, what, positive=log)
 
 
 # --------------------------------------------------------------------------- frequency table

@@ -216,22 +216,31 @@ def check_rng(rng, name: str = "rng") -> np.random.Generator:
 __all__ += ["check_bounds"]
 
 
-def check_bounds(bounds, name: str = "bounds", *, positive: bool = False) -> tuple[float, float]:
+def check_bounds(bounds, name: str = "bounds", *, positive: bool = False,
+                 keep_integers: bool = False) -> tuple[float, float]:
     """Public bounds ``(lo, hi)`` of a numeric column: finite reals with ``lo < hi``.
 
-    With ``positive`` (the column is log-transformed) also ``lo > 0``.
+    With ``positive`` (the column is log-transformed) also ``lo > 0``. With
+    ``keep_integers`` a pair of whole numbers is compared and returned as exact ``int``
+    (``float()`` would move ``2**53 + 1`` to ``2**53``, and make ``(10**29, 10**29 + 6)``
+    look empty).
 
     Returns
     -------
-    lo, hi : float
+    lo, hi : float (or int, see ``keep_integers``)
     """
     try:
         lo, hi = bounds
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a pair (lo, hi) of finite numbers with lo < hi, got {bounds!r}") from None
-    if not (_is_real_scalar(lo) and _is_real_scalar(hi) and math.isfinite(lo) and math.isfinite(hi)):
+    exact = keep_integers and all(isinstance(b, numbers.Integral) and not isinstance(b, (bool, np.bool_))
+                                  for b in (lo, hi))
+    if exact:
+        lo, hi = int(lo), int(hi)
+    elif _is_real_scalar(lo) and _is_real_scalar(hi) and math.isfinite(lo) and math.isfinite(hi):
+        lo, hi = float(lo), float(hi)
+    else:
         raise ValueError(f"{name} must be a pair (lo, hi) of finite numbers with lo < hi, got {bounds!r}")
-    lo, hi = float(lo), float(hi)
     if not lo < hi:
         raise ValueError(f"{name} must satisfy lo < hi, got lo={lo!r}, hi={hi!r}")
     if positive and lo <= 0:
