@@ -55,6 +55,7 @@ __all__ = [
     "ColumnTransform",
     "advise",
     "apply_candidate",
+    "apply_coarsening",
     "candidate_grid",
     "coarsening_label",
     "default_transforms",
@@ -151,8 +152,48 @@ class ColumnTransform:
             return f"{self.column}: keep {len(self.keep)} public categories, rest -> {self.other_label!r}"
         return f"{self.column}: categories with < {self.min_count} records -> {self.other_label!r} (data-dependent)"
 
-    def apply(self, values) -> np.ndarray:
-        """The transformed column, shape (n,)."""
+    def to_dict(self) -> dict:
+        """JSON-ready fields (only those set), for a recipe; :meth:`from_dict` reads them back."""
+        out = {"column": self.column, "kind": self.kind}
+        for name in ("step", "digits", "min_count"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.bounds is not None:
+            out["bounds"] = [self.bounds[0], self.bounds[1]]
+        if self.keep is not None:
+            out["keep"] = list(self.keep)
+        if self.kind in ("keep", "min_count"):
+            out["other_label"] = self.other_label
+        if self.bounds_from_data:
+            out["bounds_from_data"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, obj) -> "ColumnTransform":
+        """The transform of :meth:`to_dict`; unknown fields are refused (``ValueError``)."""
+        if not isinstance(obj, Mapping):
+            raise ValueError(f"a coarsening transform must be a JSON object, got {obj!r}")
+        known = {"column", "kind", "step", "digits", "bounds", "keep", "min_count", "other_label",
+                 "bounds_from_data"}
+        unknown = sorted(set(obj) - known)
+        if unknown:
+            raise ValueError(f"unknown field(s) {unknown} in coarsening transform {dict(obj)!r}; known: "
+                             f"{sorted(known)}")
+        if "column" not in obj:
+            raise ValueError(f"coarsening transform {dict(obj)!r} has no 'column'")
+        fields = dict(obj)
+        if fields.get("bounds") is not None:
+            fields["bounds"] = tuple(fields["bounds"])
+        if fields.get("keep") is not None:
+            fields["keep"] = tuple(fields["keep"])
+        return cls(**fields)
+
+    def apply(self, values, weights=None) -> np.ndarray:
+        """The transformed column, shape (n,).
+
+        ``weights`` (shape (n,), whole numbers ≥ 0): each row stands for this many records
+        (a frequency table); only ``min_count`` reads them (records per category).
+        """
         if self.kind == "identity":
             return np.asarray(values)
         if self.numeric:
@@ -166,8 +207,9 @@ class ColumnTransform:
         if self.kind == "keep":
             merged = ~labels.isin(self.keep)
         else:
-            counts = labels.map(labels.value_counts())
-            merged = counts < self.min_count
+            per_label = (labels.value_counts() if weights is None
+                         else pd.Series(np.asarray(weights)).groupby(labels.to_numpy(), sort=False).sum())
+            merged = labels.map(per_label) < self.min_count
         return labels.where(~merged, self.other_label).to_numpy(dtype=object)
 
 
@@ -453,8 +495,47 @@ def frontier(candidates: Sequence[CoarseningCandidate], *, by: str = "columns") 
 
 def apply_candidate(frame: pd.DataFrame, candidate: CoarseningCandidate) -> pd.DataFrame:
     """A copy of ``frame`` with the candidate's transforms applied (the "apply" click)."""
+    return apply_coarsening(frame, candidate.transforms)
+
+
+def apply_coarsening(frame: pd.DataFrame, transforms: Sequence[ColumnTransform], counts=None) -> pd.DataFrame:
+    """A copy of ``frame`` with each transform applied to its column, in original units.
+
+    This is the step between reading the data and :func:`core.data.prepare` (the recipe's
+    ``coarsening``). Columns without a transform are kept; at most one transform per column.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame, shape (n, d)
+    transforms : sequence of ColumnTransform
+    counts : array of int, shape (n,), optional
+        Records per row when ``frame`` is a frequency table (``min_count`` counts records).
+
+    Raises
+    ------
+    ValueError
+        A transform names a column not in ``frame``, two transforms share a column, or a
+        transform refuses the column (missing, non-numeric, non-positive for log).
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    transforms = tuple(transforms)
+    seen = set()
+    for t in transforms:
+        if not isinstance(t, ColumnTransform):
+            raise ValueError(f"coarsening must list ColumnTransform objects, got {t!r}")
+        if t.column not in frame.columns:
+            raise ValueError(f"coarsening transform for column {t.column!r}, which is not among "
+                             f"{list(frame.columns)}")
+        if t.column in seen:
+            raise ValueError(f"coarsening has two transforms for column {t.column!r}")
+        seen.add(t.column)
+    if counts is not None:
+        counts = np.asarray(counts)
+        if counts.shape != (len(frame),):
+            raise ValueError(f"counts must have one entry per row ({len(frame)}), got shape {counts.shape}")
     out = frame.copy()
-    for t in candidate.transforms:
+    for t in transforms:
         if t.kind != "identity":
-            out[t.column] = t.apply(frame[t.column].to_numpy())
+            out[t.column] = t.apply(frame[t.column].to_numpy(), weights=counts)
     return out
