@@ -1968,7 +1968,7 @@ class Aggregated:
 def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | None = None,
               sep: str | None = None, header: bool | None = None, encoding: str | None = None,
               thousands: str | None = None, keep_na_text: bool = False, scheduler: str | None = None,
-              file_format: str | None = None) -> Aggregated:
+              file_format: str | None = None, coarsening=()) -> Aggregated:
     """The frequency table of the chosen columns of a CSV or Parquet input, streaming.
 
     Parameters
@@ -1997,6 +1997,10 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
         ``None`` computes on this machine with Dask's threads.
     file_format : {'csv', 'parquet'} or None
         Overrides the detection.
+    coarsening : sequence of core.coarsening.ColumnTransform
+        Applied to the distinct values (weighted by their counts) before ``specs``, as
+        :func:`core.coarsening.apply_coarsening` applies it to rows (the recipe's
+        ``coarsening``); default none.
 
     Returns
     -------
@@ -2069,6 +2073,11 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
         notes.append(f"The input is a frequency table: column {counts_column!r} holds the counts "
                      f"({int(counts.sum()):,} records in {len(frame):,} rows). The raw records never left the "
                      "custodian's system.")
+    coarsening = tuple(coarsening)
+    if coarsening:
+        from .coarsening import apply_coarsening  # coarsening imports privacy; keep this module light
+
+        frame = apply_coarsening(frame, coarsening, counts=counts)
     prepared = prepare(frame, specs, counts=counts)
     if decisions is not None:
         decisions = replace(decisions, n_rows=int(counts.sum()) if counts_column is None else decisions.n_rows)
