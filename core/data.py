@@ -1915,7 +1915,7 @@ FORMATS = ("csv", "parquet")
 #: How much of a CSV file :func:`read_table` sees to decide the delimiter, encoding and
 #: header (the whole file when it is smaller): a file this small is also checked
 #: cell by cell with read_table's messages before it is aggregated.
-HEAD_BYTES = 1 << 20
+HEAD_BYTES = 1 << 18
 _GLOB_CHARS = "*?["
 _DUCKDB_ENCODINGS = {"utf-8": "utf-8", "utf-8-sig": "utf-8", "latin-1": "latin-1", "utf-16": "utf-16"}
 _EXTRA = "__extra_field"
@@ -2060,13 +2060,14 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
     else:
         head = _csv_decisions(inputs[0], options)
         decisions = head.decisions
-        if len(inputs) == 1 and not _text_bytes(inputs[0], HEAD_BYTES)[1]:
+        head_only = len(inputs) > 1 or _text_bytes(inputs[0], HEAD_BYTES)[1]
+        if not head_only:
             # The whole file was read: prepare its rows too, so that a problem is named
             # with its row numbers, exactly as the pandas engine names it.
             _check_rows(head.frame, specs, counts_column)
         cells, counts, more_notes = _csv_cells(inputs, wanted, decisions, engine, scheduler)
         notes += more_notes
-        frame, decisions = _read_distinct_cells(cells, counts, decisions, options)
+        frame, decisions = _read_distinct_cells(cells, counts, decisions, options, head_only=head_only)
     if counts_column is not None:
         counts = counts * _counts_from_column(frame[counts_column], counts_column)
         frame = frame.drop(columns=[counts_column])
@@ -2256,9 +2257,15 @@ def _duckdb_csv(inputs, positions, width, decisions) -> tuple[pd.DataFrame, list
     """DuckDB's streaming GROUP BY of the raw cells, with the row-shape checks.
 
     Every field is read as text (``all_varchar``) with a sentinel null string, so an
-    empty cell is ``''`` and only a field the row does not have is NULL; one extra
-    declared column catches rows with more fields (a trailing separator). The file is
-    read in parallel; DuckDB refuses a quoted field spanning lines in that mode, and the
+    empty cell is ``''`` and only a field the row does not have is NULL.
+
+    With several columns the file is first read in DuckDB's strict mode, which refuses
+    any row with more or fewer fields than the header (and skips empty lines, as
+    :func:`read_table` drops them): the fast path for a well-formed file. Any error there
+    sends the file to the checked path, which pads short rows with NULL and declares one
+    extra column to catch long rows, so that every bad row is counted and named
+    (:func:`_check_shape_flags`) exactly as :func:`read_table` would. Either path reads in
+    parallel first; DuckDB refuses a quoted field spanning lines in that mode, and the
     file is then read again serially (never a silently different parse).
     """
     import duckdb
@@ -2266,16 +2273,15 @@ def _duckdb_csv(inputs, positions, width, decisions) -> tuple[pd.DataFrame, list
     notes = []
     codec = _DUCKDB_ENCODINGS.get(decisions.encoding)
     columns = {f"c{j}": "VARCHAR" for j in range(width)}
-    columns[_EXTRA] = "VARCHAR"
     skip = 1 if re.match(rb"(\xef\xbb\xbf)?sep=.\r?\n", _text_bytes(inputs[0], 64)[0]) else 0
     options = dict(delimiter=decisions.delimiter, quotechar='"', escapechar='"', header=decisions.header,
-                   all_varchar=True, null_padding=True, strict_mode=False, na_values=["\x00"],
-                   columns=columns, auto_detect=False, skiprows=skip)
+                   all_varchar=True, na_values=["\x00"], auto_detect=False, skiprows=skip)
+    checked = dict(options, columns={**columns, _EXTRA: "VARCHAR"}, null_padding=True, strict_mode=False)
     if width == 1:
         # One column: no separator can show a short row, and read_table reads a blank line
         # inside the data as a missing cell; DuckDB keeps blank lines as NULL with its
         # default null string (and skips them with the sentinel).
-        del options["na_values"]
+        del checked["na_values"]
     sources = []
     for item in inputs:
         if codec != "utf-8" or item.path is None:
@@ -2291,15 +2297,17 @@ def _duckdb_csv(inputs, positions, width, decisions) -> tuple[pd.DataFrame, list
             sources.append((item.path, {"encoding": "utf-8", "compression": "gzip" if _is_gzip(item) else "none"}))
     selected = ", ".join(f"c{j} AS v{i}" for i, j in enumerate(positions))
     short = "false" if width == 1 else f"c{width - 1} IS NULL"
-    blank = "(c0 IS NULL OR trim(c0) = '') AND c1 IS NULL" if width > 1 else "false"
-    query = (f"SELECT {selected}, {_EXTRA} IS NOT NULL AS __long, {short} AS __short, {blank} AS __blank, "
-             "count(*) AS __n FROM rel GROUP BY ALL")
+    # Only a short row can be a blank line: test the first field only there.
+    blank = f"CASE WHEN {short} THEN (c0 IS NULL OR trim(c0) = '') ELSE false END" if width > 1 else "false"
+    checked_query = (f"SELECT {selected}, {_EXTRA} IS NOT NULL AS __long, {short} AS __short, {blank} AS __blank, "
+                     "count(*) AS __n FROM rel GROUP BY ALL")
+    strict_query = f"SELECT {selected}, count(*) AS __n FROM rel GROUP BY ALL"
 
-    def run(parallel: bool) -> pd.DataFrame:
+    def run(read_options: dict, query: str, parallel: bool) -> pd.DataFrame:
         con = duckdb.connect(config={"memory_limit": "1GB", "preserve_insertion_order": False})
         try:
             relations = [con.read_csv(io.BytesIO(target) if isinstance(target, bytes) else target,
-                                      **options, **extra, parallel=parallel) for target, extra in sources]
+                                      **read_options, **extra, parallel=parallel) for target, extra in sources]
             rel = relations[0]
             for other in relations[1:]:
                 rel = rel.union(other)  # duckdb's relational union keeps duplicates (UNION ALL)
@@ -2307,14 +2315,22 @@ def _duckdb_csv(inputs, positions, width, decisions) -> tuple[pd.DataFrame, list
         finally:
             con.close()
 
-    try:
+    frame = None
+    if width > 1:
         try:
-            frame = run(parallel=True)
+            frame = run(dict(options, columns=columns, strict_mode=True, null_padding=False), strict_query, True)
         except duckdb.Error:
-            frame = run(parallel=False)
-    except duckdb.Error as exc:
-        raise ValueError(f"{inputs[0].name} could not be read as CSV by DuckDB: {str(exc).splitlines()[0]}") from None
-    frame = _check_shape_flags(frame, width, inputs[0].name)
+            frame = None  # a ragged row, a blank line of spaces, a multi-line field: the checked path decides
+    if frame is None:
+        try:
+            try:
+                frame = run(checked, checked_query, parallel=True)
+            except duckdb.Error:
+                frame = run(checked, checked_query, parallel=False)
+        except duckdb.Error as exc:
+            raise ValueError(f"{inputs[0].name} could not be read as CSV by DuckDB: "
+                             f"{str(exc).splitlines()[0]}") from None
+        frame = _check_shape_flags(frame, width, inputs[0].name)
     cells = frame.iloc[:, :len(positions)].astype(object).where(frame.iloc[:, :len(positions)].notna(), "")
     return pd.concat([cells, frame["__n"]], axis=1), notes
 
@@ -2391,7 +2407,7 @@ def _dask_csv(inputs, positions, width, decisions, scheduler) -> tuple[pd.DataFr
 
 
 def _read_distinct_cells(cells: pd.DataFrame, counts: np.ndarray, decisions: ReadDecisions,
-                         options: dict) -> tuple[pd.DataFrame, ReadDecisions]:
+                         options: dict, head_only: bool) -> tuple[pd.DataFrame, ReadDecisions]:
     """Read distinct raw cells as :func:`read_table` reads cells, with their counts as weights.
 
     ``cells`` has the wanted columns' names; the result is a typed frame of the same
@@ -2401,9 +2417,15 @@ def _read_distinct_cells(cells: pd.DataFrame, counts: np.ndarray, decisions: Rea
     names = list(cells.columns)
     if not len(cells):
         raise ValueError("the file has no data rows")
-    text = pd.DataFrame({j: cells[name].astype(object).map(
-        lambda v: v.replace("\r\n", "\n").replace("\r", "\n") if isinstance(v, str) and "\r" in v else v)
-        for j, name in enumerate(names)})  # line endings inside quoted fields, as read_table normalises them
+    def normalised(column: pd.Series) -> pd.Series:
+        # Line endings inside quoted fields, as read_table normalises them (rare: test first).
+        column = column.astype(object)
+        if not column.astype(str).str.contains("\r", regex=False).any():
+            return column
+        return column.map(lambda v: v.replace("\r\n", "\n").replace("\r", "\n")
+                          if isinstance(v, str) and "\r" in v else v)
+
+    text = pd.DataFrame({j: normalised(cells[name]) for j, name in enumerate(names)})
     masks = _cell_masks(text, options["thousands"], options["keep_na_text"])
     position = {c.name: c.position for c in decisions.columns}
     columns, readings = {}, []
@@ -2416,9 +2438,9 @@ def _read_distinct_cells(cells: pd.DataFrame, counts: np.ndarray, decisions: Rea
     readings = [replace(r, dtype=str(dtype)) for r, dtype in zip(readings, frame.dtypes)]
     frame.attrs["na_text"] = {r.name: r.n_na_text for r in readings if r.n_na_text}
     note = ("Every row was read for the released column(s); the separator, encoding and header were decided "
-            f"on the file's first {HEAD_BYTES // 2**20} MiB.")
+            f"on the file's first {HEAD_BYTES // 2**10} KiB.")
     decisions = replace(decisions, columns=tuple(readings),
-                        notes=tuple(decisions.notes) + ((note,) if decisions.size_bytes >= HEAD_BYTES else ()))
+                        notes=tuple(decisions.notes) + ((note,) if head_only else ()))
     return frame, decisions
 
 

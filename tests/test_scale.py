@@ -203,7 +203,26 @@ def test_a_large_file_is_checked_beyond_the_head(tmp_path):
     path.write_text("a,b\n" + body)
     result = D.aggregate(path, [D.ColumnSpec("a")])
     assert result.table.n == 200_000 and result.table.k == 997
-    assert any("first 1 MiB" in note for note in result.decisions.notes)
+    assert any(f"first {D.HEAD_BYTES // 1024} KiB" in note for note in result.decisions.notes)
+
+
+@pytest.mark.parametrize("tail,rows", [
+    ("\n\n7,8\n", 1),                 # empty lines past the head: dropped (DuckDB's strict fast path)
+    ("   \n7,8\n", 1),                 # a line of spaces: the checked path drops it too
+    ('"7\n7",8\n', 1),                 # a quoted field spanning lines: read serially
+    ("7,8\r\n9,10\r\n", 2),          # CRLF line endings past the head
+])
+def test_duckdb_fast_and_checked_paths_read_past_the_head_as_read_table_does(tail, rows, tmp_path):
+    """Well-formed files take DuckDB's strict mode; anything it refuses is read by the
+    checked path. Both must give the table read_table gives (the pandas engine)."""
+    path = tmp_path / "big.csv"
+    body = "".join(f"{i % 997},{i % 13}\n" for i in range(60_000))
+    path.write_text("a,b\n" + body + tail, newline="")
+    assert path.stat().st_size > D.HEAD_BYTES
+    specs = [D.ColumnSpec("a", kind="categorical"), D.ColumnSpec("b", kind="categorical")]
+    duck = D.aggregate(path, specs, engine="duckdb")
+    _same(duck.table, D.aggregate(path, specs, engine="pandas").table)
+    assert duck.table.n == 60_000 + rows
 
 
 # --------------------------------------------------------------------- frequency tables as input
