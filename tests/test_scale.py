@@ -289,3 +289,27 @@ def test_engine_options_are_checked():
         D.aggregate(SAMPLES / "cps_earnings.csv", ["earnings"], scheduler="tcp://x:1")
     with pytest.raises(ValueError, match="reads files"):
         D.aggregate(b"a\n1\n2\n", ["a"], engine="dask")
+
+
+def test_a_coarsening_applied_to_the_distinct_values_equals_coarsening_the_rows(tmp_path):
+    """aggregate(coarsening=) weights min_count by the counts: the same table as coarsening
+    every row and preparing them, for a raw file and for its frequency table."""
+    from core.coarsening import ColumnTransform, apply_coarsening
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.integers(0, 10_000, 4000).astype(float),
+                          "c": rng.choice(list("abcdefgh"), 4000, p=[.4, .3, .15, .1, .03, .01, .005, .005])})
+    coarsening = (ColumnTransform("x", "round", step=250.0), ColumnTransform("c", "min_count", min_count=40))
+    specs = [D.ColumnSpec("x", bounds=(0.0, 10_000.0)), D.ColumnSpec("c", kind="categorical")]
+    expected = D.prepare(apply_coarsening(frame, coarsening), specs).table
+    raw = tmp_path / "raw.csv"
+    frame.to_csv(raw, index=False)
+    _same(D.aggregate(raw, specs, coarsening=coarsening).table, expected)
+    table = tmp_path / "table.csv"
+    frame.value_counts().rename("n").reset_index().to_csv(table, index=False)
+    _same(D.aggregate(table, specs, counts_column="n", coarsening=coarsening).table, expected)
+    # Without the weights min_count would count distinct rows, not records, and merge other categories.
+    distinct = apply_coarsening(frame, coarsening[:1]).value_counts().reset_index()
+    weighted = set(apply_coarsening(distinct, coarsening[1:], counts=distinct["count"])["c"])
+    unweighted = set(apply_coarsening(distinct, coarsening[1:])["c"])
+    assert weighted == set(apply_coarsening(frame, coarsening[1:])["c"]) and weighted != unweighted
