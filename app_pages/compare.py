@@ -9,8 +9,21 @@ from __future__ import annotations
 import streamlit as st
 
 from core import compare as core_compare
-from core import plots
+from core import plots, plots_quality
 from ui import compute, widgets
+from ui.selection import session_cache
+
+
+@session_cache(max_entries=4)
+def quality_of_releases(selection_key: str, calibration_key: tuple, seed: int, columns: tuple[str, ...], _prepared,
+                        _releases: dict):
+    """``core.compare.quality_by_mechanism`` of the one release per mechanism (cached by the
+    data, calibration and seed), from the frequency table; with a progress bar."""
+    bar, progress = widgets.progress_bar("Quality report of each mechanism's release…")
+    out = core_compare.quality_by_mechanism(_prepared.table.atoms, _prepared.table.counts, _releases,
+                                            columns=list(columns), progress=progress)
+    bar.empty()
+    return out
 
 st.title("Compare mechanisms at the same privacy level")
 
@@ -80,9 +93,25 @@ with tab_runs:
             st.plotly_chart(plots.w1_boxplot_figure(joint, value="W1", by="label", ceiling=compute.CEILING_LABEL,
                                                     title=f"joint W1 over all columns ({method})"),
                             key="box_joint")
+            st.caption(f"Joint W1 method: **{method}**. Exact is POT's linear program (ot.emd2) on the part "
+                       "where each release differs from the data; when that does not fit the time budget for "
+                       "every run, all runs get the sliced W1 (the mean 1-D W1 over the same random directions "
+                       "for every mechanism — a lower bound of the joint W1), so the boxes stay comparable "
+                       "(docs/quality.md).")
         releases = compute.one_release_per_mechanism(selection.key, data, cal, cal_key, seed)
         for j, col in enumerate(columns):
             st.plotly_chart(compute.comparison_overlay(data, releases, j, col), key=f"kde_{col}")
+        if d > 1:
+            st.subheader("Quality report of one release per mechanism")
+            quality_table, reports = quality_of_releases(selection.key, cal_key, seed, columns, prepared, releases)
+            st.caption("SDMetrics-style scores of each mechanism's release drawn above against the confidential "
+                       "data (scaled units), 1 = the same: per column the KS complement, per pair of columns the "
+                       "correlation similarity; overall = mean of the two averages (docs/quality.md). One release "
+                       "each: the scores vary from release to release.")
+            st.dataframe(quality_table, hide_index=True)
+            chosen = st.selectbox("pair heatmap of", list(reports), key="compare_quality_mechanism")
+            st.plotly_chart(plots_quality.pair_scores_figure(reports[chosen], title=f"{chosen}: column pair trends"),
+                            key="quality_heatmap")
         summary = core_compare.comparison_summary(results)
         st.markdown(f"**Summary table** (mean over {runs} runs; scaled units)")
         st.dataframe(summary, hide_index=True)

@@ -11,7 +11,16 @@ import numpy as np
 import streamlit as st
 
 from core import bundle as core_bundle
+from core import plots_quality
 from ui import release, state, widgets
+from ui.selection import session_cache
+
+
+@session_cache(max_entries=2)
+def quality(release_key: str, _result):
+    """``core.bundle.quality_report`` of a release (cached by its recipe, seed and data included):
+    computed from the frequency table with its counts, never from n rebuilt rows."""
+    return core_bundle.quality_report(_result)
 
 st.title("Synthetic data: generate a release")
 
@@ -85,6 +94,29 @@ for info in result.prepared.column_info:
 if summary is not None:
     st.markdown("**Summary per column** (original units; W1 and KDE-L2 between the release and the data)")
     st.dataframe(summary, hide_index=True)
+
+st.subheader("Quality report")
+with widgets.show_errors("Could not compute the quality report: "):
+    report = quality(release_key, result)
+    q1, q2, q3 = st.columns(3)
+    q1.metric("overall quality", plots_quality.format_score(report.overall))
+    q2.metric("column shapes", plots_quality.format_score(report.column_shapes))
+    q3.metric("column pair trends", plots_quality.format_score(report.column_pair_trends))
+    st.caption("SDMetrics-style scores in [0, 1], 1 = the release reproduces the data: per column the KS complement "
+               "(numeric) or the total-variation complement (categorical), per pair of columns the correlation "
+               "similarity (two numeric columns) or the contingency similarity; overall = mean of the two "
+               "averages (docs/quality.md).")
+    st.plotly_chart(plots_quality.column_scores_figure(report), key="quality_columns")
+    if len(report.pairs):
+        st.plotly_chart(plots_quality.pair_scores_figure(report), key="quality_pairs")
+    st.dataframe(report.to_frame(), hide_index=True)
+    st.warning("CONFIDENTIAL — the quality report compares the release with the confidential data: it is a "
+               "curator-only artifact, not covered by the privacy guarantee. Keep it with the curator record "
+               "(it is also inside it); do not publish it.", icon="🔒")
+    st.download_button("Download quality report (CSV)", data=report.to_csv(confidential=True),
+                       file_name=core_bundle.QUALITY_FILE, mime="text/csv", key="download_quality",
+                       help="CONFIDENTIAL, curator only: its first line says so; read it with "
+                            "pandas.read_csv(..., comment='#').")
 
 with st.expander("First rows of the release"):
     st.dataframe(synthetic.head(50), hide_index=True)

@@ -14,10 +14,16 @@ One writer, two zip files, for the dashboard and the command line alike:
   report with instance-level guarantees, k, singletons and the transforms as applied
   (bounds read off the data, clipped counts), the full recipe with its seed (replaying
   it reproduces ``synthetic.csv`` byte for byte), the summary table comparing the
-  confidential data with the release, category counts and figures that show the
-  confidential data. Every file name starts with ``CONFIDENTIAL_``; the first line of
+  confidential data with the release, the quality report (SDMetrics-style scores of the
+  release against the confidential data, docs/quality.md), category counts and figures that
+  show the confidential data. Every file name starts with ``CONFIDENTIAL_``; the first line of
   every text file is ``# CONFIDENTIAL — …`` (``<!-- CONFIDENTIAL — … -->`` in HTML), and
   JSON files have a top-level ``"CONFIDENTIAL"`` key first.
+
+Everything confidential is computed from the frequency table (the k distinct rows and
+their counts, ``result.prepared.table``), never from n rebuilt rows: summaries, category
+counts and the quality report are weighted by the counts and equal those of the rows; the
+figures draw at most :data:`FIGURE_ROWS` records (a seeded sample when n is larger).
 
 Zip entries carry a fixed timestamp, so the same release gives the same bytes.
 """
@@ -32,9 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+import numpy as np
 import pandas as pd
 
-from . import plots, utility
+from . import plots, quality, utility
 from .recipe import CONFIDENTIAL_MARK, ReleaseResult
 
 __all__ = [
@@ -44,9 +51,11 @@ __all__ = [
     "build_bundles",
     "category_counts",
     "comparison_figures",
+    "confidential_table",
     "curator_bundle",
     "overlay_figure",
     "public_bundle",
+    "quality_report",
     "summary_table",
     "write_bundles",
 ]
@@ -56,6 +65,10 @@ CURATOR_BUNDLE_NAME = "CONFIDENTIAL_curator_record.zip"
 SYNTHETIC_LABEL = "PYPP"            # the release's name in the summary table (as in the app)
 _MARK_LINE = f"# {CONFIDENTIAL_MARK}"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)   # fixed: identical releases give identical zips
+QUALITY_FILE = "CONFIDENTIAL_quality_report.csv"
+#: Most confidential records drawn in a figure (a seeded sample beyond: a picture, not a statistic).
+FIGURE_ROWS = 100_000
+_FIGURE_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -89,33 +102,66 @@ def _numeric(result: ReleaseResult) -> list[str]:
     return [str(c.name) for c in result.prepared.column_info if c.kind == "numeric"]
 
 
+def confidential_table(result: ReleaseResult) -> tuple[pd.DataFrame, np.ndarray]:
+    """The confidential data as its distinct rows in original units and their counts.
+
+    ``result.prepared.table`` mapped back by :meth:`~core.data.PreparedData.to_original`:
+    k rows, not n, so agency-scale data never becomes n rows here.
+    """
+    table = result.prepared.table
+    return result.prepared.to_original(table.atoms), table.counts
+
+
 def comparison_figures(result: ReleaseResult) -> dict:
-    """``{"overlay_<column>": figure}`` for every numeric column (the app's overlays)."""
-    confidential = result.confidential()
-    return {f"overlay_{c}": overlay_figure(confidential, result.synthetic, c) for c in _numeric(result)}
+    """``{"overlay_<column>": figure}`` for every numeric column (the app's overlays).
+
+    The confidential side is every record when n ≤ :data:`FIGURE_ROWS`, otherwise a
+    seeded sample of that many (:meth:`~core.data.PreparedData.sample`).
+    """
+    numeric = _numeric(result)
+    if not numeric:
+        return {}
+    prepared = result.prepared
+    shown = prepared.to_original(prepared.sample(FIGURE_ROWS, np.random.default_rng(_FIGURE_SEED)))
+    return {f"overlay_{c}": overlay_figure(shown, result.synthetic, c) for c in numeric}
 
 
 def summary_table(result: ReleaseResult) -> pd.DataFrame | None:
-    """:func:`core.utility.summary_table` of the confidential data and the release (numeric columns)."""
+    """:func:`core.utility.summary_table` of the confidential data and the release (numeric columns),
+    from the frequency table with its counts."""
     numeric = _numeric(result)
     if not numeric:
         return None
-    return utility.summary_table(result.confidential(), {SYNTHETIC_LABEL: result.synthetic}, columns=numeric)
+    rows, counts = confidential_table(result)
+    return utility.summary_table(rows, {SYNTHETIC_LABEL: result.synthetic}, columns=numeric, counts=counts)
 
 
 def category_counts(result: ReleaseResult) -> pd.DataFrame | None:
-    """Counts of each value of each categorical column, confidential vs synthetic."""
+    """Counts of each value of each categorical column, confidential vs synthetic (most frequent first)."""
     frames = []
-    confidential = result.confidential()
+    rows, counts = confidential_table(result)
     for info in result.prepared.column_info:
         if info.kind != "categorical":
             continue
-        counts = pd.concat([confidential[info.name].value_counts().rename("confidential"),
-                            result.synthetic[info.name].value_counts().rename("synthetic")], axis=1)
-        counts = counts.fillna(0).astype("int64").rename_axis("value").reset_index()
-        counts.insert(0, "column", info.name)
-        frames.append(counts)
+        confidential = pd.Series(counts).groupby(rows[info.name].to_numpy(), sort=False).sum()
+        confidential = confidential.sort_values(ascending=False, kind="stable").rename("confidential")
+        counted = pd.concat([confidential, result.synthetic[info.name].value_counts().rename("synthetic")], axis=1)
+        counted = counted.fillna(0).astype("int64").rename_axis("value").reset_index()
+        counted.insert(0, "column", info.name)
+        frames.append(counted)
     return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def quality_report(result: ReleaseResult) -> quality.QualityReport:
+    """The quality report of the release against the confidential data (curator only).
+
+    :func:`core.quality.quality_report` of ``result.synthetic`` against the frequency
+    table weighted by its counts (equal to the report of the n rows), with each
+    column's kind from the prepared data.
+    """
+    rows, counts = confidential_table(result)
+    kinds = {info.name: info.kind for info in result.prepared.column_info}
+    return quality.quality_report(rows, result.synthetic, kinds, real_counts=counts)
 
 
 # --------------------------------------------------------------------------- zips
@@ -188,7 +234,7 @@ def _safe_name(name: str) -> str:
 
 
 def curator_bundle(result: ReleaseResult, *, figures: Mapping | None = None,
-                   summary: pd.DataFrame | None = None) -> bytes:
+                   summary: pd.DataFrame | None = None, report: quality.QualityReport | None = None) -> bytes:
     """The curator's record zip (CONFIDENTIAL).
 
     Parameters
@@ -199,8 +245,12 @@ def curator_bundle(result: ReleaseResult, *, figures: Mapping | None = None,
         :func:`comparison_figures` builds the basic ones).
     summary : pandas.DataFrame, optional
         The summary table; computed with :func:`summary_table` when omitted.
+    report : core.quality.QualityReport, optional
+        The quality report (``CONFIDENTIAL_quality_report.csv``); computed with
+        :func:`quality_report` when omitted.
     """
     summary = summary_table(result) if summary is None else summary
+    report = quality_report(result) if report is None else report
     counts = category_counts(result)
     files = [("CONFIDENTIAL_README.txt", _curator_readme(result, summary is not None, counts is not None,
                                                          sorted(figures or {})).encode("utf-8")),
@@ -208,6 +258,7 @@ def curator_bundle(result: ReleaseResult, *, figures: Mapping | None = None,
              ("CONFIDENTIAL_recipe.json", result.recipe.to_json(confidential=True).encode("utf-8"))]
     if summary is not None:
         files.append(("CONFIDENTIAL_summary.csv", _marked_csv(summary)))
+    files.append((QUALITY_FILE, report.to_csv(confidential=True)))
     if counts is not None:
         files.append(("CONFIDENTIAL_category_counts.csv", _marked_csv(counts)))
     used = set()
@@ -235,6 +286,9 @@ def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, 
     if has_summary:
         lines.append("CONFIDENTIAL_summary.csv  mean, SD, quartiles, W1 and KDE-L2 of the confidential data and "
                      "the release (CSV after this line; read it with pandas.read_csv(..., comment='#')).")
+    lines.append(f"{QUALITY_FILE}  quality report: KS / TV complement per column, correlation / contingency "
+                 "similarity per pair of columns and the overall score, all computed against the confidential "
+                 "data (docs/quality.md).")
     if has_counts:
         lines.append("CONFIDENTIAL_category_counts.csv  counts of each category, confidential vs synthetic.")
     lines += [f"CONFIDENTIAL_figure_{_safe_name(name)}.html  figure showing the confidential data"
@@ -245,14 +299,14 @@ def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, 
 
 
 def build_bundles(result: ReleaseResult, *, figures: Mapping | None = None,
-                  summary: pd.DataFrame | None = None) -> ReleaseBundles:
+                  summary: pd.DataFrame | None = None, report: quality.QualityReport | None = None) -> ReleaseBundles:
     """Both artifacts of a release (see :func:`public_bundle`, :func:`curator_bundle`)."""
     return ReleaseBundles(public=public_bundle(result),
-                          curator=curator_bundle(result, figures=figures, summary=summary))
+                          curator=curator_bundle(result, figures=figures, summary=summary, report=report))
 
 
 def write_bundles(result: ReleaseResult, *, public_path=None, curator_path=None, figures: Mapping | None = None,
-                  summary: pd.DataFrame | None = None) -> None:
+                  summary: pd.DataFrame | None = None, report: quality.QualityReport | None = None) -> None:
     """Write the public release and/or the curator's record to zip files.
 
     Raises
@@ -267,4 +321,4 @@ def write_bundles(result: ReleaseResult, *, public_path=None, curator_path=None,
     if public_path is not None:
         Path(public_path).write_bytes(public_bundle(result))
     if curator_path is not None:
-        Path(curator_path).write_bytes(curator_bundle(result, figures=figures, summary=summary))
+        Path(curator_path).write_bytes(curator_bundle(result, figures=figures, summary=summary, report=report))

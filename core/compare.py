@@ -11,6 +11,8 @@
   baselines and the bootstrap); W1 and KDE-L2 are computed for all runs at once.
 * :func:`comparison_summary` averages the runs per mechanism next to the confidential
   values; :func:`sweep_comparison` repeats the comparison over a grid of ε (frontier).
+* :func:`quality_by_mechanism` — the quality report (:mod:`core.quality`, docs/quality.md)
+  of one release per mechanism, from the data's frequency table with its counts.
 
 Issue 11 adds the Bayesian family (docs/bayesian_family.md): the old-values-only PYPP
 (thesis Algorithm 3, :class:`OldValuesPYPPMechanism`), truncated-Dirichlet posterior
@@ -52,18 +54,18 @@ from .mechanisms import UniformBase, pypp_release
 from .old_values import old_values_counts
 from .plots import format_upper
 from .privacy import global_delta, max_synthetic_size
+from .quality import QualityReport, quality_report
 from .utility import (
     DEFAULT_MAX_COST_BYTES,
     MAX_COST_BYTES,
     MAX_PROJECTIONS,
     binned_kde_runs,
     column_summary,
+    joint_w1_runs,
     kde_grid,
     kde_l2_runs,
     scott_bandwidth,
-    sliced_wasserstein1_runs,
     summary_runs,
-    wasserstein1,
     wasserstein1_runs,
 )
 from .validation import (
@@ -89,6 +91,7 @@ __all__ = [
     "PYPPMechanism",
     "calibrate",
     "comparison_summary",
+    "quality_by_mechanism",
     "run_comparison",
     "sweep_comparison",
 ]
@@ -418,24 +421,17 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
 
 def _joint_w1(x: np.ndarray, releases: list[np.ndarray], max_cost_bytes: float, n_projections: int,
               rng: np.random.Generator) -> tuple[list[np.ndarray], str]:
-    """Multi-column W1 of every run of every mechanism.
+    """Multi-column W1 of every run of every mechanism, one method for all of them.
 
-    Exact (``ot.emd2`` on distinct rows, one run at a time) while the ``k_x × m`` cost
-    matrix fits ``max_cost_bytes``; otherwise the sliced W1 with one set of random
-    directions shared by every run and mechanism (common random numbers), all runs at once.
+    :func:`core.utility.joint_w1_runs` on all runs at once: exact (``ot.emd2`` on the
+    residual of data and release) while the residual problems fit its time budget and
+    ``max_cost_bytes`` each; otherwise the sliced W1 with one set of random directions
+    shared by every run and mechanism (common random numbers). One method for all, so
+    the mechanisms' boxplots stay comparable; the label says which.
     """
-    k_x = np.unique(x, axis=0).shape[0]
-    m = releases[0].shape[1]
-    if 8.0 * k_x * m <= max_cost_bytes:
-        out, methods = [], set()
-        for z in releases:
-            values = [wasserstein1(x, zr, max_cost_bytes=max_cost_bytes, n_projections=n_projections, rng=rng)
-                      for zr in z]
-            methods |= {v.method for v in values}
-            out.append(np.array([float(v) for v in values]))
-        return out, "exact-emd" if methods == {"exact-emd"} else "exact-emd/sliced"
-    stacked = sliced_wasserstein1_runs(np.concatenate(releases), x, n_projections=n_projections, rng=rng)
-    return np.split(stacked, np.cumsum([z.shape[0] for z in releases])[:-1]), f"sliced ({n_projections} directions)"
+    values, method = joint_w1_runs(np.concatenate(releases), x, max_cost_bytes=max_cost_bytes,
+                                   n_projections=n_projections, rng=rng)
+    return np.split(values, np.cumsum([z.shape[0] for z in releases])[:-1]), method
 
 
 def _grid_points(requested: int, x: np.ndarray, samples: list[np.ndarray], cap: int = 1 << 14) -> int:
@@ -469,8 +465,10 @@ def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.r
 
     * ``W1``: exact 1-D W1 between the column of the release and of the data
       (:func:`core.utility.wasserstein1_runs`); with ``d > 1`` there is also one row per
-      run with ``column = "(joint)"`` holding the multi-column W1 — exact (``ot.emd2``)
-      while the cost matrix fits ``max_cost_bytes``, sliced otherwise (``W1_method``);
+      run with ``column = "(joint)"`` holding the multi-column W1 of
+      :func:`core.utility.joint_w1_runs` — exact (``ot.emd2`` on the residual of data and
+      release) while it fits a time budget and ``max_cost_bytes``, sliced otherwise, one
+      method for every mechanism and run (``W1_method`` says which);
     * ``KDE_L2``: :math:`(\\int(\\hat f_x-\\hat f_Z)^2)^{1/2}` with Gaussian KDEs (Scott
       bandwidth) on one grid per column common to all mechanisms and runs, evaluated by
       linear binning + FFT (:func:`core.utility.binned_kde_runs`, within ~1e-3 of
@@ -492,7 +490,7 @@ def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.r
         Minimum KDE grid points per column; more are used when a bandwidth is smaller
         than three grid steps (up to 16 384).
     max_cost_bytes : float in (0, MAX_COST_BYTES]
-        Memory budget of the exact multi-column W1 cost matrix (``k_x × m`` entries of 8 bytes).
+        Memory budget of one residual cost matrix of the exact multi-column W1 (8 bytes per entry).
     n_projections : int in [1, MAX_PROJECTIONS]
         Random directions of the sliced W1 when the budget is exceeded (shared by all runs).
 
@@ -654,3 +652,55 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, runs: int = 100, rng:
         frame = run_comparison(x, cal, runs=runs, rng=children[i], progress=sub, **kwargs)
         frames.append(frame.assign(target_eps=e))
     return pd.concat(frames, ignore_index=True)
+
+
+def quality_by_mechanism(atoms, counts, releases, *, columns: Sequence[str] | None = None,
+                         progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, QualityReport]]:
+    """Quality report of one release per mechanism against the data (issue 14 §2; docs/quality.md).
+
+    Every column of the comparison is numeric (on [0, 1]): per column the KS complement,
+    per pair the correlation similarity; computed from the frequency table (the k
+    distinct rows and their counts, :func:`core.quality.quality_report` with
+    ``real_counts``), so the cost grows with k and m, not with n.
+
+    Parameters
+    ----------
+    atoms : array_like, shape (k,) or (k, d)
+        The distinct rows of the data (e.g. ``prepared.table.atoms``).
+    counts : array_like of int ≥ 1, shape (k,)
+    releases : mapping label → array_like, shape (m,) or (m, d)
+        One release per mechanism (e.g. the Compare page's).
+    columns : sequence of str, optional
+        Column names (default ``x0, x1, …``).
+    progress : callable ``progress(fraction, message)``, optional
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per mechanism: ``label, overall, column_shapes, column_pair_trends`` and
+        one column per data column with its KS complement.
+    reports : dict label → QualityReport
+    """
+    x = np.asarray(atoms, dtype=float)
+    x = x.reshape(x.shape[0], -1)
+    d = x.shape[1]
+    names = [f"x{j}" for j in range(d)] if columns is None else [str(c) for c in columns]
+    if len(names) != d:
+        raise ValueError(f"columns must name the {d} columns, got {len(names)} names")
+    real = pd.DataFrame(x, columns=names)
+    kinds = dict.fromkeys(names, "numeric")
+    report_progress = progress if progress is not None else (lambda fraction, message: None)
+    rows, reports = [], {}
+    for i, (label, z) in enumerate(releases.items()):
+        report_progress(i / max(1, len(releases)), f"quality report: {label}")
+        zz = np.asarray(z, dtype=float)
+        zz = zz.reshape(zz.shape[0], -1)
+        if zz.shape[1] != d:
+            raise ValueError(f"release {label!r} has {zz.shape[1]} columns, the data has {d}")
+        rep = quality_report(real, pd.DataFrame(zz, columns=names), kinds, real_counts=counts)
+        reports[str(label)] = rep
+        rows.append({"label": str(label), "overall": rep.overall, "column_shapes": rep.column_shapes,
+                     "column_pair_trends": rep.column_pair_trends,
+                     **dict(zip(rep.columns["column"], rep.columns["score"]))})
+    report_progress(1.0, "done")
+    return pd.DataFrame(rows, columns=["label", "overall", "column_shapes", "column_pair_trends", *names]), reports

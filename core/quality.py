@@ -1,4 +1,4 @@
-"""Quality report of a multi-column release, as SDMetrics defines it, and a fast joint W1 (issue 14 §2, §4).
+"""Quality report of a multi-column release, as SDMetrics defines it (issue 14 §2; docs/quality.md).
 
 Metrics (definitions of the SDMetrics single-table Quality Report, docs.sdv.dev/sdmetrics;
 implemented with scipy/pandas because installing SDMetrics downgrades pandas here). Each
@@ -21,14 +21,13 @@ is a similarity in [0, 1], 1 = identical:
 * **Overall score**: the mean of the two property scores, *Column Shapes* (mean over
   columns) and *Column Pair Trends* (mean over pairs).
 
-These scores are computed from the confidential data: they are for the curator and are
-not covered by the release's privacy guarantee.
+Every function takes optional weights of the real rows (``real_weights``; ``real_counts`` in
+:func:`quality_report`): with the counts of a frequency table the scores equal those of the
+rows repeated by their counts, at a cost in the k distinct rows instead of n.
 
-:func:`joint_w1_runs` — the multi-column W1 of R releases against the data, exact when it
-fits a time budget: W1 depends only on :math:`\\mu - \\nu` (Kantorovich–Rubinstein
-duality), so mass a release puts exactly on a data row cancels and the linear program runs
-on the residual measures only, which are small for releases that copy confidential rows
-(PYPP). Otherwise the sliced W1 (a lower bound) with one set of directions for all runs.
+These scores are computed from the confidential data: they are for the curator and are
+not covered by the release's privacy guarantee (:meth:`QualityReport.to_csv` marks its
+first line CONFIDENTIAL).
 """
 
 from __future__ import annotations
@@ -39,19 +38,16 @@ from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
-import ot
 import pandas as pd
 from scipy import stats
-from scipy.spatial import distance
 
-from .utility import sliced_wasserstein1_runs
-from .validation import check_choice, check_integer, check_metric_sample, check_real
+from .recipe import CONFIDENTIAL_MARK
+from .validation import check_choice, check_integer, check_sample_weights
 
 __all__ = [
     "QualityReport",
     "contingency_similarity",
     "correlation_similarity",
-    "joint_w1_runs",
     "ks_complement",
     "quality_report",
     "tv_complement",
@@ -59,8 +55,8 @@ __all__ = [
 
 #: SDMetrics' number of bins when a numeric column enters a contingency table.
 DEFAULT_BINS = 10
-#: Default budget of the exact joint W1, in cost-matrix entries summed over runs (~0.1 µs each).
-DEFAULT_MAX_EXACT_ENTRIES = 1.5e7
+#: First line of the report's CSV: the scores describe the confidential data (curator only).
+CONFIDENTIAL_LINE = f"# {CONFIDENTIAL_MARK}"
 _KS_DECIMALS = 14
 _BINNINGS = ("real", "sdmetrics-report")
 
@@ -84,37 +80,82 @@ def _numeric_column(values, name: str) -> np.ndarray:
     return x
 
 
-def ks_complement(real, synthetic) -> float:
+def _weights(weights, size: int, name: str = "real_weights") -> np.ndarray | None:
+    """Normalised weights of the real rows (``None``: every row counts once)."""
+    return None if weights is None else check_sample_weights(weights, size, name)
+
+
+def ks_complement(real, synthetic, *, real_weights=None) -> float:
     """SDMetrics KSComplement: :math:`1 - \\sup_t|F_R(t) - F_S(t)|` (numeric column).
 
     Values are first rounded to 14 decimals, as SDMetrics does (``sys.float_info.dig - 1``),
     so float noise such as 0.1 + 0.2 vs 0.3 does not count as a difference.
+
+    Parameters
+    ----------
+    real : array_like, shape (n,)
+    synthetic : array_like, shape (m,)
+    real_weights : array_like, shape (n,), optional
+        Non-negative weights of the real values, e.g. the counts of a frequency table
+        (then the result equals that of the rows repeated by their counts).
     """
     r = np.round(_numeric_column(real, "real"), _KS_DECIMALS)
     s = np.round(_numeric_column(synthetic, "synthetic"), _KS_DECIMALS)
+    w = _weights(real_weights, r.size)
     # D directly (the statistic of scipy.stats.ks_2samp, which SDMetrics calls, without the
     # p-value it would also compute): both ECDFs at every jump, O((n + m) log(n + m)).
-    r.sort()
+    order = np.argsort(r, kind="stable")
+    r = r[order]
+    cum_r = np.arange(1, r.size + 1) / r.size if w is None else np.cumsum(w[order])
     s.sort()
     t = np.concatenate([r, s])
-    d = np.max(np.abs(np.searchsorted(r, t, side="right") / r.size - np.searchsorted(s, t, side="right") / s.size))
-    return float(1.0 - d)
+    i = np.searchsorted(r, t, side="right")
+    f_r = np.where(i > 0, cum_r[np.maximum(i - 1, 0)], 0.0)
+    d = np.max(np.abs(f_r - np.searchsorted(s, t, side="right") / s.size))
+    return float(1.0 - min(d, 1.0))
 
 
-def _tv(real: pd.Series | pd.DataFrame, synthetic) -> float:
+def _frequencies(frame: pd.Series | pd.DataFrame, weights: np.ndarray | None) -> pd.Series:
+    """Relative frequency of each value (each row of a DataFrame: joint cells), optionally weighted."""
+    if weights is None:
+        return frame.value_counts(normalize=True)
+    keys = frame if isinstance(frame, pd.Series) else [frame[c] for c in frame.columns]
+    freq = pd.Series(weights).groupby(keys, sort=False).sum()
+    return freq / freq.sum()
+
+
+def _tv(real: pd.Series | pd.DataFrame, synthetic, real_weights: np.ndarray | None = None) -> float:
     """½ Σ |R − S| over the union of observed cells (rows of a DataFrame: joint cells)."""
-    p = real.value_counts(normalize=True)
-    q = synthetic.value_counts(normalize=True)
+    p = _frequencies(real, real_weights)
+    q = _frequencies(synthetic, None)
+    if isinstance(real, pd.DataFrame):   # the same cell index on both sides for the alignment
+        p.index = p.index.set_names(list(real.columns))
+        q.index = q.index.set_names(list(real.columns))
     p, q = p.align(q, fill_value=0.0)
-    return float(0.5 * np.abs(p.to_numpy() - q.to_numpy()).sum())
+    return float(min(1.0, 0.5 * np.abs(p.to_numpy() - q.to_numpy()).sum()))
 
 
-def tv_complement(real, synthetic) -> float:
-    """SDMetrics TVComplement: :math:`1 - \\tfrac12\\sum_\\omega|R_\\omega - S_\\omega|` (categorical column)."""
-    return 1.0 - _tv(_column(real, "real"), _column(synthetic, "synthetic"))
+def tv_complement(real, synthetic, *, real_weights=None) -> float:
+    """SDMetrics TVComplement: :math:`1 - \\tfrac12\\sum_\\omega|R_\\omega - S_\\omega|` (categorical column).
+
+    ``real_weights``: optional non-negative weights of the real values (e.g. counts).
+    """
+    r = _column(real, "real")
+    return 1.0 - _tv(r, _column(synthetic, "synthetic"), _weights(real_weights, r.size))
 
 
-def _correlation(data, name: str, method: str) -> float:
+def _midranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Average ranks of weighted values, up to a constant: :math:`W(<v) + w(v)/2`.
+
+    With integer counts this is ``scipy.stats.rankdata`` of the repeated values divided
+    by n, minus 1/(2n) — Pearson's coefficient of the ranks is unaffected by the shift.
+    """
+    atoms, inverse = np.unique(values, return_inverse=True)
+    w = np.bincount(inverse, weights=weights, minlength=atoms.size)
+    return (np.cumsum(w) - w / 2.0)[inverse]
+
+
+def _correlation(data, name: str, method: str, weights: np.ndarray | None = None) -> float:
     try:
         arr = np.asarray(data, dtype=float)
     except (TypeError, ValueError):
@@ -123,18 +164,28 @@ def _correlation(data, name: str, method: str) -> float:
         raise ValueError(f"{name} must have shape (n, 2) with n >= 2 finite rows, got shape {arr.shape}")
     if np.ptp(arr[:, 0]) == 0 or np.ptp(arr[:, 1]) == 0:
         return math.nan  # a constant column has no correlation
-    fn = stats.pearsonr if method == "pearson" else stats.spearmanr
-    return float(fn(arr[:, 0], arr[:, 1])[0])
+    if weights is None:
+        fn = stats.pearsonr if method == "pearson" else stats.spearmanr
+        return float(fn(arr[:, 0], arr[:, 1])[0])
+    # Weighted (counts): the coefficient of the rows repeated by their weights.
+    if method == "spearman":
+        arr = np.column_stack([_midranks(arr[:, 0], weights), _midranks(arr[:, 1], weights)])
+    centred = arr - weights @ arr
+    cov = (centred * weights[:, None]).T @ centred
+    return float(np.clip(cov[0, 1] / math.sqrt(cov[0, 0] * cov[1, 1]), -1.0, 1.0))
 
 
-def correlation_similarity(real, synthetic, *, method: str = "pearson") -> float:
+def correlation_similarity(real, synthetic, *, method: str = "pearson", real_weights=None) -> float:
     """SDMetrics CorrelationSimilarity: :math:`1 - |S_{A,B} - R_{A,B}|/2`.
 
     ``real``, ``synthetic``: array_like, shape (n, 2) / (m, 2), numeric. NaN when a
-    correlation is undefined (a constant column).
+    correlation is undefined (a constant column). ``real_weights``: optional
+    non-negative weights of the real rows, shape (n,) (e.g. counts).
     """
     method = check_choice("method", method, ("pearson", "spearman"))
-    return 1.0 - abs(_correlation(synthetic, "synthetic", method) - _correlation(real, "real", method)) / 2.0
+    n = np.shape(real)[0] if np.ndim(real) else 0
+    w = None if real_weights is None else _weights(real_weights, n)
+    return 1.0 - abs(_correlation(synthetic, "synthetic", method) - _correlation(real, "real", method, w)) / 2.0
 
 
 def _discretise(real: np.ndarray, synthetic: np.ndarray, bins: int, binning: str) -> tuple[np.ndarray, np.ndarray]:
@@ -145,6 +196,8 @@ def _discretise(real: np.ndarray, synthetic: np.ndarray, bins: int, binning: str
     both. ``"sdmetrics-report"`` (what SDMetrics' Quality Report code does): each table
     binned by its own ``bins`` equal-width edges (``numpy.digitize``, so each table's
     maximum gets a bin of its own) — kept only to reproduce SDMetrics' numbers.
+    Equal-width edges depend on the minimum and maximum only, so weights (counts) of the
+    real values do not change them.
     """
     if binning == "sdmetrics-report":
         return (np.digitize(real, np.histogram_bin_edges(real, bins=bins)),
@@ -155,7 +208,7 @@ def _discretise(real: np.ndarray, synthetic: np.ndarray, bins: int, binning: str
 
 
 def contingency_similarity(real: pd.DataFrame, synthetic: pd.DataFrame, *, continuous=(),
-                           bins: int = DEFAULT_BINS, binning: str = "real") -> float:
+                           bins: int = DEFAULT_BINS, binning: str = "real", real_weights=None) -> float:
     """SDMetrics ContingencySimilarity, :math:`1 - \\tfrac12\\sum_{\\alpha\\beta}|R_{\\alpha\\beta}-S_{\\alpha\\beta}|`.
 
     Parameters
@@ -165,12 +218,15 @@ def contingency_similarity(real: pd.DataFrame, synthetic: pd.DataFrame, *, conti
     bins : int ≥ 1
     binning : ``"real"`` (default: edges from the real column) or ``"sdmetrics-report"``
         (see :func:`_discretise`)
+    real_weights : array_like, shape (len(real),), optional
+        Non-negative weights of the real rows (e.g. the counts of a frequency table).
     """
     binning = check_choice("binning", binning, _BINNINGS)
     if not (isinstance(real, pd.DataFrame) and isinstance(synthetic, pd.DataFrame)
             and real.shape[1] == 2 and list(real.columns) == list(synthetic.columns)):
         raise ValueError("real and synthetic must be DataFrames with the same two columns")
     bins = check_integer("bins", bins, minimum=1, maximum=10**4)
+    w = _weights(real_weights, len(real))
     r, s = {}, {}
     for col in real.columns:
         if col in continuous:
@@ -180,7 +236,7 @@ def contingency_similarity(real: pd.DataFrame, synthetic: pd.DataFrame, *, conti
         else:
             r[col] = _column(real[col], f"real[{col!r}]").to_numpy()
             s[col] = _column(synthetic[col], f"synthetic[{col!r}]").to_numpy()
-    return 1.0 - _tv(pd.DataFrame(r), pd.DataFrame(s))
+    return 1.0 - _tv(pd.DataFrame(r), pd.DataFrame(s), w)
 
 
 @dataclass(frozen=True)
@@ -212,8 +268,16 @@ class QualityReport:
                                      ("Column Pair Trends", self.column_pair_trends), ("Overall", self.overall))]
         return pd.DataFrame(rows, columns=["property", "column_1", "column_2", "metric", "score"])
 
-    def to_csv(self) -> bytes:
-        return self.to_frame().to_csv(index=False).encode("utf-8")
+    def to_csv(self, *, confidential: bool = True) -> bytes:
+        """The long table as UTF-8 CSV.
+
+        The scores are statistics of the confidential data, so by default the first line
+        is ``# CONFIDENTIAL — …`` (the curator record's mark, :data:`CONFIDENTIAL_LINE`);
+        read it back with ``pandas.read_csv(..., comment="#")``. ``confidential=False``
+        leaves the mark out (for a caller that adds its own).
+        """
+        body = self.to_frame().to_csv(index=False)
+        return ((CONFIDENTIAL_LINE + "\n" if confidential else "") + body).encode("utf-8")
 
     def pair_matrix(self) -> pd.DataFrame:
         """Symmetric column × column matrix of the pair scores (diagonal 1), for a heatmap."""
@@ -231,7 +295,8 @@ def _mean(values) -> float:
 
 
 def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[str, str], *,
-                   bins: int = DEFAULT_BINS, correlation: str = "pearson", binning: str = "real") -> QualityReport:
+                   bins: int = DEFAULT_BINS, correlation: str = "pearson", binning: str = "real",
+                   real_counts=None) -> QualityReport:
     """Column Shapes, Column Pair Trends and the overall score (SDMetrics definitions).
 
     Parameters
@@ -241,8 +306,12 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[s
     bins : int — bins of a numeric column in a contingency table (SDMetrics: 10)
     correlation : 'pearson' (the report's) or 'spearman'
     binning : 'real' or 'sdmetrics-report' (how numeric columns enter contingency tables)
+    real_counts : array_like of int ≥ 0, shape (len(real),), optional
+        Multiplicity of each row of ``real`` when ``real`` is a frequency table (its
+        distinct rows): every score then equals the score of the rows repeated by their
+        counts, at a cost in the k distinct rows instead of n.
 
-    Cost: O(d n log n) for the shapes plus O(d² n) for the pairs.
+    Cost: O(d n log n) for the shapes plus O(d² n) for the pairs (n: rows of ``real``).
     """
     correlation = check_choice("correlation", correlation, ("pearson", "spearman"))
     kinds = {c: check_choice(f"kind of column {c!r}", k, ("numeric", "categorical")) for c, k in kinds.items()}
@@ -254,18 +323,20 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[s
         missing = [c for c in kinds if c not in frame.columns]
         if missing:
             raise ValueError(f"{name} lacks column(s) {missing}")
+    w = None if real_counts is None else check_sample_weights(real_counts, len(real), "real_counts")
+    real = real.reset_index(drop=True)
     col_rows = []
     for c, k in kinds.items():
         if k == "numeric":
             col_rows.append({"column": c, "kind": k, "metric": "KSComplement",
-                             "score": ks_complement(real[c], synthetic[c])})
+                             "score": ks_complement(real[c], synthetic[c], real_weights=w)})
         else:
             col_rows.append({"column": c, "kind": k, "metric": "TVComplement",
-                             "score": tv_complement(real[c], synthetic[c])})
+                             "score": tv_complement(real[c], synthetic[c], real_weights=w)})
     pair_rows = []
     for a, b in itertools.combinations(list(kinds), 2):
         if kinds[a] == kinds[b] == "numeric":
-            r_ab = _correlation(real[[a, b]], "real", correlation)
+            r_ab = _correlation(real[[a, b]], "real", correlation, w)
             s_ab = _correlation(synthetic[[a, b]], "synthetic", correlation)
             score = 1.0 - abs(s_ab - r_ab) / 2.0
             pair_rows.append({"column_1": a, "column_2": b, "metric": "CorrelationSimilarity", "score": score,
@@ -273,7 +344,7 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[s
         else:
             cont = [c for c in (a, b) if kinds[c] == "numeric"]
             score = contingency_similarity(real[[a, b]], synthetic[[a, b]], continuous=cont, bins=bins,
-                                           binning=binning)
+                                           binning=binning, real_weights=w)
             pair_rows.append({"column_1": a, "column_2": b, "metric": "ContingencySimilarity", "score": score,
                               "real_correlation": math.nan, "synthetic_correlation": math.nan})
     columns = pd.DataFrame(col_rows, columns=["column", "kind", "metric", "score"])
@@ -283,80 +354,3 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[s
     trends = _mean(pairs["score"])
     overall = _mean([shapes, trends])
     return QualityReport(columns, pairs, shapes, trends, overall)
-
-
-# ======================================================================== joint W1
-def _row_ids(rows: np.ndarray) -> np.ndarray:
-    """Integer id per row, equal ids for equal rows (bytes of the float64 row)."""
-    view = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    return pd.factorize(view)[0].astype(np.int64)
-
-
-def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_EXACT_ENTRIES,
-                  n_projections: int = 50, rng: np.random.Generator) -> tuple[np.ndarray, str]:
-    """Multi-column W1 of each release against the data, exact when it fits the budget.
-
-    .. math:: W_1(\\mu_x, \\mu_{Z_r}) = W_1\\big((\\mu_x-\\mu_{Z_r})_+, (\\mu_x-\\mu_{Z_r})_-\\big)
-
-    (Kantorovich–Rubinstein: W1 depends on the signed difference only), so for each run
-    the exact linear program (``ot.emd2``, Euclidean cost) runs on the rows where the
-    two empirical measures differ, with weights computed exactly in integers
-    (:math:`n_x(u)\\,m - n_Z(u)\\,n`). When the residual cost matrices of all runs exceed
-    ``max_exact_entries`` entries in total (or one solve stops early), every run gets the
-    sliced W1 with one set of ``n_projections`` directions shared by all runs
-    (:func:`core.utility.sliced_wasserstein1_runs`).
-
-    Parameters
-    ----------
-    samples : array_like, shape (R, m, d)
-    reference : array_like, shape (n, d)
-    max_exact_entries : float ≥ 0
-    n_projections : int
-    rng : numpy.random.Generator (directions of the sliced fallback)
-
-    Returns
-    -------
-    values : ndarray, shape (R,)
-    method : str — ``"exact-emd (residual)"`` or ``"sliced (P directions)"``
-    """
-    z = check_metric_sample(samples, "samples", ndim=3, min_size=1)
-    x = check_metric_sample(reference, "reference", ndim=2, min_size=1)
-    if z.shape[2] != x.shape[1]:
-        raise ValueError(f"samples must have shape (R, m, {x.shape[1]}), got {z.shape}")
-    max_exact_entries = check_real("max_exact_entries", max_exact_entries, low=0.0, high=1e12)
-    R, m, d = z.shape
-    n = x.shape[0]
-    ids = _row_ids(np.concatenate([x, z.reshape(R * m, d)]))
-    rows_of = np.empty(int(ids.max()) + 1, dtype=np.int64)
-    rows_of[ids] = np.arange(ids.size)          # one row index per id, to read the point back
-    points = np.concatenate([x, z.reshape(R * m, d)])
-    x_ids, x_counts = np.unique(ids[:n], return_counts=True)
-    z_ids = ids[n:].reshape(R, m)
-    problems, entries = [], 0.0
-    for r in range(R):  # one run at a time: O(m log m) each, loop over runs only
-        u, c = np.unique(z_ids[r], return_counts=True)
-        all_ids, inverse = np.unique(np.concatenate([x_ids, u]), return_inverse=True)
-        net = np.zeros(all_ids.size, dtype=np.int64)
-        np.add.at(net, inverse[:x_ids.size], x_counts * m)
-        np.add.at(net, inverse[x_ids.size:], -c * n)
-        pos, neg = net > 0, net < 0
-        problems.append((all_ids[pos], net[pos], all_ids[neg], -net[neg]))
-        entries += float(pos.sum()) * float(neg.sum())
-        if entries > max_exact_entries:
-            break
-    if entries <= max_exact_entries:
-        out = np.zeros(R)
-        for r, (a_ids, a_w, b_ids, b_w) in enumerate(problems):
-            if a_ids.size == 0:
-                continue
-            total = float(a_w.sum())            # = b_w.sum(), in units of 1/(n m)
-            cost = distance.cdist(points[rows_of[a_ids]], points[rows_of[b_ids]])
-            value, log = ot.emd2(a_w / total, b_w / total, cost,
-                                 numItermax=int(max(100_000, 50 * cost.size)), log=True)
-            if log.get("warning") is not None:
-                break
-            out[r] = value * total / (float(n) * float(m))
-        else:
-            return out, "exact-emd (residual)"
-    values = sliced_wasserstein1_runs(z, x, n_projections=n_projections, rng=rng)
-    return values, f"sliced ({n_projections} directions)"

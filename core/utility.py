@@ -29,6 +29,7 @@ from .validation import (
     check_finite_array,
     check_integer,
     check_metric_sample,
+    check_multiplicities,
     check_real,
     check_rng,
     check_sample,
@@ -44,11 +45,13 @@ __all__ = [
     "batched_wasserstein1",
     "binned_kde_runs",
     "column_summary",
+    "joint_w1_runs",
     "kde_grid",
     "kde_l2",
     "kde_l2_runs",
     "kde_on_grid",
     "random_directions",
+    "repeated_quantiles",
     "scott_bandwidth",
     "signed_wasserstein1",
     "sliced_wasserstein1_runs",
@@ -229,14 +232,37 @@ class _QuantileReference:
         self.cum_wv = np.concatenate([[0.0], np.cumsum(widths * self.values)])
         self.m = m
 
+    def _positions(self, c: np.ndarray) -> np.ndarray:
+        """``clip(searchsorted(values, c), start, end)``: the steps of slot i below ``c[:, i]``.
+
+        A slot holds ``end − start`` steps, about n/m + 1: when that is small, counting the
+        steps below ``c`` with a few vectorised comparisons is several times faster than
+        a binary search over all the steps.
+        """
+        width = self.end - self.start
+        most = int(width.max()) if width.size else 0
+        if most > 8:
+            return np.clip(np.searchsorted(self.values, c, side="left"), self.start, self.end)
+        p = np.repeat(self.start[None, :], c.shape[0], axis=0)
+        last = self.values.size - 1
+        for j in range(most):
+            step = self.values[np.minimum(self.start + j, last)]
+            p += (c > step) & (j < width)
+        return p
+
     def distances(self, samples: np.ndarray) -> np.ndarray:
         c = np.sort(samples, axis=1) - self.shift                     # (R, m)
-        p = np.clip(np.searchsorted(self.values, c, side="left"), self.start, self.end)
-        w_below = self.cum_w[p] - self.cum_w[self.start]
-        s_below = self.cum_wv[p] - self.cum_wv[self.start]
-        w_above = self.cum_w[self.end] - self.cum_w[p]
-        s_above = self.cum_wv[self.end] - self.cum_wv[p]
-        return (c * (w_below - w_above) - s_below + s_above).sum(axis=1)
+        p = self._positions(c)
+        # Slot i contributes c (W_< − W_≥) − S_< + S_≥ with W_< = cw[p] − cw[start_i],
+        # W_≥ = cw[end_i] − cw[p] (same for S): the slot ends enter through constants only,
+        # which saves four gathers of shape (R, m) — this is the hot loop of the sliced W1.
+        ends_w = self.cum_w[self.start] + self.cum_w[self.end]
+        ends_wv = float((self.cum_wv[self.start] + self.cum_wv[self.end]).sum())
+        term = 2.0 * self.cum_w[p]
+        term -= ends_w
+        term *= c
+        term -= 2.0 * self.cum_wv[p]
+        return term.sum(axis=1) + ends_wv
 
 
 def wasserstein1_runs(samples, reference, reference_weights=None) -> np.ndarray:
@@ -326,7 +352,128 @@ def sliced_wasserstein1_runs(samples, reference, *, n_projections: int = DEFAULT
     return total / proj.shape[1]
 
 
+# ======================================================================== joint W1 of many runs
+#: Default time budget of the exact joint W1 of :func:`joint_w1_runs`: residual cost-matrix
+#: entries summed over all runs (the network simplex takes ~0.1 µs per entry on these problems).
+DEFAULT_MAX_EXACT_ENTRIES = 1.5e7
+
+
+def _row_ids(rows: np.ndarray) -> np.ndarray:
+    """Integer id per row, equal ids for equal rows (the bytes of the float64 row)."""
+    rows = np.ascontiguousarray(rows, dtype=np.float64) + 0.0   # + 0.0 makes -0.0 equal to 0.0
+    view = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    return pd.factorize(view)[0].astype(np.int64)
+
+
+def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_EXACT_ENTRIES,
+                  max_cost_bytes: float = DEFAULT_MAX_COST_BYTES, n_projections: int = 50,
+                  rng: np.random.Generator) -> tuple[np.ndarray, str]:
+    """Multi-column W1 of each of R releases against the data: exact when it fits the budget.
+
+    .. math:: W_1(\\mu_x, \\mu_{Z_r}) = W_1\\big((\\mu_x-\\mu_{Z_r})_+,\\ (\\mu_x-\\mu_{Z_r})_-\\big)
+
+    W1 depends on the signed difference of the two measures only (Kantorovich–Rubinstein
+    duality), so mass that a release puts exactly on a data row cancels, and the exact
+    linear program (``ot.emd2``, Euclidean cost) runs on the rows where the two empirical
+    measures differ, with weights computed exactly in integers,
+    :math:`n_x(u)\\,m - n_Z(u)\\,n` (in units of :math:`1/(nm)`). For releases that copy
+    confidential rows (PYPP, the bootstrap) these residual problems are small even when
+    every data row is distinct.
+
+    When the residual cost matrices of all runs exceed ``max_exact_entries`` entries in
+    total, one of them exceeds ``max_cost_bytes`` (8 bytes per entry), or a solve stops
+    early, *every* run gets the sliced W1 (a lower bound of W1) with one set of
+    ``n_projections`` directions shared by all runs (common random numbers,
+    :func:`sliced_wasserstein1_runs`): one method for all runs, so they stay comparable.
+
+    Parameters
+    ----------
+    samples : array_like, shape (R, m, d), within ±MAX_ABS_VALUE
+    reference : array_like, shape (n, d)
+    max_exact_entries : float in [0, 1e12]
+        Time budget of the exact path (total residual cost-matrix entries).
+    max_cost_bytes : float in (0, MAX_COST_BYTES]
+        Memory budget of one residual cost matrix.
+    n_projections : int in [1, MAX_PROJECTIONS]
+        Directions of the sliced fallback.
+    rng : numpy.random.Generator
+        Draws the directions of the sliced fallback.
+
+    Returns
+    -------
+    values : ndarray, shape (R,)
+    method : str — ``"exact-emd"`` or ``"sliced (P directions)"``
+    """
+    z = check_metric_sample(samples, "samples", ndim=3, min_size=1)
+    x = check_metric_sample(reference, "reference", ndim=2, min_size=1)
+    if z.shape[2] != x.shape[1]:
+        raise ValueError(f"samples must have shape (R, m, {x.shape[1]}), got {z.shape}")
+    max_exact_entries = check_real("max_exact_entries", max_exact_entries, low=0.0, high=1e12)
+    max_cost_bytes = check_real("max_cost_bytes", max_cost_bytes, low=0.0, high=MAX_COST_BYTES, low_open=True)
+    n_projections = check_integer("n_projections", n_projections, minimum=1, maximum=MAX_PROJECTIONS)
+    R, m, d = z.shape
+    n = x.shape[0]
+    points = np.concatenate([x, z.reshape(R * m, d)])
+    ids = _row_ids(points)
+    rows_of = np.empty(int(ids.max()) + 1, dtype=np.int64)
+    rows_of[ids] = np.arange(ids.size)          # one row index per id, to read the point back
+    x_ids, x_counts = np.unique(ids[:n], return_counts=True)
+    z_ids = ids[n:].reshape(R, m)
+    problems, entries, fits = [], 0.0, True
+    for r in range(R):  # one run at a time, O((k_x + m) log) each: a loop over runs only
+        u, c = np.unique(z_ids[r], return_counts=True)
+        all_ids, inverse = np.unique(np.concatenate([x_ids, u]), return_inverse=True)
+        net = np.zeros(all_ids.size, dtype=np.int64)
+        np.add.at(net, inverse[:x_ids.size], x_counts * m)
+        np.add.at(net, inverse[x_ids.size:], -c * n)
+        pos, neg = net > 0, net < 0
+        size = float(pos.sum()) * float(neg.sum())
+        problems.append((all_ids[pos], net[pos], all_ids[neg], -net[neg]))
+        entries += size
+        if entries > max_exact_entries or 8.0 * size > max_cost_bytes:
+            fits = False
+            break
+    if fits:
+        out = np.zeros(R)
+        for r, (a_ids, a_w, b_ids, b_w) in enumerate(problems):
+            if a_ids.size == 0:
+                continue                          # the release equals the data: W1 = 0
+            total = float(a_w.sum())              # = b_w.sum(), in units of 1/(n m)
+            # scipy's cdist, not ot.dist (see wasserstein1): exact zeros on coincident points.
+            cost = distance.cdist(points[rows_of[a_ids]], points[rows_of[b_ids]])
+            value, log = ot.emd2(a_w / total, b_w / total, cost,
+                                 numItermax=int(max(100_000, 50 * cost.size)), log=True)
+            if log.get("warning") is not None:
+                break
+            out[r] = value * total / (float(n) * float(m))
+        else:
+            return out, "exact-emd"
+    values = sliced_wasserstein1_runs(z, x, n_projections=n_projections, rng=rng)
+    return values, f"sliced ({n_projections} directions)"
+
+
 # ======================================================================== KDE
+def _counts(counts, shape: tuple, name: str = "counts") -> np.ndarray:
+    """Multiplicities of the values of a 1-D sample: positive integers, one per value."""
+    c = check_multiplicities(counts, name)
+    if len(shape) != 1 or c.shape != shape:
+        raise ValueError(f"{name} must have one count per value, shape {shape}, got {c.shape}")
+    return c
+
+
+def _counted_moments(x: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
+    """Mean and SD (ddof = 1; 0 for n = 1) of the values repeated by their counts."""
+    n = float(counts.sum())
+    mean = float(counts @ x) / n
+    var = float(counts @ (x - mean) ** 2) / (n - 1.0) if n > 1 else 0.0
+    return mean, math.sqrt(max(0.0, var))
+
+
+def _counted_scott_bandwidth(x: np.ndarray, counts: np.ndarray) -> float:
+    """:func:`scott_bandwidth` of the values repeated by their counts, :math:`s\\,n^{-1/5}`."""
+    return _counted_moments(x, counts)[1] * float(counts.sum()) ** (-0.2)
+
+
 def scott_bandwidth(values) -> np.ndarray | float:
     """Scott's bandwidth of ``scipy.stats.gaussian_kde`` in 1-D: :math:`h = s\\,m^{-1/5}`.
 
@@ -353,7 +500,7 @@ def _has_kde(h) -> np.ndarray:
     return np.asarray(h) >= KDE_MIN_BANDWIDTH
 
 
-def kde_grid(*samples, size: int = 512, pad: float = 4.0) -> np.ndarray:
+def kde_grid(*samples, size: int = 512, pad: float = 4.0, first_counts=None) -> np.ndarray:
     """Common evaluation grid of 1-D KDEs: the range of all samples widened by ``pad`` bandwidths.
 
     Parameters
@@ -366,6 +513,10 @@ def kde_grid(*samples, size: int = 512, pad: float = 4.0) -> np.ndarray:
         Gaussian kernels' mass outside the grid is negligible (< 1e-4 for ``pad = 4``).
         Samples without a KDE (one distinct value, or a bandwidth below
         ``KDE_MIN_BANDWIDTH``) only contribute their range.
+    first_counts : array_like of int ≥ 1, optional
+        Multiplicities of the values of the first sample (1-D): it then stands for its
+        values repeated by their counts (a frequency table), and the grid is the one of
+        the repeated values.
 
     Returns
     -------
@@ -381,7 +532,12 @@ def kde_grid(*samples, size: int = 512, pad: float = 4.0) -> np.ndarray:
         if arr.ndim not in (1, 2):
             raise ValueError(f"sample {i} must have shape (m,) or (R, m), got shape {arr.shape}")
         lo, hi = min(lo, float(arr.min())), max(hi, float(arr.max()))
-        if arr.shape[-1] >= 2:
+        if i == 0 and first_counts is not None:
+            hs = np.atleast_1d(_counted_scott_bandwidth(arr, _counts(first_counts, arr.shape)))
+            hs = hs[_has_kde(hs)]
+            if hs.size:
+                h = max(h, float(hs.max()))
+        elif arr.shape[-1] >= 2:
             hs = np.atleast_1d(scott_bandwidth(arr))
             hs = hs[_has_kde(hs)]
             if hs.size:
@@ -418,7 +574,7 @@ def _kde_grid_points(grid, name: str = "grid") -> np.ndarray:
     return g
 
 
-def kde_on_grid(values, grid, weights=None) -> np.ndarray:
+def kde_on_grid(values, grid, weights=None, *, counts=None) -> np.ndarray:
     """Gaussian KDE (``scipy.stats.gaussian_kde``, Scott's rule) evaluated on a grid (SPEC §5).
 
     Parameters
@@ -429,11 +585,30 @@ def kde_on_grid(values, grid, weights=None) -> np.ndarray:
     weights : array_like, shape (m,), optional
         With weights, the weighted sample must also have a bandwidth of at least
         ``KDE_MIN_BANDWIDTH`` (weights on a single value have no KDE).
+    counts : array_like of int ≥ 1, shape (m,), optional
+        Multiplicities of the values (a frequency table; not with ``weights``): the KDE
+        of the values repeated by their counts — Scott's bandwidth of the n repeated
+        values — at a cost in the distinct values only.
 
     Returns
     -------
     ndarray, shape (G,), finite and ≥ 0
     """
+    if counts is not None:
+        if weights is not None:
+            raise ValueError("give weights or counts, not both")
+        x = _metric_sample(values, "values", min_size=2)
+        x = x.reshape(-1) if x.ndim == 2 and x.shape[1] == 1 else x
+        c = _counts(counts, x.shape)
+        h = _counted_scott_bandwidth(x, c)
+        _check_bandwidth(h, "values (repeated by their counts)")
+        g = _kde_grid_points(grid)
+        w = c / c.sum()
+        # gaussian_kde's weighted covariance is Σw(x−μ)²/(1 − Σw²); choose its factor so that
+        # the kernel's SD is h, the bandwidth of the repeated values.
+        mean = float(w @ x)
+        data_sd = math.sqrt(float(w @ (x - mean) ** 2) / (1.0 - float(w @ w)))
+        return stats.gaussian_kde(x, bw_method=h / data_sd, weights=w).evaluate(g)
     x = _kde_sample(values, "values")
     w = None if weights is None else check_sample_weights(weights, x.size, "weights")
     g = _kde_grid_points(grid)
@@ -559,19 +734,59 @@ def kde_l2_runs(samples, reference_density, grid) -> np.ndarray:
 
 
 # ==================================================================== summaries
-def column_summary(values) -> dict[str, float]:
+def column_summary(values, counts=None) -> dict[str, float]:
     """Mean, SD (ddof = 1; 0 for one value), Q1, median and Q3 of one numeric column.
 
     Quantiles use numpy's default (linear interpolation). Values within ±MAX_ABS_VALUE.
+    ``counts`` (positive integers, one per value): the summary of the values repeated by
+    their counts (a frequency table), at a cost in the distinct values only.
     """
     x = _metric_sample(values, "values")
     if x.ndim == 2:
         if x.shape[1] != 1:
             raise ValueError(f"values must be one column, got shape {x.shape}")
         x = x[:, 0]
-    q1, med, q3 = np.quantile(x, [0.25, 0.5, 0.75])
-    return {"mean": float(x.mean()), "sd": float(x.std(ddof=1)) if x.size > 1 else 0.0,
-            "q1": float(q1), "median": float(med), "q3": float(q3)}
+    if counts is None:
+        q1, med, q3 = np.quantile(x, [0.25, 0.5, 0.75])
+        return {"mean": float(x.mean()), "sd": float(x.std(ddof=1)) if x.size > 1 else 0.0,
+                "q1": float(q1), "median": float(med), "q3": float(q3)}
+    c = _counts(counts, x.shape)
+    mean, sd = _counted_moments(x, c)
+    order = np.argsort(x, kind="stable")
+    q1, med, q3 = repeated_quantiles(x[order], np.cumsum(c[order]))
+    return {"mean": mean, "sd": sd, "q1": q1, "median": med, "q3": q3}
+
+
+def repeated_quantiles(sorted_values: np.ndarray, cumulative_counts: np.ndarray,
+                       probabilities=(0.25, 0.5, 0.75)) -> list[float]:
+    """``numpy.quantile`` (linear) of sorted values repeated by their counts, without repeating them.
+
+    numpy's position of probability q among n order statistics is :math:`h = (n-1)q`;
+    the result is :math:`x_{(\\lfloor h\\rfloor)} + (h-\\lfloor h\\rfloor)(x_{(\\lfloor h\\rfloor+1)} - x_{(\\lfloor h\\rfloor)})`
+    and the j-th order statistic (from 0) is the value whose cumulative count first exceeds j.
+
+    Parameters
+    ----------
+    sorted_values : ndarray, shape (k,), non-decreasing
+    cumulative_counts : ndarray of int, shape (k,)
+        ``cumsum`` of the counts (counts ≥ 0; a zero count is a value absent from the sample);
+        n = ``cumulative_counts[-1]`` ≥ 1.
+    probabilities : sequence of float in [0, 1]
+
+    Returns
+    -------
+    list of float, one per probability
+    """
+    cum = np.asarray(cumulative_counts)
+    n = int(cum[-1])
+    out = []
+    for q in probabilities:
+        h = (n - 1) * q
+        j = math.floor(h)
+        lo = sorted_values[np.searchsorted(cum, j, side="right")]
+        hi = sorted_values[np.searchsorted(cum, min(j + 1, n - 1), side="right")]
+        out.append(float(lo + (h - j) * (hi - lo)))
+    return out
 
 
 def summary_runs(samples) -> dict[str, np.ndarray]:
@@ -601,7 +816,7 @@ def _columns_of(data, columns) -> tuple[list[str], np.ndarray]:
 
 
 def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_size: int = 512,
-                  reference_name: str = "confidential") -> pd.DataFrame:
+                  reference_name: str = "confidential", counts=None) -> pd.DataFrame:
     """Per-column summary of the confidential data and of each release (SPEC §5).
 
     One row per (mechanism, column) with mean, SD, Q1, median, Q3, W1 (exact 1-D, per
@@ -624,12 +839,17 @@ def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_si
     columns : sequence of str, optional
         Columns to summarise (DataFrame) or names of the array's columns.
     grid_size : int in [2, MAX_KDE_GRID]
+    counts : array_like of int ≥ 1, shape (n,), optional
+        Multiplicities of the rows of ``data`` when it is a frequency table (its distinct
+        rows): every number is then that of the rows repeated by their counts (the same
+        grid, bandwidths, quantiles and W1), at a cost in the distinct rows only.
 
     Returns
     -------
     pandas.DataFrame with columns ``mechanism, column, mean, sd, q1, median, q3, W1, KDE_L2``
     """
     names, x = _columns_of(data, columns)
+    c = None if counts is None else _counts(counts, (x.shape[0],))
     grid_size = check_integer("grid_size", grid_size, minimum=2, maximum=MAX_KDE_GRID)
     if not isinstance(releases, Mapping):
         raise ValueError(f"releases must be a mapping of mechanism name to release, got {type(releases).__name__}")
@@ -652,9 +872,13 @@ def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_si
     rows = []
     for j, col in enumerate(names):
         xs = x[:, j]
-        grid = kde_grid(xs, *[z[:, j] for z in released.values()], size=grid_size)
-        fx = kde_on_grid(xs, grid) if _column_has_kde(xs) else None
-        rows.append({"mechanism": reference_name, "column": col, **column_summary(xs), "W1": 0.0, "KDE_L2": 0.0})
+        grid = kde_grid(xs, *[z[:, j] for z in released.values()], size=grid_size, first_counts=c)
+        if c is None:
+            fx = kde_on_grid(xs, grid) if _column_has_kde(xs) else None
+        else:
+            fx = kde_on_grid(xs, grid, counts=c) if _has_kde(_counted_scott_bandwidth(xs, c)) else None
+        rows.append({"mechanism": reference_name, "column": col, **column_summary(xs, c), "W1": 0.0,
+                     "KDE_L2": 0.0})
         for key, z in released.items():
             zs = z[:, j]
             if fx is not None and _column_has_kde(zs):
@@ -663,7 +887,7 @@ def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_si
             else:
                 l2 = math.nan
             rows.append({"mechanism": key, "column": col, **column_summary(zs),
-                         "W1": float(wasserstein1(xs, zs)), "KDE_L2": l2})
+                         "W1": float(wasserstein1(xs, zs, a_weights=c)), "KDE_L2": l2})
     return pd.DataFrame(rows, columns=["mechanism", "column", "mean", "sd", "q1", "median", "q3", "W1", "KDE_L2"])
 
 

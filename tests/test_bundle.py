@@ -23,6 +23,7 @@ from core.bundle import (
 )
 from core.data import ColumnSpec
 from core.plots import format_upper
+from core.quality import quality_report
 from core.recipe import ReleaseRecipe, run_recipe, sample_source, upload_source
 from core.utility import column_summary
 
@@ -86,10 +87,14 @@ def confidential_statistics(result) -> dict[str, list]:
     stats = {"k": [table.k], "singletons": [table.singletons], "new values K": [result.n_new_values],
              "new rows": [int(result.is_new.sum())]}
     confidential = result.confidential()
+    # The curator record computes from the frequency table (k rows with counts): its numbers
+    # equal those of the n rows up to the last bit of a sum's order, so search for its own.
+    atoms = prepared.to_original(table.atoms)
     for info in prepared.column_info:
         column = confidential[info.name]
         if info.kind == "numeric":
-            summary = column_summary(column.to_numpy(float))
+            summary = column_summary(atoms[info.name].to_numpy(float), table.counts)
+            assert summary == pytest.approx(column_summary(column.to_numpy(float)), rel=1e-12, abs=1e-12)
             for key, value in summary.items():
                 stats[f"{info.name} {key}"] = [value]
             if info.bounds_from_data:
@@ -98,6 +103,11 @@ def confidential_statistics(result) -> dict[str, list]:
                 stats[f"{info.name} clipped"] = [info.n_clipped]
         else:
             stats[f"{info.name} counts"] = [int(c) for c in column.value_counts()]
+    kinds = {info.name: info.kind for info in prepared.column_info}
+    report = quality_report(atoms, result.synthetic, kinds, real_counts=table.counts)
+    stats["quality overall"] = [report.overall]
+    stats["quality per column"] = list(report.columns["score"])
+    stats["quality per pair"] = [s for s in report.pairs["score"] if math.isfinite(s)]
     for g in result.curator_report["guarantees"]:
         if g["scope"] == "instance-level" and g["delta"] is not None:
             stats[f"{g['name']} delta"] = [g["delta"]]
@@ -302,3 +312,40 @@ def test_figures_are_marked_and_never_public(tmp_path):
     assert not any(n.endswith(".html") for n in unzip(public.read_bytes()))
     with pytest.raises(ValueError, match="must be two files"):
         write_bundles(result, public_path=public, curator_path=public)
+
+
+# ----------------------------------------------------------------------------- the quality report
+def test_quality_report_only_in_the_curator_record_marked_and_equal_to_the_rows(released):
+    result, bundles, _ = released
+    assert not any("quality" in name.lower() for name in unzip(bundles.public))
+    files = unzip(bundles.curator)
+    payload = files["CONFIDENTIAL_quality_report.csv"].decode("utf-8")
+    assert payload.splitlines()[0].startswith("# CONFIDENTIAL —")
+    assert "CONFIDENTIAL_quality_report.csv" in files["CONFIDENTIAL_README.txt"].decode("utf-8")
+    table = pd.read_csv(io.StringIO(payload), comment="#")
+    # independently: the report of the n confidential rows themselves
+    kinds = {info.name: info.kind for info in result.prepared.column_info}
+    rows = quality_report(result.confidential(), result.synthetic, kinds)
+    overall = table.loc[table["property"] == "Overall", "score"].item()
+    assert overall == pytest.approx(rows.overall, rel=1e-12)
+    shapes = table[(table["property"] == "Column Shapes") & table["column_1"].notna()]
+    assert list(shapes["score"]) == pytest.approx(list(rows.columns["score"]), rel=1e-12)
+
+
+def test_bundle_never_rebuilds_the_rows(monkeypatch):
+    # Agency-scale data are held as a frequency table: the curator record (summary, category
+    # counts, quality report) must work from the k distinct rows and their counts.
+    from core.data import PreparedData
+
+    make_data, fields = CASES["upload, four columns, global m"]
+    result = run_recipe(ReleaseRecipe(**fields), make_data().to_csv(index=False).encode())
+    expected = unzip(build_bundles(result).curator)
+
+    def no_rows(self):
+        raise AssertionError("the bundle rebuilt the n rows")
+
+    monkeypatch.setattr(PreparedData, "values", property(no_rows))
+    files = unzip(build_bundles(result).curator)
+    assert files == expected
+    assert {"CONFIDENTIAL_summary.csv", "CONFIDENTIAL_category_counts.csv",
+            "CONFIDENTIAL_quality_report.csv"} <= set(files)

@@ -1,12 +1,10 @@
-"""Quality report (SDMetrics definitions) against hand-computed cases, and the fast joint W1 (issue 14 §2, §4).
+"""Quality report (SDMetrics definitions) against hand-computed cases (issue 14 §2).
 
 SDMetrics itself is not installed (it downgrades pandas); every metric is checked against a
-case computed by hand from the documented formula, and the joint W1 against POT's full
-linear program (core.utility.wasserstein1).
+case computed by hand from the documented formula.
 """
 
 import io
-import time
 import warnings
 
 import numpy as np
@@ -15,16 +13,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats
 
-from core.mechanisms import UniformBase, pypp_release
 from core.quality import (
     contingency_similarity,
     correlation_similarity,
-    joint_w1_runs,
     ks_complement,
     quality_report,
     tv_complement,
 )
-from core.utility import sliced_wasserstein1_runs, wasserstein1
 
 
 def test_ks_complement_by_hand():
@@ -89,7 +84,10 @@ def test_report_averages_and_csv():
     assert pairs[("a", "c")][0] == "ContingencySimilarity"
     assert rep.column_pair_trends == pytest.approx(np.mean([s for _, s in pairs.values()]))
     assert rep.overall == pytest.approx((rep.column_shapes + rep.column_pair_trends) / 2)
-    back = pd.read_csv(io.BytesIO(rep.to_csv()))
+    raw = rep.to_csv()
+    assert raw.decode("utf-8").splitlines()[0].startswith("# CONFIDENTIAL")
+    assert not rep.to_csv(confidential=False).decode("utf-8").startswith("#")
+    back = pd.read_csv(io.BytesIO(raw), comment="#")
     assert list(back.columns) == ["property", "column_1", "column_2", "metric", "score"]
     assert back.loc[back["property"] == "Overall", "score"].item() == pytest.approx(rep.overall)
     mat = rep.pair_matrix()
@@ -98,50 +96,6 @@ def test_report_averages_and_csv():
         quality_report(real, syn.drop(columns="c"), {"c": "categorical"})
     with pytest.raises(ValueError, match="kind"):
         quality_report(real, syn, {"c": "text"})
-
-
-def _pypp_runs(x, runs, m, theta, rng):
-    d = x.shape[1]
-    counts = np.ones(x.shape[0], dtype=int)
-    return np.stack([pypp_release(x, counts, 0.0, theta, m, rng, base=[UniformBase(0.0, 1.0)] * d).values
-                     for _ in range(runs)])
-
-
-def test_joint_w1_exact_equals_full_linear_program():
-    rng = np.random.default_rng(5)
-    x = np.round(rng.random((120, 3)), 1)          # with ties, so multiplicities > 1 occur
-    z = _pypp_runs(x, 6, 90, 3.0, rng)
-    values, method = joint_w1_runs(z, x, rng=rng)
-    assert method == "exact-emd (residual)"
-    ref = [float(wasserstein1(x, zr)) for zr in z]
-    assert np.allclose(values, ref, rtol=1e-9, atol=1e-12)
-    same, _ = joint_w1_runs(x[None, :, :], x, rng=rng)
-    assert same[0] == 0.0
-
-
-def test_joint_w1_falls_back_to_sliced_with_label():
-    rng = np.random.default_rng(6)
-    x = rng.random((50, 2))
-    z = rng.random((4, 40, 2))
-    values, method = joint_w1_runs(z, x, max_exact_entries=0, n_projections=30, rng=np.random.default_rng(1))
-    assert method == "sliced (30 directions)"
-    ref = sliced_wasserstein1_runs(z, x, n_projections=30, rng=np.random.default_rng(1))
-    assert np.allclose(values, ref)
-    with pytest.raises(ValueError, match="samples"):
-        joint_w1_runs(rng.random((2, 5, 3)), x, rng=rng)
-
-
-@pytest.mark.slow
-def test_joint_w1_hundred_runs_all_distinct_fast():
-    rng = np.random.default_rng(7)
-    x = rng.random((1000, 3))
-    z = _pypp_runs(x, 100, 1000, 5.0, rng)
-    start = time.perf_counter()
-    values, method = joint_w1_runs(z, x, rng=rng)
-    elapsed = time.perf_counter() - start
-    assert method == "exact-emd (residual)"
-    assert elapsed <= 2.0, elapsed
-    assert values[0] == pytest.approx(float(wasserstein1(x, z[0])), rel=1e-9)
 
 
 def test_report_binning_reproduces_sdmetrics_report_code():
@@ -178,12 +132,36 @@ def test_ks_and_tv_complements_against_brute_force(real, syn):
     assert tv_complement([f"c{v}" for v in real], [f"c{v}" for v in syn]) == pytest.approx(1.0 - tv, abs=1e-12)
 
 
-@settings(max_examples=25, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.integers(2, 25), st.integers(1, 25))
-def test_joint_w1_exact_on_random_small_cases(seed, runs, n, m):
-    rng = np.random.default_rng(seed)
-    x = rng.integers(0, 3, (n, 2)).astype(float)            # many ties between data and releases
-    z = rng.integers(0, 4, (runs, m, 2)).astype(float)
-    values, method = joint_w1_runs(z, x, rng=rng)
-    assert method == "exact-emd (residual)"
-    assert np.allclose(values, [float(wasserstein1(x, zr)) for zr in z], rtol=1e-9, atol=1e-12)
+# ------------------------------------------------------------------ weighted (frequency table) path
+def test_weighted_metrics_by_hand():
+    # real values 1 (count 3) and 2 (count 1); synthetic 1, 2: F_R(1) = 3/4, F_S(1) = 1/2 → D = 1/4
+    assert ks_complement([1.0, 2.0], [1.0, 2.0], real_weights=[3, 1]) == pytest.approx(0.75)
+    # R = (a 3/4, b 1/4), S = (a 1/2, b 1/2): TV = 1/4
+    assert tv_complement(["a", "b"], ["a", "b"], real_weights=[3, 1]) == pytest.approx(0.75)
+    # rows (0,0) ×2, (1,1) ×1, (1,0) ×1 — by hand: means 1/2, 1/4; cov = Σw(x-½)(y-¼) = 1/8,
+    # var x = 1/4, var y = 3/16 → r = (1/8)/sqrt(3/64) = 1/√3; synthetic r = 1
+    real = np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0]])
+    syn = np.array([[0.0, 0.0], [1.0, 1.0]])
+    assert correlation_similarity(real, syn, real_weights=[2, 1, 1]) == pytest.approx(1 - (1 - 3 ** -0.5) / 2)
+    # cells: R (x,u) 3/4, (y,v) 1/4; S (x,u) 1/2, (y,v) 1/2 → TV = 1/4
+    r2 = pd.DataFrame({"a": ["x", "y"], "b": ["u", "v"]})
+    assert contingency_similarity(r2, r2, real_weights=[3, 1]) == pytest.approx(0.75)
+    with pytest.raises(ValueError, match="real_weights"):
+        ks_complement([1.0, 2.0], [1.0], real_weights=[1])
+    with pytest.raises(ValueError, match="real_counts"):
+        quality_report(r2, r2, {"a": "categorical"}, real_counts=[1, -1])
+
+
+@pytest.mark.parametrize("correlation", ["pearson", "spearman"])
+def test_weighted_report_equals_repeated_rows(correlation):
+    rng = np.random.default_rng(31)
+    atoms = pd.DataFrame({"w": np.round(rng.lognormal(1, 0.5, 25), 1), "x": rng.integers(0, 4, 25).astype(float),
+                          "c": rng.choice(["p", "q", "r"], 25)}).drop_duplicates(ignore_index=True)
+    counts = rng.integers(1, 6, len(atoms))
+    rows = atoms.loc[np.repeat(np.arange(len(atoms)), counts)].reset_index(drop=True)
+    syn = pd.DataFrame({"w": np.round(rng.lognormal(1, 0.6, 40), 1), "x": rng.integers(0, 5, 40).astype(float),
+                        "c": rng.choice(["p", "q", "s"], 40)})
+    kinds = {"w": "numeric", "x": "numeric", "c": "categorical"}
+    weighted = quality_report(atoms, syn, kinds, real_counts=counts, correlation=correlation)
+    repeated = quality_report(rows, syn, kinds, correlation=correlation)
+    pd.testing.assert_frame_equal(weighted.to_frame(), repeated.to_frame(), rtol=1e-12, atol=1e-12)

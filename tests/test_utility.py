@@ -4,23 +4,29 @@ gaussian_kde and a closed form, summaries, bad input."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import ot
 import pandas as pd
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy import optimize, stats
+
+from core.mechanisms import UniformBase, pypp_release
 
 from core.utility import (
     batched_wasserstein1,
     W1Distance,
     binned_kde_runs,
     column_summary,
+    joint_w1_runs,
     kde_grid,
     kde_l2,
     kde_l2_runs,
     kde_on_grid,
     random_directions,
+    repeated_quantiles,
     scott_bandwidth,
     sliced_wasserstein1_runs,
     summary_runs,
@@ -321,3 +327,125 @@ def test_sliced_w1_refuses_unbounded_work_and_bad_directions():
         U.sliced_wasserstein1_runs(z, x, rng=rng, projections=np.full((2, 3), math.nan))
     with pytest.raises(ValueError, match="samples must be finite"):
         U.sliced_wasserstein1_runs(np.full((1, 3, 2), math.nan), x, rng=rng)
+
+
+# ------------------------------------------------------------------ joint W1 of many runs (issue 14 §4)
+def _pypp_runs(x, runs, m, theta, rng):
+    d = x.shape[1]
+    counts = np.ones(x.shape[0], dtype=int)
+    return np.stack([pypp_release(x, counts, 0.0, theta, m, rng, base=[UniformBase(0.0, 1.0)] * d).values
+                     for _ in range(runs)])
+
+
+def test_joint_w1_exact_equals_full_linear_program():
+    rng = np.random.default_rng(5)
+    x = np.round(rng.random((120, 3)), 1)          # with ties, so multiplicities > 1 occur
+    z = _pypp_runs(x, 6, 90, 3.0, rng)
+    values, method = joint_w1_runs(z, x, rng=rng)
+    assert method == "exact-emd"
+    ref = [float(wasserstein1(x, zr)) for zr in z]
+    assert np.allclose(values, ref, rtol=1e-9, atol=1e-12)
+    same, _ = joint_w1_runs(x[None, :, :], x, rng=rng)
+    assert same[0] == 0.0
+
+
+def test_joint_w1_falls_back_to_sliced_with_label():
+    rng = np.random.default_rng(6)
+    x = rng.random((50, 2))
+    z = rng.random((4, 40, 2))
+    values, method = joint_w1_runs(z, x, max_exact_entries=0, n_projections=30, rng=np.random.default_rng(1))
+    assert method == "sliced (30 directions)"
+    ref = sliced_wasserstein1_runs(z, x, n_projections=30, rng=np.random.default_rng(1))
+    assert np.allclose(values, ref)
+    with pytest.raises(ValueError, match="samples"):
+        joint_w1_runs(rng.random((2, 5, 3)), x, rng=rng)
+
+
+@pytest.mark.slow
+def test_joint_w1_hundred_runs_all_distinct_fast():
+    rng = np.random.default_rng(7)
+    x = rng.random((1000, 3))
+    z = _pypp_runs(x, 100, 1000, 5.0, rng)
+    start = time.perf_counter()
+    values, method = joint_w1_runs(z, x, rng=rng)
+    elapsed = time.perf_counter() - start
+    assert method == "exact-emd"
+    assert elapsed <= 2.0, elapsed
+    assert values[0] == pytest.approx(float(wasserstein1(x, z[0])), rel=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.integers(2, 25), st.integers(1, 25))
+def test_joint_w1_exact_on_random_small_cases(seed, runs, n, m):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 3, (n, 2)).astype(float)            # many ties between data and releases
+    z = rng.integers(0, 4, (runs, m, 2)).astype(float)
+    values, method = joint_w1_runs(z, x, rng=rng)
+    assert method == "exact-emd"
+    assert np.allclose(values, [float(wasserstein1(x, zr)) for zr in z], rtol=1e-9, atol=1e-12)
+
+
+def test_joint_w1_memory_budget_and_bad_input():
+    rng = np.random.default_rng(8)
+    x = rng.random((30, 2))
+    z = rng.random((2, 20, 2))
+    # 30 × 20 residual entries of 8 bytes exceed 1000 bytes: sliced, and labelled so
+    _, method = joint_w1_runs(z, x, max_cost_bytes=1000, n_projections=7, rng=rng)
+    assert method == "sliced (7 directions)"
+    with pytest.raises(ValueError, match="max_exact_entries"):
+        joint_w1_runs(z, x, max_exact_entries=-1, rng=rng)
+    with pytest.raises(ValueError, match="n_projections"):
+        joint_w1_runs(z, x, n_projections=0, rng=rng)
+    # -0.0 and 0.0 are the same point
+    values, _ = joint_w1_runs(np.array([[[-0.0, 1.0]]]), np.array([[0.0, 1.0]]), rng=rng)
+    assert values[0] == 0.0
+
+
+def test_quantile_positions_fast_path_equals_binary_search():
+    # wasserstein1_runs counts the steps of each slot by comparisons when slots are narrow
+    # (n ≈ m) and by binary search otherwise: both must equal scipy.
+    rng = np.random.default_rng(9)
+    for n, m in ((40, 40), (400, 13), (7, 50)):
+        x = np.round(rng.normal(size=n), 1)
+        z = np.round(rng.normal(size=(5, m)), 1)
+        assert np.allclose(wasserstein1_runs(z, x), [stats.wasserstein_distance(x, zr) for zr in z],
+                           rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------ frequency-table (counts) path
+def test_column_summary_with_counts_by_hand():
+    # values 1 ×3, 5 ×1: n = 4, mean 2, SD² = (3·1 + 9)/3 = 4; numpy positions (n−1)q = .75, 1.5, 2.25
+    # of (1, 1, 1, 5): Q1 = 1, median = 1, Q3 = 1 + .25·4 = 2
+    s = column_summary([5.0, 1.0], counts=[1, 3])
+    assert s == pytest.approx({"mean": 2.0, "sd": 2.0, "q1": 1.0, "median": 1.0, "q3": 2.0})
+    assert column_summary([5.0, 1.0], counts=[1, 3]) == pytest.approx(column_summary([1.0, 1.0, 1.0, 5.0]))
+    with pytest.raises(ValueError, match="counts"):
+        column_summary([1.0, 2.0], counts=[1, 0])
+
+
+def test_summary_table_with_counts_equals_repeated_rows():
+    rng = np.random.default_rng(41)
+    atoms = pd.DataFrame({"a": np.round(rng.normal(10, 3, 30), 1), "b": rng.integers(0, 9, 30).astype(float)})
+    counts = rng.integers(1, 7, 30)
+    rows = atoms.loc[np.repeat(np.arange(30), counts)].reset_index(drop=True)
+    release = pd.DataFrame({"a": rng.normal(10, 3, 50), "b": rng.integers(0, 9, 50).astype(float)})
+    weighted = summary_table(atoms, {"PYPP": release}, counts=counts)
+    repeated = summary_table(rows, {"PYPP": release})
+    pd.testing.assert_frame_equal(weighted, repeated, rtol=1e-10, atol=1e-12)
+    grid = kde_grid(atoms["a"], release["a"], first_counts=counts)
+    assert np.array_equal(grid, kde_grid(rows["a"], release["a"]))
+    assert np.allclose(kde_on_grid(atoms["a"], grid, counts=counts), kde_on_grid(rows["a"], grid),
+                       rtol=1e-10, atol=1e-14)
+    with pytest.raises(ValueError, match="not both"):
+        kde_on_grid(atoms["a"], grid, weights=counts, counts=counts)
+
+
+def test_repeated_quantiles_equal_numpy_on_the_repeated_values():
+    rng = np.random.default_rng(42)
+    for _ in range(20):
+        values = np.sort(np.round(rng.normal(size=12), 1))
+        counts = rng.integers(0, 4, 12)          # zero counts: values absent from the sample
+        counts[rng.integers(0, 12)] += 1
+        probs = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
+        assert repeated_quantiles(values, np.cumsum(counts), probs) == pytest.approx(
+            list(np.quantile(np.repeat(values, counts), probs)), rel=1e-12, abs=1e-12)
