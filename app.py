@@ -24,6 +24,7 @@ PAGES = [
     st.Page("app_pages/informativity.py", title="Informativity", icon="📈"),
     st.Page("app_pages/inference.py", title="Inference", icon="🔎"),
     st.Page("app_pages/audit.py", title="Audit", icon="🛡️"),
+    st.Page("app_pages/planner.py", title="Release planner", icon="🧭"),
 ]
 
 # Large buffers (uploads and what is derived from them) go back to the OS when a session

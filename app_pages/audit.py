@@ -109,14 +109,17 @@ def run_histogram_audit(cal_key: tuple, _data: np.ndarray, _calibration, name: s
 def disclosure(table_key: str, _prepared, sigma: float, theta: float, m: int, seed: int, n_attacks: int,
                secret: str | None) -> dict:
     rng = np.random.default_rng(seed)
-    values = np.asarray(_prepared.values)
     columns = [str(c) for c in _prepared.columns]
     table = _prepared.table
     bases = _prepared.bases
-    # 1. the simple counts, for a release made from all the confidential records
+    # 1. the simple counts, for a release made from all the confidential records (exact,
+    #    from the table: each distinct row at most twice tells equal rows and singletons)
     full = pypp_release(table.atoms, table.counts, sigma, theta, m, rng, base=bases)
-    counts = core_audit.exact_match_counts(values, full.values)
-    # 2. Anonymeter-style attacks: release from the training part, control held out
+    counts = core_audit.exact_match_counts(compute.singleton_stand_ins(_prepared), full.values)
+    # 2. Anonymeter-style attacks: release from the training part, control held out. They
+    #    need records: every record while n ≤ compute.PICTURE_ROWS, else a fixed-seed sample.
+    values, sampled = compute.data_picture(_prepared)
+    values = np.asarray(values)
     train_idx, control_idx = core_audit.holdout_split(values.shape[0], 0.2, rng)
     train_table = frequency_table(values[train_idx])
     release = pypp_release(train_table.atoms, train_table.counts, sigma, theta, m, rng, base=bases)
@@ -127,7 +130,8 @@ def disclosure(table_key: str, _prepared, sigma: float, theta: float, m: int, se
 
     risks = core_audit.disclosure_risk(frame(values[train_idx]), frame(values[control_idx]), frame(release.values),
                                        rng=rng, n_attacks=n_attacks, secret=secret)
-    return {"counts": counts, "risks": risks, "n_train": int(train_idx.size), "n_control": int(control_idx.size)}
+    return {"counts": counts, "risks": risks, "n_train": int(train_idx.size), "n_control": int(control_idx.size),
+            "sampled": sampled, "n_records": int(values.shape[0])}
 
 
 # --------------------------------------------------------------------------- page
@@ -301,6 +305,10 @@ with tab_risk:
                         f"confidential **singleton** ({cnt['distinct_singletons_released']:,} distinct singletons "
                         "copied: these records are revealed verbatim).")
             risks = out["risks"]
+            if out.get("sampled"):
+                st.caption(f"The attacks ran on a sample of {out['n_records']:,} of the {n:,} records (drawn without "
+                           "replacement from the frequency table, fixed seed): the release is made from its "
+                           f"{out['n_train']:,} training records, {out['n_control']:,} are held out.")
             st.plotly_chart(plots_audit.risk_figure(risks), key="risk_bars")
             st.dataframe(pd.DataFrame([{"attack": r.attack, "attacks": r.n_attacks, "success on training": r.train_rate,
                                         "success on control": r.control_rate, "residual risk": r.risk,

@@ -1,14 +1,19 @@
 """Data page: choose the confidential data, its columns and public transforms; profile it.
 
 The other pages use the selection made here, carried in the session state; every number
-comes from ``core``.
+comes from ``core``. An upload may be a CSV or a Parquet file, and either may be a
+frequency table (value(s) and a count per row). Large files, Parquet and frequency tables
+are reduced to the frequency table of the released columns (:mod:`ui.selection`, the lean
+path): the columns are listed from a bounded head of the file.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
+from core import data as core_data
 from core import plots
 from ui import selection as sel
 from ui import state, widgets
@@ -34,8 +39,8 @@ if st.session_state.source_kind == "sample":
     if choice != st.session_state.sample_name:
         sel.set_source_sample(choice)
 else:
-    uploaded = st.file_uploader(f"CSV file (comma, semicolon, tab or pipe separated; at most "
-                                f"{state.MAX_UPLOAD_MB} MB)", type=["csv", "txt", "tsv"], key="uploader",
+    uploaded = st.file_uploader(f"CSV file (comma, semicolon, tab or pipe separated) or Parquet file; at most "
+                                f"{state.MAX_UPLOAD_MB} MB", type=["csv", "txt", "tsv", "parquet"], key="uploader",
                                 max_upload_size=state.MAX_UPLOAD_MB)
     if uploaded is not None:
         content = uploaded.getvalue()
@@ -48,26 +53,50 @@ else:
         sel.release_uploaded_file(uploaded.file_id)
 
 source = sel.current_source()
-reading, read_problem = None, None
+head, read_problem = None, None
 if source is not None:
+    lean = sel.lean_path(source)
     try:
-        reading = sel.read_result(source.key, source.content, sel.read_options())
+        # The exact path reads the whole (small) file; the lean path only a bounded head.
+        head = sel.head_of(source.key, source.content, sel.read_options(), source.name, not lean)
     except ValueError as exc:
         read_problem = str(exc)   # shown below, next to the reader's options that may fix it
-frame = None if reading is None else reading.frame
+frame = None if head is None else head.frame
 
 # ------------------------------------------------------------------ how the file is read
-if source is not None:
-    decisions = None if reading is None else reading.decisions
+if source is not None and source.file_format == "parquet":
+    with st.expander("How the file is read", expanded=read_problem is not None):
+        if head is not None:
+            st.markdown(f"**Parquet file: {head.n_rows:,} rows × {len(head.columns):,} columns.** Its columns are "
+                        "typed, so there is no separator, encoding or header to decide. The columns and their "
+                        f"default kinds come from the schema and the first {len(frame):,} rows; the released "
+                        "columns are counted over every row by DuckDB.")
+    if read_problem:
+        st.error(f"Could not read {source.name}: {read_problem}")
+        widgets.sidebar_summary(None)
+        st.stop()
+elif source is not None:
+    decisions = None if head is None else head.decisions
     needs_answer = decisions is not None and decisions.should_confirm_header
     with st.expander("How the file is read", expanded=read_problem is not None or needs_answer):
-        if decisions is not None:
+        if decisions is not None and head.complete:
             st.markdown(
                 f"**{decisions.n_rows:,} rows × {decisions.n_columns:,} columns.** "
                 f"Separator: {decisions.delimiter_name} ({'detected' if decisions.delimiter_detected else 'chosen'}); "
                 f"encoding: {decisions.encoding} ({'detected' if decisions.encoding_detected else 'given'}); "
                 f"first row: {'column names' if decisions.header else 'a record'} "
                 f"({'guessed' if decisions.header_guessed else 'chosen'}); line endings: {decisions.line_endings}.")
+        elif decisions is not None:
+            st.markdown(
+                f"**{decisions.n_columns:,} columns; a large file, read in two steps.** Separator: "
+                f"{decisions.delimiter_name} ({'detected' if decisions.delimiter_detected else 'chosen'}); "
+                f"encoding: {decisions.encoding} ({'detected' if decisions.encoding_detected else 'given'}); "
+                f"first row: {'column names' if decisions.header else 'a record'} "
+                f"({'guessed' if decisions.header_guessed else 'chosen'}); line endings: {decisions.line_endings}.")
+            st.caption(f"These decisions, the column list and the default kinds were made on the file's first "
+                       f"{sel.size_text(core_data.HEAD_BYTES)} ({decisions.n_rows:,} rows); DuckDB then reads every "
+                       "row of the released columns, with the same decisions, to count their values.")
+        if decisions is not None:
             for note in decisions.notes:
                 st.caption(note)
         left, mid, right = st.columns(3)
@@ -93,10 +122,23 @@ if source is not None:
         widgets.sidebar_summary(None)
         st.stop()
 
+# ------------------------------------------------------------------ frequency table
+if frame is not None and not source.is_sample:
+    st.subheader("Records or counts")
+    st.toggle("This file is a frequency table (value(s) and a count of records per row)",
+              **state.bind_value("_w_is_frequency_table", st.session_state.counts_column is not None,
+                                 lambda on: sel.set_counts_column(sel.default_counts_column(frame) if on else None)),
+              help="A custodian can aggregate inside their own system and hand over only the released column(s) "
+                   "and a count per row: the raw records never leave it.")
+    if st.session_state.counts_column is not None:
+        st.selectbox("Column holding the counts (whole numbers ≥ 0)", [str(c) for c in frame.columns],
+                     **state.bind_value("_w_counts_column", st.session_state.counts_column, sel.set_counts_column))
+
 # ------------------------------------------------------------------ columns and transforms
 if frame is not None:
     st.subheader("Columns and public transforms")
-    all_columns = [str(c) for c in frame.columns]
+    counts_column = st.session_state.counts_column
+    all_columns = [str(c) for c in frame.columns if str(c) != counts_column]
     sel.ensure_columns(frame)
     chosen = st.multiselect("Columns to release (several columns: each row is one value)", all_columns,
                             **state.bind("columns"))
@@ -135,6 +177,16 @@ c1.metric("records n", f"{table.n:,}")
 c2.metric("distinct values k", f"{table.k:,}")
 c3.metric("singletons k₁", f"{table.singletons:,}")
 c4.metric("largest multiplicity", f"{int(table.counts.max()):,}")
+if selection.counts_column is not None:
+    st.success(f"**The raw records never left the custodian's system.** This file is a frequency table: column "
+               f"{selection.counts_column!r} holds the counts, so n = {table.n:,} records is the sum of the counts "
+               f"over the file's rows. Only the value(s) and their counts were uploaded.", icon="🏛️")
+if selection.lean:
+    st.caption(f"Lean path ({selection.file_format.upper()}, {sel.size_text(len(selection.source.content))}): the "
+               f"released column(s) were reduced by DuckDB to their frequency table of k = {table.k:,} distinct "
+               "values; the session keeps the file's bytes and that table, not the n rows.")
+    for note in selection.notes:
+        st.caption(note)
 
 for info in prepared.column_info:
     if info.kind == "numeric" and info.bounds_from_data:
@@ -154,13 +206,16 @@ st.plotly_chart(plots.spectrum_figure(r, distinct), key="spectrum")
 if prepared.d == 1 and prepared.kinds[0] == "numeric":
     column = prepared.columns[0]
     with widgets.show_errors("The rounding profile cannot be computed: ", stop=False):
-        rounding = sel.rounding_table(selection.source.key, selection.source.content, sel.read_options(), column)
+        rounding = sel.rounding_table(selection.source.key, selection.source.content, sel.read_options(), column,
+                                      selection.counts_column, selection.source.name, selection.lean)
         shown = rounding.assign(decimals=[sel.AS_RECORDED if pd.isna(d) else str(int(d))
                                           for d in rounding["decimals"]])
         left, right = st.columns([2, 1])
         with right:
             st.markdown("**How rounding changes the singletons** (original units, before bounds and log)")
             st.dataframe(shown, hide_index=True)
+            if selection.lean:
+                st.caption("Computed on the distinct values and their counts (exact distinct values and singletons).")
         with left:
             plot_rows = rounding.dropna(subset=["decimals"])
             current = st.session_state.transforms[column]["decimals"]
@@ -171,6 +226,20 @@ if prepared.d == 1 and prepared.kinds[0] == "numeric":
 
 with st.expander("Preview of the prepared data (curator-only: confidential)"):
     widgets.curator_only_note()
-    preview = prepared.to_original(prepared.values).head(20)
+    if prepared.from_table:
+        # No rows are held: the first distinct values of the table and the records each stands for.
+        st.caption("The first 20 distinct values of the frequency table, with the number of records of each.")
+        preview = prepared.to_original(table.atoms[:20]).assign(records=np.asarray(table.counts[:20]))
+    else:
+        preview = prepared.to_original(prepared.values).head(20)
     # Arrow cannot hold Python ints beyond int64 (kept exact by core.data): show such columns as text
     st.dataframe(preview.astype({c: str for c in preview.columns if preview[c].dtype == object}), hide_index=True)
+
+# ------------------------------------------------------------------ coarsening advisor (issue 14)
+# Guarded: the page works while ui/advisor.py does not exist yet.
+try:
+    from ui import advisor  # singleton-aware coarsening advisor, issue 14
+except ImportError:
+    advisor = None
+if advisor is not None:
+    advisor.render_advisor()

@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import inference
 from core import plots_experiments as pe
-from ui import release, state, widgets
+from ui import compute, release, state, widgets
 from ui import selection as sel
 
 st.title("Inference: what an analyst learns from the release")
@@ -145,7 +145,8 @@ with widgets.show_errors("Could not generate the release: "):
                             delta=float(st.session_state.delta), seed=release_seed)
 synthetic = drawn.synthetic
 z = to_scale(synthetic[column].to_numpy(dtype=np.float64))
-x = to_scale(drawn.confidential()[column].to_numpy(dtype=np.float64))
+# The confidential column from the frequency table (no frame of every column's n rows).
+x = to_scale(np.asarray(compute.column_records(prepared, column), dtype=np.float64))
 
 st.subheader("The release Z")
 r1, r2, r3 = st.columns(3)

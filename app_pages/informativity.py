@@ -15,8 +15,8 @@ import numpy as np
 import streamlit as st
 
 from core import informativity, plots, simulation
+from ui import compute, state, widgets
 from ui import selection as sel
-from ui import state, widgets
 
 st.title("Informativity: how fast synthetic data recover the data")
 
@@ -97,11 +97,16 @@ if source == "data":
     column = st.selectbox("Column", numeric, **state.bind("inf_column"))
     j = [str(c) for c in prepared.columns].index(column)
     info = prepared.column_info[j]
-    values = prepared.values if prepared.d == 1 else prepared.values[:, j]
+    # Every record while n ≤ compute.PICTURE_ROWS; above, a fixed-seed sample of that many
+    # records drawn from the frequency table (the experiment subsamples it anyway).
+    rows, sampled = compute.data_picture(prepared)
+    values = rows if prepared.d == 1 else rows[:, j]
     population = np.asarray(values, dtype=np.float64)
     bounds = (float(info.base.lo), float(info.base.hi))
     population_key = f"{selection.key}:{column}"
-    population_note = (f"Population: the {population.size:,} records of **{column}** from "
+    which = (f"a sample of {population.size:,} of the {prepared.n:,} records (drawn without replacement with a "
+             f"fixed seed)" if sampled else f"the {population.size:,} records")
+    population_note = (f"Population: {which} of **{column}** from "
                        f"{selection.source.name}, on the mechanism's scale (after the Data page's transforms, "
                        f"scaled to [{bounds[0]:g}, {bounds[1]:g}] by the bounds); W1 is measured on that scale.")
     if info.bounds_from_data:

@@ -4,7 +4,7 @@
 
     bnp-synth release DATA.csv --column C [--column C2 ...] [--categorical C ...]
         --theta T [--sigma S] [--m M | --m-rule global|instance] --eps E --delta D
-        [--bounds LO HI ...] [--log] [--decimals D ...] [--seed S]
+        [--bounds LO HI ...] [--log] [--decimals D ...] [--coarsening JSON] [--seed S]
         [--sep C] [--header auto|yes|no] [--encoding E] [--thousands SEP] [--keep-na-text]
         [--counts-column C] [--engine duckdb|dask|pandas] [--scheduler ADDRESS]
         [--out synth.csv] [--report report.json]
@@ -50,6 +50,7 @@ import sys
 from pathlib import Path
 
 from . import data as data_layer
+from .coarsening import ColumnTransform
 from .bundle import CURATOR_BUNDLE_NAME, comparison_figures, write_bundles
 from .recipe import MAX_RECIPE_SIZE, SAMPLE_DIR, ReleaseRecipe, run_recipe, sample_source
 
@@ -65,7 +66,7 @@ _NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)
 # Options that define a recipe: with --recipe, the recipe defines them instead.
 _RECIPE_OPTIONS = ("column", "categorical", "sigma", "theta", "m", "m_rule", "eps", "delta", "bounds", "log",
                    "decimals", "sep", "seed", "header", "encoding", "thousands", "keep_na_text", "counts_column",
-                   "releases")
+                   "releases", "coarsening")
 _HEADER_CHOICES = {"auto": None, "yes": True, "no": False}
 
 
@@ -155,6 +156,10 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     spec.add_argument("--releases", type=int, metavar="K",
                       help="how many independent releases of this kind you plan from the same data (1-1000, "
                            "default 1): the curator's report adds their composed guarantee")
+    spec.add_argument("--coarsening", metavar="JSON",
+                      help="coarsening applied to the rows before the transforms, as in a recipe: a JSON list of "
+                           "transforms, e.g. '[{\"column\": \"wage\", \"kind\": \"signif\", \"digits\": 2}]' "
+                           "(kinds: round, signif, log_round, clip, keep, min_count; docs/mathematics.md §3.5)")
     out = release.add_argument_group("outputs (at least one of --out, --public-bundle, --curator-bundle)")
     out.add_argument("--out", metavar="synth.csv", help="where to write the synthetic CSV")
     out.add_argument("--report", metavar="report.json",
@@ -372,7 +377,21 @@ def recipe_from_args(args: argparse.Namespace) -> ReleaseRecipe:
                          sigma=sigma, theta=args.theta, seed=args.seed, sep=args.sep,
                          header=_HEADER_CHOICES[args.header] if args.header is not None else None,
                          encoding=args.encoding, thousands=args.thousands, keep_na_text=bool(args.keep_na_text),
-                         counts_column=args.counts_column, releases=1 if args.releases is None else args.releases)
+                         counts_column=args.counts_column, releases=1 if args.releases is None else args.releases,
+                         coarsening=_coarsening(args.coarsening))
+
+
+def _coarsening(text: str | None) -> tuple:
+    """The ``--coarsening`` JSON list as ColumnTransform objects (the recipe's form)."""
+    if text is None:
+        return ()
+    try:
+        entries = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--coarsening must be a JSON list of transforms: {exc}") from None
+    if not isinstance(entries, list):
+        raise UsageError(f"--coarsening must be a JSON list of transforms, got {text!r}")
+    return tuple(ColumnTransform.from_dict(entry) for entry in entries)
 
 
 def _source(data: str) -> str:

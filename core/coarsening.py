@@ -3,7 +3,7 @@
 Under PYPP a record is an atom, so with several columns almost every record is a
 singleton and the instance-level release size is capped by the singleton limit
 (docs/mathematics.md §3.1). Coarsening the columns merges records and removes singletons.
-This module evaluates candidate transforms:
+This module evaluates candidate transforms (docs/mathematics.md §3.5):
 
 * numeric: rounding to a step (``round``), to significant digits (``signif``), on the
   log scale (``log_round``: :math:`\\exp(h\\,\\mathrm{round}(\\log x / h))`, a relative
@@ -359,12 +359,13 @@ def candidate_grid(per_column: Mapping[str, Sequence[ColumnTransform]], *,
     return [tuple(c) for c in itertools.product(*lists)]
 
 
-def _cost(original, coarsened, numeric: bool) -> float:
+def _cost(original, coarsened, numeric: bool, weights=None) -> float:
     if numeric:
         # Non-decreasing transform: the comonotone coupling (x, T(x)) is optimal, W1 = mean |T(x) − x|.
-        return float(np.mean(np.abs(coarsened - original)))
-    a = pd.Series(original).value_counts(normalize=True)
-    b = pd.Series(coarsened).value_counts(normalize=True)
+        return float(np.average(np.abs(coarsened - original), weights=weights))
+    w = np.ones(len(original)) if weights is None else np.asarray(weights, dtype=float)
+    a = pd.Series(w).groupby(np.asarray(original, dtype=object)).sum() / w.sum()
+    b = pd.Series(w).groupby(np.asarray(coarsened, dtype=object)).sum() / w.sum()
     p, q = a.align(b, fill_value=0.0)
     return float(0.5 * np.abs(p - q).sum())
 
@@ -374,8 +375,9 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), len(uniques)
 
 
-def _distinct_rows(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """(index of the first row of each distinct row, multiplicities) from per-column integer codes."""
+def _distinct_rows(columns: list[tuple[np.ndarray, int]], weights=None) -> tuple[np.ndarray, np.ndarray]:
+    """(index of the first row of each distinct row, multiplicities) from per-column integer codes
+    (``weights``: records per row, for a frequency table)."""
     key, width = columns[0]
     for codes, size in columns[1:]:
         if width * size >= 2**62:  # re-compress so the mixed-radix key stays in int64
@@ -383,13 +385,16 @@ def _distinct_rows(columns: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, n
             width = int(key.max()) + 1
         key = key * size + codes
         width *= size
-    _, first, counts = np.unique(key, return_index=True, return_counts=True)
-    return first, counts
+    if weights is None:
+        _, first, counts = np.unique(key, return_index=True, return_counts=True)
+        return first, counts
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return first, np.bincount(inverse.ravel(), weights=weights, minlength=first.size).astype(np.int64)
 
 
 def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]], *, eps, delta, theta,
            m_cap: int = 10**6, cost_scales: Mapping[str, float] | None = None,
-           progress: Progress | None = None) -> AdvisorResult:
+           progress: Progress | None = None, counts=None) -> AdvisorResult:
     """Evaluate coarsening candidates on the release columns of ``frame``.
 
     Parameters
@@ -408,6 +413,9 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
         deviation of a numeric column (1 if it is constant) — read from the data, which
         is fine for the curator's view — and 1 for a categorical column (TV is in [0, 1]).
     progress : callable(fraction, message), optional
+    counts : array of int ≥ 1, shape (n,), optional
+        ``frame`` is a frequency table: row i stands for ``counts[i]`` records (k,
+        singletons, m*, costs and ``min_count`` count records).
 
     Returns
     -------
@@ -416,6 +424,12 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
     if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0 or frame.shape[1] == 0:
         raise ValueError("frame must be a non-empty pandas DataFrame of the release columns")
     candidates = [tuple(c) for c in candidates]
+    if counts is not None:
+        counts = np.asarray(counts)
+        if counts.shape != (len(frame),) or counts.dtype.kind not in "iu" or np.any(counts < 1):
+            raise ValueError(f"counts must be whole numbers ≥ 1, one per row of frame ({len(frame)}), got shape "
+                             f"{counts.shape} and dtype {counts.dtype}")
+        counts = counts.astype(np.int64)
     if not candidates or len(candidates) > MAX_CANDIDATES:
         raise ValueError(f"candidates must list 1..{MAX_CANDIDATES} candidates, got {len(candidates)}")
     columns = list(frame.columns)
@@ -439,15 +453,17 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
         if given is not None:
             scales[col] = check_real(f"cost_scales[{col!r}]", given, low=0.0, low_open=True)
         elif frame[col].dtype.kind in "biuf":
-            sd = float(np.std(_numeric(originals[col], col)))
+            x = _numeric(originals[col], col)
+            mean = np.average(x, weights=counts)
+            sd = float(np.sqrt(np.average((x - mean) ** 2, weights=counts)))
             scales[col] = sd if sd > 0 else 1.0
         else:
             scales[col] = 1.0
     cache = {}
     for t in applied:
-        values = t.apply(originals[t.column])
+        values = t.apply(originals[t.column], weights=counts)
         original = _numeric(originals[t.column], t.column) if t.numeric else originals[t.column]
-        cost = 0.0 if t.kind == "identity" else _cost(original, values, t.numeric)
+        cost = 0.0 if t.kind == "identity" else _cost(original, values, t.numeric, counts)
         cache[t] = (_codes(values), cost)
     out = []
     for i, cand in enumerate(candidates):
@@ -455,11 +471,11 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
         if len(by_column) != len(cand):
             raise ValueError(f"candidate {i} has two transforms for one column")
         chosen = [by_column.get(col, ColumnTransform(col)) for col in columns]
-        _, counts = _distinct_rows([cache[t][0] for t in chosen])
-        m_star = max_instance_synthetic_size(counts, theta, eps, delta, m_cap=m_cap)
+        _, mult = _distinct_rows([cache[t][0] for t in chosen], counts)
+        m_star = max_instance_synthetic_size(mult, theta, eps, delta, m_cap=m_cap)
         out.append(CoarseningCandidate(
-            transforms=tuple(chosen), k=int(counts.size), singletons=int(np.count_nonzero(counts == 1)),
-            n=int(counts.sum()), m_star=int(m_star), cost=tuple(cache[t][1] for t in chosen),
+            transforms=tuple(chosen), k=int(mult.size), singletons=int(np.count_nonzero(mult == 1)),
+            n=int(mult.sum()), m_star=int(m_star), cost=tuple(cache[t][1] for t in chosen),
             relative_cost=max(cache[t][1] / scales[t.column] for t in chosen),
             data_dependent=any(t.data_dependent for t in chosen), eps=float(eps), delta=float(delta),
             theta=float(theta)))

@@ -16,7 +16,7 @@ release), predicts the utility by Monte Carlo — ``runs`` PYPP releases (σ = 0
 coarsened data, new values from the base measure H uniform on the column's public bounds,
 each metric's ``level`` quantile over runs — and recommends the setting that meets both
 targets with the largest margin. When none does it says which target cannot be met and by
-how much.
+how much (docs/mathematics.md §3.6).
 
 The MC evaluates each release exactly and without a loop over m or n: counts of a release
 come from :func:`core.mechanisms.py_predictive_counts` (O(k + K)); its W1 to the original
@@ -41,6 +41,7 @@ from .coarsening import ColumnTransform, _codes, _cost, _distinct_rows, _numeric
 from .mechanisms import py_predictive_counts
 from .plots import format_upper
 from .privacy import global_delta, instance_delta, max_instance_synthetic_size, max_synthetic_size
+from .utility import repeated_quantiles
 from .validation import (
     check_bounds,
     check_choice,
@@ -173,18 +174,6 @@ def _prepare_column(original: np.ndarray, atom_values: np.ndarray, lo: float, hi
     return _Column(grid, x_weight, np.searchsorted(grid, atom_values), lo, hi, log, truth)
 
 
-def _weighted_quantiles(values: np.ndarray, cum: np.ndarray, m: int, qs=(0.25, 0.5, 0.75)) -> list[float]:
-    """numpy's linear quantiles of the sample with sorted ``values`` repeated (``cum`` = cumulative counts)."""
-    out = []
-    for q in qs:
-        h = (m - 1) * q
-        j = math.floor(h)
-        lo = values[np.searchsorted(cum, j, side="right")]
-        hi = values[np.searchsorted(cum, min(j + 1, m - 1), side="right")]
-        out.append(float(lo + (h - j) * (hi - lo)))
-    return out
-
-
 def _run_metrics(col: _Column, old_counts: np.ndarray, new_values: np.ndarray, new_counts: np.ndarray,
                  m: int) -> dict[str, float]:
     z_grid = np.bincount(col.atom_slot, weights=old_counts, minlength=col.grid.size)
@@ -195,7 +184,7 @@ def _run_metrics(col: _Column, old_counts: np.ndarray, new_values: np.ndarray, n
     points, z_w, x_w = points[order], z_w[order], x_w[order]
     w1 = float(np.sum(np.abs(np.cumsum(z_w) - np.cumsum(x_w))[:-1] * np.diff(points)))
     cum = np.cumsum(np.rint(z_w * m)).astype(np.int64)
-    q1, med, q3 = _weighted_quantiles(points, cum, m)
+    q1, med, q3 = repeated_quantiles(points, cum)  # cum[-1] == m
     mean = float(np.dot(points, z_w))
     t = col.truth
     return {"w1": w1, "mean": abs(mean - t["mean"]), "q1": abs(q1 - t["q1"]), "median": abs(med - t["median"]),

@@ -23,6 +23,8 @@ JSON form (``schema_version`` 1)::
       "data": {"source": "sample:cps_earnings.csv", "sep": null, "header": null,
                "encoding": null, "thousands": null, "keep_na_text": false,
                "counts_column": null,
+               "coarsening": [{"column": "earnings", "kind": "signif", "digits": 2}],
+               "coarsening_chosen_from_data": false, "settings_chosen_from_data": false,
                "columns": [{"name": "earnings", "kind": "numeric", "log": false,
                             "bounds": [0.0, 100.0], "decimals": 2, "scale": true,
                             "categories": null}]},
@@ -38,6 +40,18 @@ The reader's options in ``data`` (``sep``, ``header``, ``encoding``, ``thousands
 ``counts_column`` (the input is a frequency table ``value(s), count``) are optional when
 read — a recipe without them reads the file with the defaults — and always written, so
 that a replay reads the file exactly as the release did.
+
+``coarsening`` (optional when read, always written; ``[]`` = none) lists the
+:class:`core.coarsening.ColumnTransform` applied to the rows after reading and before
+the column transforms (rounding to a step or to significant digits, log-scale rounding,
+top/bottom-coding, merging categories into ``"other"``); each entry is
+``ColumnTransform.to_dict()``. The transforms are public: they are part of the published
+recipe. ``coarsening_chosen_from_data`` records that the coarsening was picked with the
+coarsening advisor (after seeing its singletons and m* on the confidential data), which the
+public report states as a data-dependent choice, as it does for bounds read from the data.
+``settings_chosen_from_data`` (optional, default false) records that θ and m were loaded
+from the release planner, which searched them on the confidential data: the public report
+states that choice too.
 
 ``data.source`` is ``"sample:<file name>"`` (a bundled sample in ``sample_data/``),
 ``"upload:<sha256 of the file>"`` (an upload; the data must be passed to
@@ -74,6 +88,7 @@ import pandas as pd
 
 from . import __version__
 from . import data as data_layer
+from .coarsening import ColumnTransform, apply_coarsening, coarsening_label
 from .mechanisms import pypp_release
 from .plots import format_upper
 from .privacy import (
@@ -209,6 +224,28 @@ def _json_scalar(name: str, value):
     return value
 
 
+def _check_coarsening(transforms, columns) -> tuple:
+    """The recipe's coarsening as a tuple of ColumnTransform, each on a distinct released column."""
+    if isinstance(transforms, (ColumnTransform, str)) or not hasattr(transforms, "__iter__"):
+        raise ValueError(f"coarsening must be a sequence of core.coarsening.ColumnTransform, got {transforms!r}")
+    names = [c.name for c in columns]
+    seen, out = set(), []
+    for t in transforms:
+        if not isinstance(t, ColumnTransform):
+            raise ValueError(f"coarsening must list core.coarsening.ColumnTransform objects, got {t!r}")
+        if t.column not in names:
+            raise ValueError(f"coarsening transform for column {t.column!r}, which is not a released column "
+                             f"({', '.join(map(repr, names))})")
+        if t.column in seen:
+            raise ValueError(f"coarsening has two transforms for column {t.column!r}")
+        seen.add(t.column)
+        if t.keep is not None:   # JSON-safe labels (numpy scalars become Python ones)
+            t = dataclasses.replace(t, keep=tuple(_json_scalar(f"keep list of column {t.column!r}", label)
+                                                  for label in t.keep))
+        out.append(t)
+    return tuple(out)
+
+
 def _check_column(spec) -> data_layer.ColumnSpec:
     if not isinstance(spec, data_layer.ColumnSpec):
         raise ValueError(f"columns must be core.data.ColumnSpec objects, got {type(spec).__name__}")
@@ -276,6 +313,16 @@ class ReleaseRecipe:
     releases : int in [1, 1000]
         How many independent releases of this kind the custodian plans from the same data;
         the curator's report adds their composed guarantee (docs/audit.md).
+    coarsening : sequence of core.coarsening.ColumnTransform
+        Applied to the rows after reading, before ``columns``' transforms
+        (:func:`core.coarsening.apply_coarsening`); at most one per column, each naming a
+        released column. Default: none.
+    coarsening_chosen_from_data : bool
+        The coarsening was chosen by looking at the confidential data (the advisor): a
+        data-dependent choice no guarantee covers.
+    settings_chosen_from_data : bool
+        θ and m were chosen by looking at the confidential data (the release planner's
+        recommendation): a data-dependent choice no guarantee covers.
     """
 
     source: str
@@ -296,6 +343,9 @@ class ReleaseRecipe:
     keep_na_text: bool = False
     counts_column: str | None = None
     releases: int = 1
+    coarsening: tuple = ()
+    coarsening_chosen_from_data: bool = False
+    settings_chosen_from_data: bool = False
 
     def __post_init__(self):
         put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731  (frozen)
@@ -339,6 +389,10 @@ class ReleaseRecipe:
         if self.counts_column is not None and self.counts_column in [c.name for c in self.columns]:
             raise ValueError(f"counts_column {self.counts_column!r} is also a released column: release the value "
                              "column(s) only")
+        put("coarsening", _check_coarsening(self.coarsening, self.columns))
+        put("coarsening_chosen_from_data", check_flag("coarsening_chosen_from_data",
+                                                      self.coarsening_chosen_from_data))
+        put("settings_chosen_from_data", check_flag("settings_chosen_from_data", self.settings_chosen_from_data))
 
     # ------------------------------------------------------------------ forms
     @property
@@ -356,11 +410,21 @@ class ReleaseRecipe:
         return tuple(c.name for c in self.columns if c.kind == "numeric" and c.bounds is None)
 
     @property
+    def coarsening_from_data(self) -> tuple[str, ...]:
+        """Why the coarsening depends on the data: transforms built by reading it
+        (``min_count``, bounds from the data) and/or the choice made with the advisor."""
+        reasons = [t.label for t in self.coarsening if t.data_dependent]
+        if self.coarsening and self.coarsening_chosen_from_data:
+            reasons.append("chosen with the coarsening advisor")
+        return tuple(reasons)
+
+    @property
     def depends_on_data(self) -> bool:
-        """Whether a choice of the recipe (bounds from the data, an instance-level m, or
-        σ ∈ (0, 1) with its instance-level accounting) makes the guarantee's statement
-        itself depend on the confidential data."""
-        return bool(self.bounds_from_data) or self.size_rule == "instance" or 0 < self.sigma < 1
+        """Whether a choice of the recipe (bounds from the data, an instance-level m,
+        σ ∈ (0, 1) with its instance-level accounting, a coarsening built or chosen
+        from the data, or θ and m chosen by the planner) makes the guarantee's statement itself depend on the confidential data."""
+        return (bool(self.bounds_from_data) or self.size_rule == "instance" or 0 < self.sigma < 1
+                or bool(self.coarsening_from_data) or self.settings_chosen_from_data)
 
     def public(self) -> "ReleaseRecipe":
         """The recipe as it may be published: no seed, no upload hash, no local directory."""
@@ -378,6 +442,9 @@ class ReleaseRecipe:
                 "source": self.source,
                 **self.read_options(),
                 "counts_column": self.counts_column,
+                "coarsening": [t.to_dict() for t in self.coarsening],
+                "coarsening_chosen_from_data": self.coarsening_chosen_from_data,
+                "settings_chosen_from_data": self.settings_chosen_from_data,
                 "columns": [{"name": c.name, "kind": c.kind, "log": c.log,
                              "bounds": None if c.bounds is None else [c.bounds[0], c.bounds[1]],
                              "decimals": c.decimals, "scale": c.scale,
@@ -423,7 +490,9 @@ class ReleaseRecipe:
         check_fields("the recipe", obj, _TOP_FIELDS,
                      required=("data", "mechanism", "release_size", "privacy_target"))
         data = check_fields("recipe.data", obj["data"], ("source", "sep", "header", "encoding", "thousands",
-                                                         "keep_na_text", "counts_column", "columns"),
+                                                         "keep_na_text", "counts_column", "coarsening",
+                                                         "coarsening_chosen_from_data",
+                                                         "settings_chosen_from_data", "columns"),
                             required=("source", "columns"))
         if not isinstance(data["columns"], list):
             raise ValueError(f"recipe.data.columns must be a list of column objects, got {data['columns']!r}")
@@ -453,12 +522,18 @@ class ReleaseRecipe:
         target = check_fields("recipe.privacy_target", obj["privacy_target"], ("eps", "delta"),
                               required=("eps", "delta"))
         accounting = check_fields("recipe.accounting", obj.get("accounting", {}), ("n_mc", "releases"))
+        coarsening = data.get("coarsening", [])
+        if not isinstance(coarsening, list):
+            raise ValueError(f"recipe.data.coarsening must be a list of transform objects, got {coarsening!r}")
         return cls(source=data["source"], columns=tuple(columns), eps=target["eps"], delta=target["delta"],
                    m=size.get("m"), size_rule=size["rule"], sigma=params.get("sigma", 0.0), theta=params["theta"],
                    seed=obj.get("seed"), mechanism=name, sep=data.get("sep"),
                    n_mc=accounting.get("n_mc", 20000), header=data.get("header"), encoding=data.get("encoding"),
                    thousands=data.get("thousands"), keep_na_text=data.get("keep_na_text", False),
-                   counts_column=data.get("counts_column"), releases=accounting.get("releases", 1))
+                   counts_column=data.get("counts_column"), releases=accounting.get("releases", 1),
+                   coarsening=tuple(ColumnTransform.from_dict(t) for t in coarsening),
+                   coarsening_chosen_from_data=data.get("coarsening_chosen_from_data", False),
+                   settings_chosen_from_data=data.get("settings_chosen_from_data", False))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "ReleaseRecipe":
@@ -609,9 +684,10 @@ def _prepare(recipe: ReleaseRecipe, data, engine: str, scheduler: str | None):
         if specs != recipe.columns:
             raise ValueError(f"the prepared data were made with other column specs than the recipe's: "
                              f"{specs!r} != {recipe.columns!r}")
-        prepared = source
+        prepared = source   # made by the caller with the recipe's coarsening already applied (the app)
         notes += [f"The bounds of column {c!r} were computed from the confidential data. They are not private: "
                   "the stated differential-privacy guarantee does not cover them." for c in recipe.bounds_from_data]
+        notes += _coarsening_notes(recipe)
         return prepared, label, notes, reading
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
@@ -622,13 +698,29 @@ def _prepare(recipe: ReleaseRecipe, data, engine: str, scheduler: str | None):
                     raise ValueError(f"no counts column {recipe.counts_column!r}; the columns are "
                                      f"{', '.join(map(repr, source.columns))}")
                 counts = data_layer._counts_from_column(source[recipe.counts_column], recipe.counts_column)
-            prepared = data_layer.prepare(source, list(recipe.columns), counts=counts)
+            frame = apply_coarsening(source, recipe.coarsening, counts=counts) if recipe.coarsening else source
+            prepared = data_layer.prepare(frame, list(recipe.columns), counts=counts)
         else:
             aggregated = data_layer.aggregate(source, list(recipe.columns), engine=engine, scheduler=scheduler,
-                                              counts_column=recipe.counts_column, **recipe.read_options())
+                                              counts_column=recipe.counts_column, coarsening=recipe.coarsening,
+                                              **recipe.read_options())
             prepared, reading = aggregated.prepared, aggregated.reading()
     notes += [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    notes += _coarsening_notes(recipe)
     return prepared, label, notes, reading
+
+
+def _coarsening_notes(recipe: ReleaseRecipe) -> list[str]:
+    """The curator's warning when the coarsening was built or chosen from the data."""
+    reasons = recipe.coarsening_from_data
+    notes = []
+    if reasons:
+        notes.append(f"The coarsening depends on the confidential data ({'; '.join(reasons)}): no guarantee covers "
+                     "that choice (docs/mathematics.md §3.4).")
+    if recipe.settings_chosen_from_data:
+        notes.append("θ and m were chosen with the release planner on the confidential data: no guarantee covers "
+                     "that choice (docs/mathematics.md §3.6).")
+    return notes
 
 
 def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
@@ -644,9 +736,10 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
         a path; an upload must be passed). A path (CSV, ``.csv.gz``, Parquet, or a glob
         of them), bytes or file-like is reduced to its frequency table by
         :func:`core.data.aggregate` with the recipe's reader options (no size limit); a
-        DataFrame is prepared with the recipe's columns (and ``counts_column``); a
-        ``PreparedData`` must have been prepared with exactly ``recipe.columns`` (the
-        app passes its cached one).
+        DataFrame is coarsened (``recipe.coarsening``) and prepared with the recipe's
+        columns (and ``counts_column``); a ``PreparedData`` must have been prepared with
+        exactly ``recipe.columns`` after the recipe's coarsening (the app passes its
+        cached one).
     command : str, optional
         The command line that regenerates the release (curator's report).
     data_label : str, optional
@@ -734,6 +827,13 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
         names = ", ".join(repr(c) for c in public.bounds_from_data)
         dependent.append(f"The bounds of {names} (the clipping range and the range of new values) were read off the "
                          "confidential data: no guarantee covers them, and the statement below depends on the data.")
+    if public.coarsening_from_data:
+        dependent.append(f"The coarsening ({coarsening_label(public.coarsening)}) was built or chosen by looking at "
+                         f"the confidential data ({'; '.join(public.coarsening_from_data)}): no guarantee covers that "
+                         "choice, and the statement below depends on the data.")
+    if public.settings_chosen_from_data:
+        dependent.append("θ and m were chosen with the release planner, which searched them on the confidential "
+                         "data: no guarantee covers that choice, and the statement below depends on the data.")
     if public.size_rule == "instance":
         dependent.append("The release size m was chosen by looking at the confidential data (the largest m whose "
                          "instance-level guarantee meets the target): no guarantee covers that choice.")
@@ -786,7 +886,10 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
                       "regime": ("dirichlet-process" if sigma == 0 else
                                  "pitman-yor" if sigma > 0 else "dirichlet-multinomial"),
                       "sigma": sigma, "theta": theta},
-        "data": {"n": n, "source": public.source, "columns": [c.name for c in public.columns]},
+        "data": {"n": n, "source": public.source, "columns": [c.name for c in public.columns],
+                 # public: the transforms are part of the published recipe
+                 "coarsening": [t.to_dict() for t in public.coarsening],
+                 "coarsening_description": coarsening_label(public.coarsening) if public.coarsening else "none"},
         "release": {"m": m, "size_rule": public.size_rule,
                     "m_chosen_by": m_rule or public.size_rule, "file": "synthetic.csv"},
         "privacy_target": {"eps": eps, "delta": target},

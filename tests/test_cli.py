@@ -426,3 +426,46 @@ def test_planned_repeated_releases_are_recorded_with_their_composition(data_csv,
     report = json.loads(report_path.read_text())
     assert report["release"]["releases"] == 3 and report["recipe"]["accounting"]["releases"] == 3
     assert report["composition"]["releases"] == 3 and report["composition"]["global_delta"] > 0
+
+
+def test_replay_with_a_coarsening(multi_csv, tmp_path, capsys):
+    """A recipe with a coarsening (issue 14) replays byte for byte on the command line."""
+    from core.coarsening import ColumnTransform
+
+    coarsening = (ColumnTransform("wage", "log_round", step=0.1), ColumnTransform("hours", "round", step=5),
+                  ColumnTransform("sex", "min_count", min_count=150))
+    recipe = ReleaseRecipe(source=upload_source(multi_csv.read_bytes()),
+                           columns=(ColumnSpec("wage", bounds=(1.0, 300.0), log=True), ColumnSpec("hours"),
+                                    ColumnSpec("sex", kind="categorical")),
+                           eps=2.0, delta=0.1, m=120, theta=2.0, seed=3, coarsening=coarsening,
+                           coarsening_chosen_from_data=True)
+    replay(recipe, multi_csv, tmp_path)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [t["kind"] for t in report["recipe"]["data"]["coarsening"]] == ["log_round", "round", "min_count"]
+    capsys.readouterr()
+
+
+def test_coarsening_option_is_the_recipes(data_csv, tmp_path, capsys):
+    """--coarsening JSON is recorded in the saved recipe, which replays the same bytes."""
+    coarse = '[{"column": "wage", "kind": "signif", "digits": 1}, {"column": "sex", "kind": "keep", "keep": ["male"]}]'
+    common = ["--column", "wage", "--categorical", "sex", "--bounds", "0", "500", "--m", "40", "--seed", "2", *COMMON]
+    assert main(["release", str(data_csv), *common, "--coarsening", coarse, "--out", str(tmp_path / "a.csv"),
+                 "--save-recipe", str(tmp_path / "r.json")]) == 0
+    recipe = ReleaseRecipe.read(tmp_path / "r.json")
+    assert [t.to_dict() for t in recipe.coarsening] == json.loads(coarse.replace('"male"]}', '"male"], '
+                                                                                 '"other_label": "other"}'))
+    released = pd.read_csv(tmp_path / "a.csv")
+    assert set(released["sex"]) <= {"male", "other"}
+    assert main(["release", "--recipe", str(tmp_path / "r.json"), "--out", str(tmp_path / "b.csv")]) == 0
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    for bad, message in (("{", "--coarsening must be a JSON list"), ('{"column": "wage"}', "must be a JSON list"),
+                         ('[{"column": "wage", "kind": "signif"}]', "needs digits"),
+                         ('[{"column": "age", "kind": "round", "step": 5}]', "not a released column")):
+        with pytest.raises(SystemExit) as info:
+            main(["release", str(data_csv), *common, "--coarsening", bad, "--out", str(tmp_path / "c.csv")])
+        assert info.value.code == 2
+        assert message in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["release", str(data_csv), "--recipe", str(tmp_path / "r.json"), "--coarsening", coarse,
+              "--out", str(tmp_path / "d.csv")])
+    assert "--recipe fixes" in capsys.readouterr().err

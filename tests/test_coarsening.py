@@ -120,6 +120,25 @@ def test_advisor_numbers_equal_core_functions(frame):
     assert "looking at the confidential data" in result.caveat
 
 
+def test_frequency_table_gives_the_numbers_of_its_rows(frame):
+    """advise(distinct rows, counts) equals advise(rows): k, singletons, m*, costs, min_count."""
+    grid = _grid()
+    frame = pd.concat([frame, frame.iloc[:700], frame.iloc[:50]], ignore_index=True)  # repeated records
+    rows = advise(frame, grid, eps=1.0, delta=1e-3, theta=2.0)
+    grouped = frame.groupby(list(frame.columns), sort=False).size().reset_index(name="n_records")
+    distinct = grouped.drop(columns="n_records")
+    counts = grouped["n_records"].to_numpy(np.int64)
+    assert len(distinct) < len(frame)   # the fixture has repeated rows: the weights matter
+    table = advise(distinct, grid, eps=1.0, delta=1e-3, theta=2.0, counts=counts)
+    for a, b in zip(rows.candidates, table.candidates):
+        assert (a.k, a.singletons, a.n, a.m_star, a.data_dependent) == (b.k, b.singletons, b.n, b.m_star,
+                                                                         b.data_dependent)
+        assert b.cost == pytest.approx(a.cost, rel=1e-9, abs=1e-12)
+        assert b.relative_cost == pytest.approx(a.relative_cost, rel=1e-9)
+    with pytest.raises(ValueError, match="counts must be whole numbers"):
+        advise(distinct, grid, eps=1.0, delta=1e-3, theta=2.0, counts=np.zeros(len(distinct), int))
+
+
 def _dominates(a, b):
     sa = (-a.m_star, a.singletons) + tuple(a.cost)
     sb = (-b.m_star, b.singletons) + tuple(b.cost)

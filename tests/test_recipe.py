@@ -322,3 +322,103 @@ def test_recipe_records_planned_repeated_releases(frame):
     assert result.curator_report["composition"]["releases"] == 5
     with pytest.raises(ValueError, match="releases"):
         recipe(releases=0)
+
+
+# ----------------------------------------------------------------------------- coarsening (issue 14)
+from core.coarsening import ColumnTransform, apply_coarsening  # noqa: E402
+
+COARSE = (ColumnTransform("wage", "signif", digits=1), ColumnTransform("sex", "keep", keep=("female",)))
+
+
+def test_coarsening_round_trip_and_old_recipes_still_load():
+    r = recipe(coarsening=COARSE, coarsening_chosen_from_data=True)
+    obj = json.loads(r.to_json())
+    assert obj["schema_version"] == 1
+    assert obj["data"]["coarsening"] == [{"column": "wage", "kind": "signif", "digits": 1},
+                                         {"column": "sex", "kind": "keep", "keep": ["female"],
+                                          "other_label": "other"}]
+    assert obj["data"]["coarsening_chosen_from_data"] is True
+    back = ReleaseRecipe.from_json(r.to_json())
+    assert back == r and back.coarsening == COARSE
+    # A recipe written before the field existed reads as "no coarsening".
+    old = recipe().to_dict()
+    del old["data"]["coarsening"], old["data"]["coarsening_chosen_from_data"]
+    assert ReleaseRecipe.from_dict(old) == recipe() and recipe().coarsening == ()
+    assert recipe().public().coarsening == () and r.public().coarsening == COARSE   # the transforms are public
+    # numpy labels (a keep list typed for an integer column) are written as plain JSON numbers
+    years = recipe(columns=(ColumnSpec("age", kind="categorical"),),
+                   coarsening=(ColumnTransform("age", "keep", keep=(np.int64(30), np.int64(40))),))
+    assert json.loads(years.to_json())["data"]["coarsening"][0]["keep"] == [30, 40]
+    assert ReleaseRecipe.from_json(years.to_json()) == years
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d["data"]["coarsening"][0].update(digit=2), r"unknown field\(s\) \['digit'\]"),
+    (lambda d: d["data"].update(coarsening={"column": "wage"}), "must be a list of transform objects"),
+    (lambda d: d["data"]["coarsening"][0].update(kind="blur"), "kind must be one of"),
+    (lambda d: d["data"]["coarsening"][0].pop("digits"), "needs digits"),
+    (lambda d: d["data"]["coarsening"][0].update(column="age"), "not a released column"),
+    (lambda d: d["data"]["coarsening"].append({"column": "wage", "kind": "round", "step": 5}),
+     "two transforms for column 'wage'"),
+    (lambda d: d["data"].update(coarsening_chosen_from_data="yes"), "coarsening_chosen_from_data"),
+])
+def test_bad_coarsening_is_refused(mutate, message):
+    obj = recipe(coarsening=COARSE).to_dict()
+    mutate(obj)
+    with pytest.raises(ValueError, match=message):
+        ReleaseRecipe.from_dict(obj)
+
+
+def test_coarsening_is_applied_before_prepare_and_replays(frame, tmp_path):
+    r = recipe(coarsening=COARSE)
+    result = run_recipe(r, frame)
+    coarse = apply_coarsening(frame, COARSE)
+    expected = prepare(coarse, list(r.columns))
+    assert result.synthetic_csv() == app_release_bytes(expected, 0.0, 2.0, 50, 7)
+    assert set(result.synthetic["sex"]) <= {"female", "other"}
+    assert result.prepared.table.k < prepare(frame, list(r.columns)).table.k   # coarsening merged atoms
+    # The file path goes through core.data.aggregate (distinct cells, weighted): same bytes.
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    assert run_recipe(r, path).synthetic_csv() == result.synthetic_csv()
+    assert run_recipe(ReleaseRecipe.from_json(result.recipe.to_json()), path).synthetic_csv() == \
+        result.synthetic_csv()
+    # The app passes its prepared (already coarsened) data: same bytes.
+    assert run_recipe(r, expected).synthetic_csv() == result.synthetic_csv()
+
+
+def test_public_report_lists_the_coarsening_and_its_data_dependence(frame):
+    public = public_report(recipe(coarsening=COARSE), n=100, m=5)
+    assert public["data"]["coarsening"] == [t.to_dict() for t in COARSE]
+    assert "1 significant digit" in public["data"]["coarsening_description"]
+    assert public["statement_depends_on_data"] is False and not recipe(coarsening=COARSE).depends_on_data
+    assert public_report(recipe(), n=100, m=5)["data"]["coarsening_description"] == "none"
+    chosen = recipe(coarsening=COARSE, coarsening_chosen_from_data=True)
+    assert chosen.depends_on_data
+    text = public_report(chosen, n=100, m=5)
+    assert text["statement_depends_on_data"] is True
+    assert any("coarsening advisor" in t and "no guarantee covers" in t for t in text["data_dependent_choices"])
+    by_count = recipe(coarsening=(ColumnTransform("sex", "min_count", min_count=5),))
+    rep = public_report(by_count, n=100, m=5)
+    assert rep["statement_depends_on_data"] is True
+    assert any("< 5 records" in t for t in rep["data_dependent_choices"])
+    assert any("coarsening depends on the confidential data" in w for w in run_recipe(chosen, frame).warnings)
+    assert not any("coarsening" in w for w in run_recipe(recipe(coarsening=COARSE), frame).warnings)
+    # An empty coarsening "chosen" with the advisor is no coarsening at all.
+    assert not recipe(coarsening_chosen_from_data=True).depends_on_data
+
+
+def test_settings_chosen_with_the_planner_are_a_data_dependent_choice(frame):
+    """θ and m loaded from the release planner: recorded, replayed from JSON, stated publicly."""
+    planned = recipe(settings_chosen_from_data=True)
+    assert planned.depends_on_data and not recipe().depends_on_data
+    again = ReleaseRecipe.from_json(planned.to_json())
+    assert again == planned and json.loads(planned.to_json())["data"]["settings_chosen_from_data"] is True
+    assert ReleaseRecipe.from_json(recipe().to_json()).settings_chosen_from_data is False
+    public = public_report(planned, n=100, m=5)
+    assert public["statement_depends_on_data"] is True
+    assert any("release planner" in t and "no guarantee covers" in t for t in public["data_dependent_choices"])
+    assert not public_report(recipe(), n=100, m=5)["data_dependent_choices"]
+    assert any("release planner" in w for w in run_recipe(planned, frame).warnings)
+    with pytest.raises(ValueError, match="settings_chosen_from_data"):
+        recipe(settings_chosen_from_data="yes")

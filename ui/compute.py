@@ -175,10 +175,49 @@ def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title:
                                              x_title=x_title)
 
 
+# --------------------------------------------------------------------------- pictures of the data
+#: Rows drawn from the frequency table (fixed seed) when a page needs rows but only a
+#: picture of the data: n ≤ this many keeps every record (``PreparedData.sample``).
+PICTURE_ROWS = 1_000_000
+PICTURE_SEED = 20_240_613
+
+
+def data_picture(prepared: core_data.PreparedData, size: int = PICTURE_ROWS) -> tuple[np.ndarray, bool]:
+    """Rows of the prepared data for a picture or an experiment that needs rows, and
+    whether they are a sample: every record while n ≤ ``size``, else ``size`` records
+    drawn without replacement from the table with a fixed seed (cost O(k + size), never
+    the n rows). Pages say so when it is a sample."""
+    rows = prepared.sample(size, np.random.default_rng(PICTURE_SEED))
+    return rows, prepared.n > size
+
+
+def column_records(prepared: core_data.PreparedData, column: str) -> np.ndarray:
+    """Every record's value of one column in original units (as ``ReleaseResult.confidential()``
+    gives it, but sorted), built from the table: the k distinct rows mapped back once, then
+    repeated by their counts — one array of n values, not a frame of all columns' n rows."""
+    table = prepared.table
+    if not prepared.from_table:
+        return prepared.to_original(prepared.values)[column].to_numpy()
+    distinct = prepared.to_original(table.atoms)[column].to_numpy()
+    return np.repeat(distinct, table.counts)
+
+
+def singleton_stand_ins(prepared: core_data.PreparedData) -> np.ndarray:
+    """The distinct rows, each repeated min(count, 2) times: a row equals a confidential
+    row, or a confidential singleton, exactly when it does so for these stand-ins, so
+    ``core.audit.exact_match_counts`` gives the same counts on them at cost O(k), not O(n)."""
+    table = prepared.table
+    return np.repeat(table.atoms, np.minimum(table.counts, 2), axis=0)
+
+
 # --------------------------------------------------------------------------- comparison
 def comparison_data(prepared: core_data.PreparedData) -> np.ndarray | None:
     """The confidential data on [0, 1]^d (public scaling), or ``None`` if a column is
-    categorical or not scaled (the histogram baselines need the unit box)."""
+    categorical or not scaled (the histogram baselines need the unit box).
+
+    The baselines and the bootstrap release from the records themselves, so this is the
+    one place the n rows are built from a frequency table (``prepared.values``: 8·n·d
+    bytes, when the Compare or Audit page asks; ~8 MB per column at n = 10^6)."""
     if any(c.kind != "numeric" or not c.spec.scale for c in prepared.column_info):
         return None
     return np.asarray(prepared.values, dtype=float)

@@ -18,7 +18,7 @@ from core import bundle as core_bundle
 from core import recipe as core_recipe
 from core.cli import PROG
 
-from .selection import Selection, session_cache
+from .selection import Selection, active_coarsening, session_cache
 
 
 def build_recipe(selection: Selection, *, sigma: float, theta: float, m: int, eps: float, delta: float,
@@ -29,12 +29,16 @@ def build_recipe(selection: Selection, *, sigma: float, theta: float, m: int, ep
               else core_recipe.upload_source(source.content))
     specs = tuple(info.spec for info in selection.prepared.column_info)
     read = selection.decisions   # every reading decision, so a replay reads the file the same way
+    coarsening = active_coarsening([spec.name for spec in specs])   # what selection.prepared applied
     return core_recipe.ReleaseRecipe(
         source=origin, columns=specs, eps=eps, delta=delta, m=m, size_rule="fixed", sigma=sigma, theta=theta,
         seed=seed, sep=read.delimiter, header=read.header, encoding=read.encoding, thousands=read.thousands,
         keep_na_text=read.keep_na_text, n_mc=int(st.session_state.n_mc),
         # the k of the Audit page's "repeated releases": the curator report states their composition
-        releases=int(st.session_state.get("audit_releases", 1)))
+        releases=int(st.session_state.get("audit_releases", 1)),
+        # the coarsening applied before prepare (the Data page's advisor); public, part of the recipe
+        coarsening=coarsening, counts_column=selection.counts_column,
+        coarsening_chosen_from_data=bool(coarsening) and bool(st.session_state.get("coarsening_chosen_from_data")))
 
 
 def command_line(selection: Selection) -> str:

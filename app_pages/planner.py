@@ -1,0 +1,233 @@
+"""Release planner page: state the guarantee and the utility needed; get θ, m and a coarsening (issue 14 §3).
+
+Every number comes from :func:`core.planner.plan_release` (docs/mathematics.md §3.6); this
+page lays out the targets, runs the seeded search with a progress bar and loads the
+recommended settings into the session keys the Privacy and Synthetic data pages read.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import coarsening as core_coarsening
+from core import planner as core_planner
+from core.plots import format_upper
+from core.validation import PrivacyLeakWarning
+from ui import advisor, state, widgets
+from ui import selection as sel
+
+#: Largest number of rows the planner expands a frequency table to (the lean path holds distinct rows only).
+MAX_PLAN_ROWS = 2_000_000
+#: Largest coarsening grid the planner searches with "default transforms".
+MAX_PLAN_CANDIDATES = 200
+_ARGS = "planner_args"
+
+st.title("Release planner")
+st.caption("State the guarantee you need and the utility you need; the planner searches θ, m and coarsenings, "
+           "predicts the utility of each setting by Monte Carlo (PYPP releases with σ = 0) and recommends one "
+           "that meets both, or says which target cannot be met and by how much.")
+
+selection = widgets.require_selection()
+st.warning("**The plan is computed from the confidential data** (the utility prediction always; m* too when the "
+           "guarantee is instance-level), so following its recommendation is a data-dependent choice that no "
+           "privacy guarantee covers (docs/mathematics.md §3.4). Curator-only.", icon="⚠️")
+
+frame = sel.release_frame()
+if frame is None or frame.empty:
+    st.info("Choose the data and the columns on the Data page first.")
+    st.stop()
+counts = sel.release_counts()
+if counts is not None:
+    if int(counts.sum()) > MAX_PLAN_ROWS:
+        st.error(f"The planner simulates on the records; this frequency table stands for {int(counts.sum()):,} "
+                 f"records, more than its limit of {MAX_PLAN_ROWS:,}. Plan on a sample of the file.")
+        st.stop()
+    frame = frame.loc[np.repeat(np.arange(len(frame)), counts)].reset_index(drop=True)
+
+settings = st.session_state.transforms
+columns = [str(c) for c in frame.columns]
+kinds = {c: settings.get(c, {}).get("kind", "numeric") for c in columns}
+numeric = [c for c in columns if kinds[c] == "numeric"]
+if not numeric:
+    st.info("The utility targets are stated for numeric columns: choose at least one numeric column on the Data page.")
+    st.stop()
+bounds = {c: (float(settings[c]["lo"]), float(settings[c]["hi"])) for c in numeric
+          if settings.get(c, {}).get("bounds_public")}
+log = {c: bool(settings.get(c, {}).get("log")) for c in numeric}
+
+# ------------------------------------------------------------------ targets
+with st.container(border=True):
+    st.markdown("**Guarantee needed**")
+    a, b, c = st.columns(3)
+    eps_lo, eps_hi = state.RANGES["eps"]
+    eps = a.number_input("ε", min_value=eps_lo, max_value=eps_hi, step=0.05, key="_plan_eps",
+                         value=float(st.session_state.eps))
+    delta = b.selectbox("δ", state.DELTA_OPTIONS, key="_plan_delta", format_func=format_upper,
+                        index=state.DELTA_OPTIONS.index(state.nearest_option(st.session_state.delta,
+                                                                             state.DELTA_OPTIONS)))
+    scope = c.radio("Scope", ["global", "instance"], key="_plan_scope", horizontal=True,
+                    format_func={"global": "global (every dataset of n records; Theorem 2)",
+                                 "instance": "instance-level (this dataset)"}.get)
+
+    st.markdown("**Utility needed** (per numeric column, against the original column; in the column's units)")
+    kind = st.radio("Target", ["w1", "moments"], key="_plan_target", horizontal=True,
+                    format_func={"w1": "W1 distance to the original column",
+                                 "moments": "largest error of the mean and of the quartiles"}.get)
+    targets = {}
+    for col, cell in zip(numeric, st.columns(len(numeric))):
+        values = frame[col].to_numpy(float)
+        sd = float(np.std(values)) or 1.0
+        default = float(f"{0.25 * sd:.2g}")   # a starting point (curator's view): a quarter of the column's SD
+        if kind == "w1":
+            targets[col] = (cell.number_input(f"W1 bound — {col}", min_value=0.0, value=default, format="%g",
+                                              key=f"_plan_w1_{col}"),)
+        else:
+            targets[col] = (cell.number_input(f"mean error — {col}", min_value=0.0, value=default, format="%g",
+                                              key=f"_plan_mean_{col}"),
+                            cell.number_input(f"quartile error — {col}", min_value=0.0, value=2 * default,
+                                              format="%g", key=f"_plan_q_{col}"))
+    level = st.slider("The target must hold in this share of the Monte Carlo runs", 0.5, 0.99, 0.9, 0.01,
+                      key="_plan_level")
+
+# ------------------------------------------------------------------ search
+with st.container(border=True):
+    st.markdown("**Search**")
+    applied = advisor.applied_coarsening()
+    frontier = st.session_state.get(advisor.FRONTIER_KEY) or ()
+    choices = ["none", "applied", "frontier", "defaults"]
+    labels = {"none": "none (as recorded)",
+              "applied": f"the applied coarsening ({core_coarsening.coarsening_label(applied) or 'none applied'})",
+              "frontier": f"the advisor's frontier ({len(frontier)} candidate(s); evaluate on the Data page)",
+              "defaults": (f"default transforms of the numeric columns (public bounds, log; every combination up to "
+                           f"{MAX_PLAN_CANDIDATES}, else one column at a time)")}
+    searched = st.radio("Coarsening candidates", choices, key="_plan_candidates", format_func=labels.get)
+    a, b, c = st.columns(3)
+    thetas_text = a.text_input("θ grid (comma-separated)", value="0.5, 1, 2, 5, 25", key="_plan_thetas")
+    m_lo, m_hi = state.RANGES["m"]
+    m_min = b.number_input("smallest acceptable m", min_value=m_lo, max_value=m_hi, value=1, step=1,
+                           key="_plan_m_min")
+    m_max = c.number_input("largest m considered", min_value=m_lo, max_value=m_hi, value=min(m_hi, len(frame)),
+                           step=1, key="_plan_m_max")
+    a, b, c = st.columns(3)
+    runs = a.number_input("Monte Carlo runs per setting", min_value=2, max_value=500, value=30, step=1,
+                          key="_plan_runs")
+    evaluations = b.number_input("settings predicted by Monte Carlo", min_value=1, max_value=100, value=12,
+                                 step=1, key="_plan_evals")
+    seed = c.number_input("seed", min_value=0, max_value=state.SEED_MAX, value=1, step=1, key="_plan_seed")
+
+
+def _thetas(text: str) -> tuple[float, ...]:
+    lo, hi = state.RANGES["theta"]
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            raise ValueError(f"θ grid: {part!r} is not a number") from None
+        if not (math.isfinite(value) and lo <= value <= hi):
+            raise ValueError(f"θ grid: {part!r} must lie in [{lo:g}, {hi:g}] (the Privacy page's range)")
+        out.append(value)
+    if not out:
+        raise ValueError("θ grid: give at least one θ")
+    return tuple(sorted(set(out)))
+
+
+def _candidates(choice: str) -> tuple:
+    if choice == "applied":
+        return (applied,)
+    if choice == "frontier":
+        if not frontier:
+            raise ValueError("the advisor has no frontier yet: open the coarsening advisor on the Data page and "
+                             "evaluate its candidates, or choose another search")
+        return tuple(tuple(t for t in cand if t.column in kinds) for cand in frontier)
+    if choice == "defaults":
+        menus = {c: advisor.default_menu(c) for c in numeric}
+        if math.prod(len(v) for v in menus.values()) <= MAX_PLAN_CANDIDATES:
+            return tuple(core_coarsening.candidate_grid(menus, max_candidates=MAX_PLAN_CANDIDATES))
+        # Too many combinations: change one column at a time (the rest as recorded).
+        return ((),) + tuple((t,) for menu in menus.values() for t in menu if t.kind != "identity")
+    return ((),)
+
+
+@sel.session_cache(max_entries=4)
+def run_plan(data_key: str, _frame: pd.DataFrame, kinds: dict, guarantee: tuple, utility: tuple,
+             candidates: tuple, thetas: tuple, m_min: int, m_max: int, runs: int, evaluations: int, seed: int,
+             bounds: dict, log: dict) -> core_planner.Plan:
+    """``core.planner.plan_release`` with ``numpy.random.default_rng(seed)`` (cached: seeded, so
+    the same arguments give the same plan)."""
+    kind, targets, level = utility
+    if kind == "w1":
+        target = core_planner.UtilityTarget(w1={c: v[0] for c, v in targets}, level=level)
+    else:
+        target = core_planner.UtilityTarget(mean_error={c: v[0] for c, v in targets},
+                                            quartile_error={c: v[1] for c, v in targets}, level=level)
+    bar, progress = widgets.progress_bar("Planning …")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)   # the page states bounds from the data itself
+        plan = core_planner.plan_release(
+            _frame, kinds, core_planner.GuaranteeTarget(*guarantee), target, candidates=candidates, thetas=thetas,
+            m_max=m_max, m_min=m_min, runs=runs, max_evaluations=evaluations, rng=np.random.default_rng(seed),
+            bounds=bounds, log=log, progress=progress)
+    bar.empty()
+    return plan
+
+
+with widgets.show_errors("The planner cannot run: "):
+    if st.button("Run planner", type="primary", key="_plan_run"):
+        if m_min > m_max:
+            raise ValueError(f"the smallest acceptable m ({m_min}) exceeds the largest m considered ({m_max})")
+        for col, values in targets.items():
+            if not all(v > 0 for v in values):
+                raise ValueError(f"the utility target of column {col!r} must be > 0")
+        st.session_state[_ARGS] = dict(
+            data_key=advisor.data_key(), kinds=kinds, guarantee=(float(eps), float(delta), scope),
+            utility=(kind, tuple(targets.items()), float(level)), candidates=_candidates(searched),
+            thetas=_thetas(thetas_text), m_min=int(m_min), m_max=int(m_max), runs=int(runs),
+            evaluations=int(evaluations), seed=int(seed), bounds=bounds, log=log)
+    args = st.session_state.get(_ARGS)
+    if args is None or args["data_key"] != advisor.data_key() or args["kinds"] != kinds:
+        st.stop()
+    plan = run_plan(args["data_key"], frame, **{k: v for k, v in args.items() if k != "data_key"})
+
+# ------------------------------------------------------------------ the plan
+if plan.recommended is not None:
+    st.success(plan.message, icon="✅")
+else:
+    st.error(plan.message, icon="❌")
+st.caption(plan.caveat)
+if plan.bounds_from_data:
+    st.warning(f"The bounds of {', '.join(map(repr, plan.bounds_from_data))} (the range of new values in the "
+               "prediction) were read off the confidential data: enter public bounds on the Data page.", icon="⚠️")
+if plan.options:
+    st.markdown(f"**Settings predicted** (each metric at the {plan.utility.level:g} quantile of "
+                f"{args['runs']} runs; ratio = largest predicted / target, ≤ 1 meets the utility target)")
+    st.dataframe(plan.table(), hide_index=True)
+
+if plan.recommended is not None:
+    best = plan.recommended
+
+    def load() -> None:
+        """The recommended settings into the keys the Privacy and Synthetic data pages read."""
+        st.session_state.regime = "dp"   # the planner plans σ = 0 releases
+        st.session_state.theta = float(best.theta)
+        st.session_state.m = int(best.m)
+        st.session_state.eps = float(plan.guarantee.eps)
+        st.session_state.delta = float(plan.guarantee.delta)
+        st.session_state.coarsening = tuple(t for t in best.transforms if t.kind != "identity")
+        # a coarsening picked by the plan is picked by looking at the data (the recipe says so)
+        st.session_state.coarsening_chosen_from_data = bool(st.session_state.coarsening)
+        st.session_state["planner_loaded"] = True
+
+    st.button("Load these settings", key="_plan_load", on_click=load, type="primary")
+if st.session_state.get("planner_loaded"):
+    st.success("Loaded: σ = 0, θ, m, ε, δ and the coarsening are set. Next: **Privacy** to see the guarantee, "
+               "then **Synthetic data** to release.", icon="➡️")
+    st.page_link("app_pages/privacy.py", label="Go to Privacy", icon="🔒")
+    st.page_link("app_pages/synthetic_data.py", label="Go to Synthetic data", icon="🎲")

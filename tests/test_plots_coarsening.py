@@ -1,0 +1,56 @@
+"""Frontier figure of the coarsening advisor (core.plots_coarsening)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.coarsening import ColumnTransform, advise, candidate_grid
+from core.plots_coarsening import coarsening_frontier_figure
+
+
+@pytest.fixture(scope="module")
+def result():
+    rng = np.random.default_rng(5)
+    n = 1500
+    frame = pd.DataFrame({"wage": np.round(rng.lognormal(7, 0.5, n), 2),
+                          "educ": rng.choice(list("ABCDE"), n, p=[0.4, 0.3, 0.2, 0.09, 0.01])})
+    grid = candidate_grid({
+        "wage": [ColumnTransform("wage"), ColumnTransform("wage", "signif", digits=2),
+                 ColumnTransform("wage", "signif", digits=1), ColumnTransform("wage", "round", step=1000)],
+        "educ": [ColumnTransform("educ"), ColumnTransform("educ", "min_count", min_count=100)]})
+    return advise(frame, grid, eps=1.0, delta=1e-3, theta=2.0)
+
+
+def names(fig):
+    return [t.name for t in fig.data]
+
+
+@pytest.mark.parametrize("y", ["m_star", "singletons"])
+def test_every_candidate_is_plotted_and_the_frontier_is_the_cores(result, y):
+    table = result.table()
+    applied = table["candidate"].iloc[3]
+    fig = coarsening_frontier_figure(table, y=y, applied=applied)
+    assert names(fig) == ["candidates", "data-dependent candidates", "frontier", "applied"]
+    points = {(label, float(x), int(v)) for t in fig.data[:2] for label, x, v in zip(t.text, t.x, t.y)}
+    assert points == {(r.candidate, float(r.relative_cost), int(getattr(r, y))) for r in table.itertuples()}
+    dependent = set(fig.data[1].text)
+    assert dependent == set(table.loc[table["data_dependent"], "candidate"]) and dependent
+    front = fig.data[2]
+    assert list(front.text) == [c.label for c in sorted(result.frontier(by="relative"),
+                                                        key=lambda c: (c.relative_cost, getattr(c, y)))]
+    assert np.all(np.diff(np.asarray(front.x, float)) >= 0)
+    assert list(fig.data[3].text) == [applied]
+    assert "curator-only" in fig.layout.title.text
+
+
+def test_bad_input_is_refused(result):
+    with pytest.raises(ValueError, match="y must be one of"):
+        coarsening_frontier_figure(result.table(), y="k")
+    with pytest.raises(ValueError, match="non-empty DataFrame"):
+        coarsening_frontier_figure(pd.DataFrame())
+    with pytest.raises(ValueError, match="lacks the column"):
+        coarsening_frontier_figure(result.table().drop(columns="m_star"))
+    # An applied label that is not a candidate adds no ring.
+    assert "applied" not in names(coarsening_frontier_figure(result.table(), applied="nothing"))
