@@ -223,6 +223,8 @@ if plan.recommended is not None:
         st.session_state.coarsening = tuple(t for t in best.transforms if t.kind != "identity")
         # a coarsening picked by the plan is picked by looking at the data (the recipe says so)
         st.session_state.coarsening_chosen_from_data = bool(st.session_state.coarsening)
+        # θ and m searched on the confidential data: the recipe and its public report say so
+        st.session_state.settings_chosen_from_data = True
         st.session_state["planner_loaded"] = True
 
     st.button("Load these settings", key="_plan_load", on_click=load, type="primary")

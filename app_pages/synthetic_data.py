@@ -13,14 +13,6 @@ import streamlit as st
 from core import bundle as core_bundle
 from core import plots_quality
 from ui import release, state, widgets
-from ui.selection import session_cache
-
-
-@session_cache(max_entries=2)
-def quality(release_key: str, _result):
-    """``core.bundle.quality_report`` of a release (cached by its recipe, seed and data included):
-    computed from the frequency table with its counts, never from n rebuilt rows."""
-    return core_bundle.quality_report(_result)
 
 st.title("Synthetic data: generate a release")
 
@@ -97,7 +89,7 @@ if summary is not None:
 
 st.subheader("Quality report")
 with widgets.show_errors("Could not compute the quality report: "):
-    report = quality(release_key, result)
+    report = release.quality(release_key, result)
     q1, q2, q3 = st.columns(3)
     q1.metric("overall quality", plots_quality.format_score(report.overall))
     q2.metric("column shapes", plots_quality.format_score(report.column_shapes))

@@ -74,6 +74,9 @@ __all__ = [
     "ENGINES",
     "FORMATS",
     "HEAD_BYTES",
+    "DistinctValues",
+    "distinct_values",
+    "read_head",
     "aggregate",
     "DELIMITERS",
     "NA_TEXT",
@@ -2022,17 +2025,106 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
     three engines on the bundled samples and on the corpus of awkward files). Memory
     grows with the number of distinct cells, not with the number of rows.
     """
+    specs = _normalise_specs(specs)
+    if counts_column is not None and counts_column in [s.name for s in specs]:
+        raise ValueError(f"the counts column {counts_column!r} cannot also be released: choose the value "
+                         "column(s) to release")
+    values = distinct_values(source, [s.name for s in specs], engine=engine, counts_column=counts_column, sep=sep,
+                             header=header, encoding=encoding, thousands=thousands, keep_na_text=keep_na_text,
+                             scheduler=scheduler, file_format=file_format)
+    return values.aggregated(specs, coarsening=coarsening)
+
+
+@dataclass(frozen=True, eq=False)
+class DistinctValues:
+    """The distinct values of some columns of a file and how many records hold each, as
+    read (before any transform): :func:`distinct_values`.
+
+    The expensive part of :func:`aggregate` (one pass over every row); a dashboard keeps it
+    and calls :meth:`aggregated` each time the transforms change, at a cost in the number
+    of distinct values only.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame, shape (k', d)
+        The distinct cells read as :func:`read_table` reads cells (a value may repeat:
+        ``'1.0'`` and ``'1.00'`` are one number; :func:`prepare` adds their counts).
+    counts : ndarray of int64, shape (k',)
+        Records per row of ``frame`` (times the counts column for a frequency table).
+    decisions, engine, file_format, files, counts_column, notes
+        As in :class:`Aggregated`.
+    rows : pandas.DataFrame or None
+        Every row of a CSV small enough to be read whole (``read_table``), so that
+        :meth:`aggregated` names a bad cell by its row number as :func:`prepare` does.
+    """
+
+    frame: pd.DataFrame
+    counts: np.ndarray
+    decisions: ReadDecisions | None
+    engine: str
+    file_format: str
+    files: tuple[str, ...]
+    counts_column: str | None = None
+    notes: tuple[str, ...] = ()
+    rows: pd.DataFrame | None = field(default=None, repr=False)
+
+    def aggregated(self, specs, coarsening=()) -> Aggregated:
+        """The frequency table of these values under ``specs`` (a subset of the columns,
+        with their transforms) after ``coarsening``: what :func:`aggregate` returns."""
+        specs = _normalise_specs(specs)
+        names = [s.name for s in specs]
+        missing = [name for name in names if name not in self.frame.columns]
+        if missing:
+            raise ValueError(f"column {missing[0]!r} was not read: the columns read are "
+                             f"{_list_names(list(self.frame.columns))}")
+        if self.rows is not None:
+            # The whole file was read: prepare its rows too, so that a problem is named
+            # with its row numbers, exactly as the pandas engine names it.
+            _check_rows(self.rows, specs, self.counts_column)
+        frame = self.frame[names]
+        coarsening = tuple(coarsening)
+        if coarsening:
+            from .coarsening import apply_coarsening  # coarsening imports privacy; keep this module light
+
+            frame = apply_coarsening(frame, coarsening, counts=self.counts)
+        prepared = prepare(frame, specs, counts=self.counts)
+        return Aggregated(prepared=prepared, decisions=self.decisions, engine=self.engine,
+                          file_format=self.file_format, files=self.files, counts_column=self.counts_column,
+                          notes=self.notes)
+
+
+def distinct_values(source, columns, *, engine: str = "duckdb", counts_column: str | None = None,
+                    sep: str | None = None, header: bool | None = None, encoding: str | None = None,
+                    thousands: str | None = None, keep_na_text: bool = False, scheduler: str | None = None,
+                    file_format: str | None = None) -> DistinctValues:
+    """The distinct values of ``columns`` of a CSV or Parquet input and their counts, streaming.
+
+    The first step of :func:`aggregate` (which takes the same source and options; see
+    there), without transforms: ``distinct_values(...).aggregated(specs)`` is
+    ``aggregate(..., specs)`` for any specs on these columns.
+
+    Parameters
+    ----------
+    columns : str or sequence of str
+        The column names to read (non-empty, no repeats, not the counts column).
+
+    Returns
+    -------
+    DistinctValues
+    """
     engine = check_choice("engine", engine, ENGINES)
     if file_format is not None:
         file_format = check_choice("file_format", file_format, FORMATS)
     if scheduler is not None and (engine != "dask" or not isinstance(scheduler, str) or not scheduler.strip()):
         raise ValueError(f"scheduler (the address of a Dask scheduler, e.g. 'tcp://10.0.0.5:8786') needs "
                          f"engine='dask' and a non-empty string, got engine={engine!r}, scheduler={scheduler!r}")
-    specs = _normalise_specs(specs)
+    names = [columns] if isinstance(columns, str) else list(columns)
+    if not names or len(set(names)) != len(names) or not all(isinstance(c, str) and c for c in names):
+        raise ValueError(f"columns must be a non-empty list of distinct column names, got {columns!r}")
     if counts_column is not None:
         if not isinstance(counts_column, str) or not counts_column:
             raise ValueError(f"counts_column must be a column name, got {counts_column!r}")
-        if counts_column in [s.name for s in specs]:
+        if counts_column in names:
             raise ValueError(f"the counts column {counts_column!r} cannot also be released: choose the value "
                              "column(s) to release")
     options = {"sep": _check_sep(sep), "header": None if header is None else check_flag("header", header),
@@ -2045,15 +2137,14 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
     if engine == "dask" and any(not isinstance(item.path, str) for item in inputs):
         raise ValueError("engine='dask' reads files (paths a cluster can reach), not uploaded bytes: use "
                          "engine='duckdb' for an upload")
-    names = [s.name for s in specs]
     wanted = names + ([counts_column] if counts_column is not None else [])
     notes = []
+    rows = None
     if len(inputs) > 1:
         notes.append(f"{len(inputs)} files read as one table ({inputs[0].name}, ...).")
     if fmt == "parquet":
         decisions = None
-        cells, counts = _parquet_cells(inputs, wanted, engine, scheduler)
-        frame = cells
+        frame, counts = _parquet_cells(inputs, wanted, engine, scheduler)
     elif engine == "pandas":
         frame, decisions = _pandas_csv(inputs, wanted, options)
         counts = np.ones(len(frame), dtype=np.int64)
@@ -2062,9 +2153,9 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
         decisions = head.decisions
         head_only = len(inputs) > 1 or _text_bytes(inputs[0], HEAD_BYTES)[1]
         if not head_only:
-            # The whole file was read: prepare its rows too, so that a problem is named
-            # with its row numbers, exactly as the pandas engine names it.
-            _check_rows(head.frame, specs, counts_column)
+            rows = head.frame
+            if counts_column is not None and counts_column in rows.columns:
+                _counts_from_column(rows[counts_column], counts_column)  # named by row, as prepare would
         cells, counts, more_notes = _csv_cells(inputs, wanted, decisions, engine, scheduler)
         notes += more_notes
         frame, decisions = _read_distinct_cells(cells, counts, decisions, options, head_only=head_only)
@@ -2074,16 +2165,42 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
         notes.append(f"The input is a frequency table: column {counts_column!r} holds the counts "
                      f"({int(counts.sum()):,} records in {len(frame):,} rows). The raw records never left the "
                      "custodian's system.")
-    coarsening = tuple(coarsening)
-    if coarsening:
-        from .coarsening import apply_coarsening  # coarsening imports privacy; keep this module light
-
-        frame = apply_coarsening(frame, coarsening, counts=counts)
-    prepared = prepare(frame, specs, counts=counts)
     if decisions is not None:
         decisions = replace(decisions, n_rows=int(counts.sum()) if counts_column is None else decisions.n_rows)
-    return Aggregated(prepared=prepared, decisions=decisions, engine=engine, file_format=fmt,
-                      files=tuple(item.name for item in inputs), counts_column=counts_column, notes=tuple(notes))
+    return DistinctValues(frame=frame, counts=np.asarray(counts, dtype=np.int64), decisions=decisions, engine=engine,
+                          file_format=fmt, files=tuple(item.name for item in inputs), counts_column=counts_column,
+                          notes=tuple(notes), rows=rows)
+
+
+def read_head(source, *, name: str | None = None, sep: str | None = None, header: bool | None = None,
+              encoding: str | None = None, thousands: str | None = None,
+              keep_na_text: bool = False) -> tuple[ReadResult, bool]:
+    """:func:`read_table` of the head of a CSV that :func:`aggregate` decides on.
+
+    The first :data:`HEAD_BYTES` of the (first) file, cut after a whole line: the
+    separator, encoding, header, column names and kinds :func:`aggregate` will use, for a
+    dashboard that lists the columns of a large upload without reading all its rows.
+
+    Parameters
+    ----------
+    source : path, bytes or file-like
+        As for :func:`aggregate` (a glob or list: its first file).
+    name : str, optional
+        Display name of ``bytes`` in messages (default "the uploaded data").
+    sep, header, encoding, thousands, keep_na_text
+        As for :func:`read_table`.
+
+    Returns
+    -------
+    (ReadResult, bool)
+        The reading of the head, and whether the head is the whole file.
+    """
+    options = {"sep": _check_sep(sep), "header": None if header is None else check_flag("header", header),
+               "encoding": encoding, "thousands": thousands, "keep_na_text": check_flag("keep_na_text", keep_na_text)}
+    item = _resolve_inputs(source)[0]
+    if name is not None:
+        item = replace(item, name=repr(str(name)))
+    return _csv_decisions(item, options), not _text_bytes(item, HEAD_BYTES)[1]
 
 
 def _check_rows(frame: pd.DataFrame, specs: list[ColumnSpec], counts_column: str | None) -> None:

@@ -124,7 +124,7 @@ def test_advisor_user_steps_keep_list_and_min_count(sample):
     assert any("rounding step 'five'" in e.value for e in at.error) and not at.exception
 
 
-def test_planner_runs_and_loads_the_settings(sample):
+def test_planner_runs_and_loads_the_settings(sample, downloads):
     at = _advisor()
     _ok(at.switch_page("app_pages/planner.py").run())
     assert any("computed from the confidential data" in w.value for w in at.warning)
@@ -148,6 +148,14 @@ def test_planner_runs_and_loads_the_settings(sample):
     assert at.slider(key="_w_theta").value == pytest.approx(recommended["theta"])
     assert at.slider(key="_w_m").value == int(recommended["m"])
     _ok(at.switch_page("app_pages/synthetic_data.py").run())
+    # θ and m were searched on the confidential data: the release's recipe and public report say so.
+    assert at.session_state["settings_chosen_from_data"] is True
+    _ok(next(b for b in at.button if b.label == "Generate release").click().run())
+    _, public, curator = _release_downloads(at, downloads)
+    assert json.loads(curator["CONFIDENTIAL_recipe.json"])["data"]["settings_chosen_from_data"] is True
+    release = json.loads(public["release.json"])
+    assert release["statement_depends_on_data"] is True
+    assert any("release planner" in t for t in release["data_dependent_choices"])
 
 
 def test_planner_refuses_bad_input_with_a_message():

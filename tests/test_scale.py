@@ -313,3 +313,53 @@ def test_a_coarsening_applied_to_the_distinct_values_equals_coarsening_the_rows(
     weighted = set(apply_coarsening(distinct, coarsening[1:], counts=distinct["count"])["c"])
     unweighted = set(apply_coarsening(distinct, coarsening[1:])["c"])
     assert weighted == set(apply_coarsening(frame, coarsening[1:])["c"]) and weighted != unweighted
+
+
+def test_read_head_is_what_aggregate_decides_on(tmp_path):
+    """The dashboard lists a large upload's columns from read_head: the same separator,
+    header and columns aggregate reads, from at most HEAD_BYTES."""
+    body = "".join(f"{i % 97};{i % 13};x{i % 5}\n" for i in range(60_000))
+    content = ("a;b;c\n" + body).encode()
+    assert len(content) > D.HEAD_BYTES
+    head, complete = D.read_head(content, name="big.csv")
+    assert not complete and head.decisions.delimiter == ";" and head.decisions.header
+    assert [c.name for c in head.decisions.columns] == ["a", "b", "c"]
+    assert head.decisions.size_bytes <= D.HEAD_BYTES and len(head.frame) < 60_000
+    full = D.aggregate(content, ["a", D.ColumnSpec("c", kind="categorical")])
+    assert full.table.n == 60_000 and full.decisions.delimiter == head.decisions.delimiter
+    small, complete = D.read_head(b"x,y\n1,2\n")
+    assert complete and len(small.frame) == 1
+    with pytest.raises(ValueError, match="header"):
+        D.read_head(content, header="yes")
+
+
+def test_distinct_values_once_then_any_transforms_equal_aggregate(tmp_path):
+    """The dashboard reads a large file once (distinct_values) and re-prepares on each change
+    of transforms: the same tables as aggregate, for several specs and a coarsening."""
+    from core.coarsening import ColumnTransform
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"w": np.round(rng.lognormal(3, 1, 40_000), 2), "g": rng.choice(["a", "b", "c"], 40_000)})
+    path = tmp_path / "big.csv"
+    frame.to_csv(path, index=False)
+    assert path.stat().st_size > D.HEAD_BYTES
+    values = D.distinct_values(path, ["w", "g"])
+    assert int(values.counts.sum()) == 40_000 and values.rows is None
+    for specs, coarsening in [
+        ([D.ColumnSpec("w", bounds=(0.0, 500.0))], ()),
+        ([D.ColumnSpec("w", bounds=(1.0, 500.0), log=True, decimals=1), D.ColumnSpec("g", kind="categorical")], ()),
+        ([D.ColumnSpec("w", bounds=(0.0, 500.0)), D.ColumnSpec("g", kind="categorical")],
+         (ColumnTransform("w", "signif", digits=2),)),
+    ]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            _same(values.aggregated(specs, coarsening).table, D.aggregate(path, specs, coarsening=coarsening).table)
+    with pytest.raises(ValueError, match="was not read"):
+        values.aggregated([D.ColumnSpec("x")])
+    with pytest.raises(ValueError, match="columns must be"):
+        D.distinct_values(path, ["w", "w"])
+    # A small file is read whole: a bad cell is named by its row, as prepare names it.
+    small = tmp_path / "small.csv"
+    small.write_text("w\n1\n2\nabc\n")
+    with pytest.raises(ValueError, match="row"):
+        D.distinct_values(small, ["w"]).aggregated([D.ColumnSpec("w", bounds=(0.0, 5.0))])

@@ -38,7 +38,9 @@ def build_recipe(selection: Selection, *, sigma: float, theta: float, m: int, ep
         releases=int(st.session_state.get("audit_releases", 1)),
         # the coarsening applied before prepare (the Data page's advisor); public, part of the recipe
         coarsening=coarsening, counts_column=selection.counts_column,
-        coarsening_chosen_from_data=bool(coarsening) and bool(st.session_state.get("coarsening_chosen_from_data")))
+        coarsening_chosen_from_data=bool(coarsening) and bool(st.session_state.get("coarsening_chosen_from_data")),
+        # θ and m loaded from the Release planner, which searched them on the confidential data
+        settings_chosen_from_data=bool(st.session_state.get("settings_chosen_from_data")))
 
 
 def command_line(selection: Selection) -> str:
@@ -75,7 +77,14 @@ def release_key(result: core_recipe.ReleaseResult) -> str:
 def bundles(release_key: str, _result: core_recipe.ReleaseResult) -> core_bundle.ReleaseBundles:
     """Both zips of a release (public release; CONFIDENTIAL curator record with the overlays)."""
     return core_bundle.build_bundles(_result, figures=figures(release_key, _result),
-                                     summary=summary(release_key, _result))
+                                     summary=summary(release_key, _result), report=quality(release_key, _result))
+
+
+@session_cache(max_entries=2)
+def quality(release_key: str, _result: core_recipe.ReleaseResult):
+    """``core.bundle.quality_report`` of a release (cached by its recipe, seed and data included):
+    computed from the frequency table with its counts, never from n rebuilt rows (curator only)."""
+    return core_bundle.quality_report(_result)
 
 
 @session_cache(max_entries=2)

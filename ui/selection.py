@@ -213,9 +213,7 @@ def head_of(source_key: str, _content: bytes, options: tuple, name: str, full: b
         return Head(reading.frame, reading.decisions, "csv", True, reading.decisions.n_rows)
     # The same head, cut at a line end, that core.data.aggregate decides the separator,
     # encoding and header on: the columns listed here are the ones it will read.
-    item = core_data._Input(repr(name), None, _content)
-    reading = core_data._csv_decisions(item, {**dict(options), "encoding": None})
-    complete = len(_content) <= core_data.HEAD_BYTES
+    reading, complete = core_data.read_head(_content, name=name, **{**dict(options), "encoding": None})
     return Head(reading.frame, reading.decisions, "csv", complete, reading.decisions.n_rows if complete else None)
 
 
@@ -245,6 +243,7 @@ def _new_source() -> None:
     st.session_state.read_options = {}
     st.session_state.counts_column = None
     st.session_state.coarsening = ()
+    st.session_state.settings_chosen_from_data = False   # planned on the previous data
 
 
 def set_source_sample(name: str) -> None:
@@ -394,6 +393,7 @@ def _follow_source(source: Source) -> None:
         if seen is not None:
             st.session_state.coarsening = ()
             st.session_state.counts_column = None
+            st.session_state.settings_chosen_from_data = False
         st.session_state._source_followed = source.key
 
 
@@ -418,16 +418,29 @@ def prepared_data(source_key: str, _content: bytes, options: tuple, specs: tuple
         return core_data.prepare(frame, list(specs))
 
 
+@session_cache(max_entries=4)
+def scanned(source_key: str, _content: bytes, options: tuple, columns: tuple, counts_column: str | None,
+            name: str) -> core_data.DistinctValues:
+    """``core.data.distinct_values`` of the bytes with DuckDB (the lean path's one pass over
+    every row; cached by the columns, not by their transforms)."""
+    try:
+        return core_data.distinct_values(_content, list(columns), engine="duckdb", counts_column=counts_column,
+                                         **dict(options))
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("the uploaded data", repr(name))) from None
+
+
 @session_cache(max_entries=8)
 def aggregated(source_key: str, _content: bytes, options: tuple, specs: tuple, counts_column: str | None,
                coarsening: tuple, name: str) -> core_data.Aggregated:
-    """``core.data.aggregate`` of the bytes with DuckDB (the lean path; cached): the
-    frequency table of the released columns after the coarsening, never the n rows."""
+    """``core.data.aggregate`` of the bytes (the lean path; cached): the frequency table of
+    the released columns after the coarsening, never the n rows. A change of transforms
+    or coarsening re-prepares the cached distinct values (cost in k, not n)."""
+    values = scanned(source_key, _content, options, tuple(s.name for s in specs), counts_column, name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         try:
-            return core_data.aggregate(_content, list(specs), engine="duckdb", counts_column=counts_column,
-                                       coarsening=coarsening, **dict(options))
+            return values.aggregated(list(specs), coarsening=coarsening)
         except ValueError as exc:
             raise ValueError(str(exc).replace("the uploaded data", repr(name))) from None
 

@@ -48,6 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "sample_name": "cps_earnings.csv",
     "upload": None,                # {"name", "bytes", "hash"} of this session's last good upload
     "counts_column": None,         # the upload is a frequency table: its counts column (None: rows are records)
+    "settings_chosen_from_data": False,  # θ and m loaded from the Release planner (recorded in the recipe)
     "coarsening": (),              # tuple of core.coarsening.ColumnTransform, applied before prepare (advisor)
     "read_options": {},            # reader choices for the current source (delimiter, header, …)
     "columns": None,               # chosen columns (None: default for the dataset)
