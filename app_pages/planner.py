@@ -21,8 +21,6 @@ from core.validation import PrivacyLeakWarning
 from ui import advisor, state, widgets
 from ui import selection as sel
 
-#: Largest number of rows the planner expands a frequency table to (the lean path holds distinct rows only).
-MAX_PLAN_ROWS = 2_000_000
 #: Largest coarsening grid the planner searches with "default transforms".
 MAX_PLAN_CANDIDATES = 200
 _ARGS = "planner_args"
@@ -41,13 +39,10 @@ frame = sel.release_frame()
 if frame is None or frame.empty:
     st.info("Choose the data and the columns on the Data page first.")
     st.stop()
+# On the lean path the frame holds the distinct rows and ``counts`` their records: the planner
+# works on that table (cost in distinct rows, not records).
 counts = sel.release_counts()
-if counts is not None:
-    if int(counts.sum()) > MAX_PLAN_ROWS:
-        st.error(f"The planner simulates on the records; this frequency table stands for {int(counts.sum()):,} "
-                 f"records, more than its limit of {MAX_PLAN_ROWS:,}. Plan on a sample of the file.")
-        st.stop()
-    frame = frame.loc[np.repeat(np.arange(len(frame)), counts)].reset_index(drop=True)
+n_records = len(frame) if counts is None else int(counts.sum())
 
 settings = st.session_state.transforms
 columns = [str(c) for c in frame.columns]
@@ -81,7 +76,8 @@ with st.container(border=True):
     targets = {}
     for col, cell in zip(numeric, st.columns(len(numeric))):
         values = frame[col].to_numpy(float)
-        sd = float(np.std(values)) or 1.0
+        sd = math.sqrt(float(np.cov(values, fweights=counts, bias=True))) if len(values) > 1 else 0.0
+        sd = sd or 1.0
         default = float(f"{0.25 * sd:.2g}")   # a starting point (curator's view): a quarter of the column's SD
         if kind == "w1":
             targets[col] = (cell.number_input(f"W1 bound — {col}", min_value=0.0, value=default, format="%g",
@@ -111,7 +107,7 @@ with st.container(border=True):
     m_lo, m_hi = state.RANGES["m"]
     m_min = b.number_input("smallest acceptable m", min_value=m_lo, max_value=m_hi, value=1, step=1,
                            key="_plan_m_min")
-    m_max = c.number_input("largest m considered", min_value=m_lo, max_value=m_hi, value=min(m_hi, len(frame)),
+    m_max = c.number_input("largest m considered", min_value=m_lo, max_value=m_hi, value=min(m_hi, n_records),
                            step=1, key="_plan_m_max")
     a, b, c = st.columns(3)
     runs = a.number_input("Monte Carlo runs per setting", min_value=2, max_value=500, value=30, step=1,
@@ -157,7 +153,7 @@ def _candidates(choice: str) -> tuple:
 
 
 @sel.session_cache(max_entries=4)
-def run_plan(data_key: str, _frame: pd.DataFrame, kinds: dict, guarantee: tuple, utility: tuple,
+def run_plan(data_key: str, _frame: pd.DataFrame, _counts, kinds: dict, guarantee: tuple, utility: tuple,
              candidates: tuple, thetas: tuple, m_min: int, m_max: int, runs: int, evaluations: int, seed: int,
              bounds: dict, log: dict) -> core_planner.Plan:
     """``core.planner.plan_release`` with ``numpy.random.default_rng(seed)`` (cached: seeded, so
@@ -174,7 +170,7 @@ def run_plan(data_key: str, _frame: pd.DataFrame, kinds: dict, guarantee: tuple,
         plan = core_planner.plan_release(
             _frame, kinds, core_planner.GuaranteeTarget(*guarantee), target, candidates=candidates, thetas=thetas,
             m_max=m_max, m_min=m_min, runs=runs, max_evaluations=evaluations, rng=np.random.default_rng(seed),
-            bounds=bounds, log=log, progress=progress)
+            bounds=bounds, log=log, progress=progress, counts=_counts)
     bar.empty()
     return plan
 
@@ -194,7 +190,7 @@ with widgets.show_errors("The planner cannot run: "):
     args = st.session_state.get(_ARGS)
     if args is None or args["data_key"] != advisor.data_key() or args["kinds"] != kinds:
         st.stop()
-    plan = run_plan(args["data_key"], frame, **{k: v for k, v in args.items() if k != "data_key"})
+    plan = run_plan(args["data_key"], frame, counts, **{k: v for k, v in args.items() if k != "data_key"})
 
 # ------------------------------------------------------------------ the plan
 if plan.recommended is not None:

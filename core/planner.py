@@ -165,12 +165,23 @@ class _Column:
     truth: dict               # original mean and quartiles
 
 
-def _prepare_column(original: np.ndarray, atom_values: np.ndarray, lo: float, hi: float, log: bool) -> _Column:
+def _prepare_column(original: np.ndarray, atom_values: np.ndarray, lo: float, hi: float, log: bool,
+                    weights: np.ndarray | None = None) -> _Column:
+    """``weights``: records per row of ``original`` (a frequency table); None = one each."""
     grid = np.union1d(original, atom_values)
-    x_weight = np.bincount(np.searchsorted(grid, original), minlength=grid.size) / original.size
-    q1, med, q3 = np.quantile(original, [0.25, 0.5, 0.75])
-    truth = {"mean": float(original.mean()), "sd": float(original.std()), "q1": float(q1), "median": float(med),
-             "q3": float(q3)}
+    slots = np.searchsorted(grid, original)
+    if weights is None:
+        x_weight = np.bincount(slots, minlength=grid.size) / original.size
+        q1, med, q3 = np.quantile(original, [0.25, 0.5, 0.75])
+        mean, sd = float(original.mean()), float(original.std())
+    else:
+        per_point = np.bincount(slots, weights=weights, minlength=grid.size)
+        x_weight = per_point / per_point.sum()
+        # numpy's linear quantiles of the records, from the grid and its cumulative counts
+        q1, med, q3 = repeated_quantiles(grid, np.cumsum(per_point.astype(np.int64)))
+        mean = float(np.dot(grid, x_weight))
+        sd = math.sqrt(float(np.dot((grid - mean) ** 2, x_weight)))
+    truth = {"mean": mean, "sd": sd, "q1": float(q1), "median": float(med), "q3": float(q3)}
     return _Column(grid, x_weight, np.searchsorted(grid, atom_values), lo, hi, log, truth)
 
 
@@ -197,11 +208,25 @@ def _draw_new(col: _Column, size: int, rng: np.random.Generator) -> np.ndarray:
     return rng.uniform(col.lo, col.hi, size)
 
 
+def _with_counts(frame, counts) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """``frame`` and its records per row (a frequency table: whole numbers ≥ 0, one per row,
+    some > 0), without the rows that hold no record; ``counts=None`` passes through."""
+    if counts is None or not isinstance(frame, pd.DataFrame):
+        return frame, None
+    arr = np.asarray(counts)
+    if arr.shape != (len(frame),) or arr.dtype.kind not in "iu" or (arr.size and arr.min() < 0) or arr.sum() <= 0:
+        raise ValueError(f"counts must be whole numbers >= 0, one per row of frame ({len(frame)}), not all 0; got "
+                         f"shape {arr.shape}, dtype {arr.dtype}")
+    keep = arr > 0
+    return frame.loc[keep].reset_index(drop=True), arr[keep].astype(np.int64)
+
+
 def _setup(frame: pd.DataFrame, kinds: Mapping[str, str], bounds: Mapping | None, log: Mapping | None,
-           transforms: Sequence[ColumnTransform]):
+           transforms: Sequence[ColumnTransform], counts: np.ndarray | None = None):
     """Coarsened atoms (multiplicities and per-numeric-column prepared columns).
 
     Atom values outside the bounds are clipped to them, as :func:`core.data.prepare` does.
+    ``counts``: records per row of ``frame`` (a frequency table), checked by the caller.
     """
     bounds = dict(bounds or {})
     log = dict(log or {})
@@ -218,9 +243,10 @@ def _setup(frame: pd.DataFrame, kinds: Mapping[str, str], bounds: Mapping | None
     for c, kind in kinds.items():
         check_choice(f"kind of column {c!r}", kind, ("numeric", "categorical"))
         t = by_col.get(c, ColumnTransform(c))
-        coarse[c] = t.apply(frame[c].to_numpy())
+        coarse[c] = t.apply(frame[c].to_numpy(), weights=counts)
         codes.append(_codes(coarse[c]))
-    first, counts = _distinct_rows(codes)
+    weights = counts
+    first, counts = _distinct_rows(codes, weights=weights)
     for c, kind in kinds.items():
         if kind != "numeric":
             continue
@@ -232,7 +258,7 @@ def _setup(frame: pd.DataFrame, kinds: Mapping[str, str], bounds: Mapping | None
                                   f"bounds read from the data of column {c!r}", positive=bool(log.get(c)))
             from_data.append(c)
         atoms = np.clip(_numeric(coarse[c], c)[first], lo, hi)
-        numeric_cols[c] = _prepare_column(original, atoms, lo, hi, bool(log.get(c)))
+        numeric_cols[c] = _prepare_column(original, atoms, lo, hi, bool(log.get(c)), weights)
     return counts, numeric_cols, from_data
 
 
@@ -249,7 +275,7 @@ def _simulate(counts, columns: dict, theta: float, m: int, runs: int, rng) -> di
 
 def predict_utility(frame: pd.DataFrame, kinds: Mapping[str, str], transforms: Sequence[ColumnTransform], *,
                     theta, m, runs: int = 40, rng: np.random.Generator, bounds: Mapping | None = None,
-                    log: Mapping | None = None) -> dict[str, dict[str, np.ndarray]]:
+                    log: Mapping | None = None, counts=None) -> dict[str, dict[str, np.ndarray]]:
     """Monte Carlo utility of PYPP (σ = 0) releases of the coarsened data.
 
     Parameters
@@ -261,6 +287,10 @@ def predict_utility(frame: pd.DataFrame, kinds: Mapping[str, str], transforms: S
     bounds : column -> public (lo, hi) of the base measure H; missing: read from the data
         (a PrivacyLeakWarning)
     log : column -> bool, H uniform on the log scale
+    counts : array of int, shape (len(frame),), optional
+        Records per row when ``frame`` is a frequency table (e.g. the distinct rows of a
+        large file): the same prediction as for the rows repeated, at a cost in rows of
+        ``frame``.
 
     Returns
     -------
@@ -270,7 +300,8 @@ def predict_utility(frame: pd.DataFrame, kinds: Mapping[str, str], transforms: S
     theta = check_positive("theta", theta)
     m = check_integer("m", m, minimum=1, maximum=10**8)
     runs = check_integer("runs", runs, minimum=2, maximum=10**4)
-    counts, columns, from_data = _setup(frame, kinds, bounds, log, transforms)
+    frame, weights = _with_counts(frame, counts)
+    counts, columns, from_data = _setup(frame, kinds, bounds, log, transforms, weights)
     if from_data:
         warn_bounds_from_data(f"bounds of column(s) {from_data}")
     return _simulate(counts, columns, theta, m, runs, check_rng(rng))
@@ -292,7 +323,7 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
                  thetas: Sequence[float] = (0.5, 1.0, 5.0, 25.0), m_max: int | None = None, m_min: int = 1,
                  runs: int = 30, max_evaluations: int = 12, rng: np.random.Generator,
                  bounds: Mapping | None = None, log: Mapping | None = None,
-                 progress: Progress | None = None) -> Plan:
+                 progress: Progress | None = None, counts=None) -> Plan:
     """Search coarsening × θ × m for a release meeting ``guarantee`` and ``utility``.
 
     For each (candidate, θ): m = min(m_max, largest m admissible at the guarantee) —
@@ -306,7 +337,8 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
 
     Parameters
     ----------
-    frame, kinds, bounds, log : as in :func:`predict_utility`
+    frame, kinds, bounds, log, counts : as in :func:`predict_utility` (``counts``: a
+        frequency table's records per row; n is their sum)
     guarantee : GuaranteeTarget; utility : UtilityTarget
     candidates : coarsenings (sequences of ColumnTransform); ``((),)`` = as recorded
     thetas : θ grid (each > 0); m_max : largest m considered (default n); m_min : smallest acceptable m
@@ -320,7 +352,8 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
     rng = check_rng(rng)
     if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0:
         raise ValueError("frame must be a non-empty DataFrame")
-    n = int(frame.shape[0])
+    frame, weights = _with_counts(frame, counts)
+    n = int(frame.shape[0]) if weights is None else int(weights.sum())
     thetas = [check_positive("theta", t) for t in thetas]
     if not thetas:
         raise ValueError("thetas must list at least one θ > 0")
@@ -341,12 +374,12 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
                              f"numeric columns of kinds ({numeric})")
     prepared, from_data = [], set()
     for cand in candidates:
-        counts, columns, fd = _setup(frame, kinds, bounds, log, cand)
+        counts, columns, fd = _setup(frame, kinds, bounds, log, cand, weights)
         from_data |= set(fd)
         by_col = {t.column: t for t in cand}
         cost = {c: (0.0 if c not in by_col or by_col[c].kind == "identity"
                     else _cost(_numeric(frame[c].to_numpy(), c), _numeric(by_col[c].apply(frame[c].to_numpy()), c),
-                               True)) for c in numeric}
+                               True, weights=weights)) for c in numeric}
         prepared.append((cand, counts, columns, cost))
     if from_data:
         warn_bounds_from_data(f"bounds of column(s) {sorted(from_data)}")

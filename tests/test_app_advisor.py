@@ -185,3 +185,37 @@ def test_planner_default_transforms_one_column_at_a_time_when_the_grid_is_large(
     assert len(rows) == 3 and at.success
     # each evaluated setting coarsens at most one column
     assert all(str(label).count("as recorded") >= 2 for label in rows["coarsening"])
+
+
+def test_planner_on_a_large_upload_works_on_its_frequency_table(monkeypatch):
+    """A large upload keeps distinct rows only: the planner plans on them with their counts
+    (never expanding to the records), and its default m is the number of records."""
+    import numpy as np
+
+    from core import planner as core_planner
+    from ui.selection import FULL_READ_MAX_BYTES, content_hash
+
+    rng = np.random.default_rng(2)
+    n = 120_000
+    frame = pd.DataFrame({"amount": np.round(rng.lognormal(5.0, 0.5, n), -1),
+                          "region": rng.choice(["north", "south", "east"], n),
+                          "note": rng.choice(["x" * 20, "y" * 20], n)})   # pads the file past the full-read size
+    content = frame.to_csv(index=False).encode()
+    assert len(content) > FULL_READ_MAX_BYTES
+    seen = {}
+    real = core_planner.plan_release
+
+    def spy(data, *args, counts=None, **kwargs):
+        seen.update(rows=len(data), records=None if counts is None else int(np.sum(counts)))
+        return real(data, *args, counts=counts, **kwargs)
+
+    monkeypatch.setattr(core_planner, "plan_release", spy)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["source_kind"] = "upload"
+    at.session_state["upload"] = {"name": "big.csv", "bytes": content, "hash": content_hash(content)}
+    at.session_state["columns"] = ["amount", "region"]
+    _ok(at.run())
+    _ok(at.switch_page("app_pages/planner.py").run())
+    assert at.number_input(key="_plan_m_max").value == min(n, at.number_input(key="_plan_m_max").max)
+    _ok(at.button(key="_plan_run").click().run())
+    assert seen["records"] == n and seen["rows"] < n / 10

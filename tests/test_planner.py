@@ -166,3 +166,31 @@ def test_columns_must_match(frame):
     with pytest.raises(ValueError, match="not named in kinds"):
         predict_utility(frame, KINDS, (ColumnTransform("q", "round", step=1.0),), theta=1.0, m=5, runs=2,
                         rng=np.random.default_rng(0), bounds=BOUNDS)
+
+
+def test_a_frequency_table_plans_as_its_rows(frame):
+    """counts=: the distinct rows with their counts give the same plan as the rows repeated in
+    that order (same atoms, same random stream), and refuse bad counts by name."""
+    data = frame.assign(x=frame["x"].round(-1), y=frame["y"].round(-1))   # repeated rows
+    distinct = data.value_counts(sort=False).reset_index()
+    counts = distinct.pop("count").to_numpy()
+    distinct.loc[len(distinct)] = [55.0, 50.0, "a"]       # a row holding no record is ignored
+    counts = np.append(counts, 0)
+    assert counts.sum() == len(frame) and len(distinct) < len(frame) / 2
+    rows = distinct.loc[distinct.index.repeat(counts)].reset_index(drop=True)
+    args = dict(candidates=_grid(), thetas=(1.0, 5.0), runs=8, max_evaluations=3, bounds=BOUNDS)
+    target = UtilityTarget(w1={"x": 5.0, "y": 5.0})
+    guarantee = GuaranteeTarget(eps=2.0, delta=0.05, scope="instance")
+    a = plan_release(rows, KINDS, guarantee, target, rng=np.random.default_rng(4), **args)
+    b = plan_release(distinct, KINDS, guarantee, target, rng=np.random.default_rng(4), counts=counts, **args)
+    assert len(a.options) == len(b.options) > 0
+    for x, y in zip(a.options, b.options):
+        assert (x.transforms, x.theta, x.m, x.m_allowed) == (y.transforms, y.theta, y.m, y.m_allowed)
+        for c in x.predicted:
+            for k in x.predicted[c]:
+                assert y.predicted[c][k] == pytest.approx(x.predicted[c][k], rel=1e-9, abs=1e-9)
+    with pytest.raises(ValueError, match="counts must be whole numbers"):
+        plan_release(distinct, KINDS, guarantee, target, rng=np.random.default_rng(4), counts=counts[:-1], **args)
+    with pytest.raises(ValueError, match="counts must be whole numbers"):
+        predict_utility(distinct, KINDS, (), theta=1.0, m=10, rng=np.random.default_rng(0), bounds=BOUNDS,
+                        counts=-counts)
