@@ -96,11 +96,14 @@ def run_pypp_audit(table_key: str, _multiplicities: np.ndarray, sigma: float, th
 
 
 @session_cache(max_entries=4)
-def run_histogram_audit(cal_key: tuple, _data: np.ndarray, _calibration, name: str, n_sim: int,
+def run_histogram_audit(cal_key: tuple, _table, _calibration, name: str, n_sim: int,
                         confidence: float, seed: int):
+    """``core.audit.audit_histogram`` on the scaled data given as its frequency table
+    (``compute.comparison_data``): the audit reads the cell counts only (cost in k, not n)."""
     bar, progress = widgets.progress_bar("Simulating releases on x and on its worst neighbour…")
-    res = core_audit.audit_histogram(_data, _calibration.mechanism(name), _calibration.m, n_simulations=n_sim,
-                                     rng=np.random.default_rng(seed), confidence=confidence, progress=progress)
+    res = core_audit.audit_histogram(_table.atoms, _calibration.mechanism(name), _calibration.m, counts=_table.counts,
+                                     n_simulations=n_sim, rng=np.random.default_rng(seed), confidence=confidence,
+                                     progress=progress)
     bar.empty()
     return res
 

@@ -29,7 +29,7 @@ st.title("Compare mechanisms at the same privacy level")
 
 selection = widgets.require_selection()
 prepared = selection.prepared
-data = compute.comparison_data(prepared)
+data = compute.comparison_data(prepared)   # the frequency table on [0, 1]^d: the n rows are never built
 if data is None:
     st.error("The comparison needs numeric columns scaled to [0, 1] with bounds (the histogram baselines "
              "live on the unit box): choose numeric columns on the data page.")
@@ -99,8 +99,13 @@ with tab_runs:
                        "for every mechanism — a lower bound of the joint W1), so the boxes stay comparable "
                        "(docs/quality.md).")
         releases = compute.one_release_per_mechanism(selection.key, data, cal, cal_key, seed)
+        picture, sampled = compute.data_picture(prepared)
         for j, col in enumerate(columns):
-            st.plotly_chart(compute.comparison_overlay(data, releases, j, col), key=f"kde_{col}")
+            st.plotly_chart(compute.comparison_overlay(data, picture, releases, j, col), key=f"kde_{col}")
+        if sampled:
+            st.caption(f"The confidential histograms show a fixed-seed sample of {len(picture):,} of the n = {n:,} "
+                       "records; the confidential KDE curves and every metric above use all of them (the "
+                       "frequency table).")
         if d > 1:
             st.subheader("Quality report of one release per mechanism")
             quality_table, reports = quality_of_releases(selection.key, cal_key, seed, columns, prepared, releases)

@@ -30,25 +30,27 @@ LEVEL = 0.95
 
 
 @sel.session_cache(max_entries=8)
-def posterior_summary(release_key: tuple, _release: np.ndarray, _confidential: np.ndarray, theta: float,
-                      bounds: tuple[float, float], n_draws: int, threshold: float, seed: int):
+def posterior_summary(release_key: tuple, _release: np.ndarray, _confidential: np.ndarray, _counts: np.ndarray,
+                      theta: float, bounds: tuple[float, float], n_draws: int, threshold: float, seed: int):
     """``core.inference.dp_posterior_functionals`` with ``default_rng(seed)`` and the same functionals
-    of the confidential data (cached). Returns the summary table (with a ``confidential`` column)."""
+    of the confidential data, given as its frequency table (values, counts) (cached). Returns the
+    summary table (with a ``confidential`` column)."""
     posterior = inference.dp_posterior_functionals(_release, theta, bounds, n_draws, np.random.default_rng(seed),
                                                    thresholds=(threshold,))
-    truth = inference.empirical_functionals(_confidential, thresholds=(threshold,))
+    truth = inference.empirical_functionals(_confidential, counts=_counts, thresholds=(threshold,))
     return posterior.summary(LEVEL, confidential=truth)
 
 
 @sel.session_cache(max_entries=4)
-def repeated_releases(data_key: tuple, _confidential: np.ndarray, theta: float, m: int,
+def repeated_releases(data_key: tuple, _confidential: np.ndarray, _counts: np.ndarray, theta: float, m: int,
                       bounds: tuple[float, float], replicates: int, n_draws: int, threshold: float, seed: int):
-    """``core.inference.repeated_release_experiment`` with ``default_rng(seed)`` (cached), with a
-    progress bar driven by the experiment's progress callback."""
+    """``core.inference.repeated_release_experiment`` on the confidential frequency table
+    (values, counts) with ``default_rng(seed)`` (cached), with a progress bar driven by the
+    experiment's progress callback."""
     bar, progress = widgets.progress_bar("Releasing and analysing repeatedly…")
     result = inference.repeated_release_experiment(
-        _confidential, theta, m, bounds, np.random.default_rng(seed), replicates=replicates, n_draws=n_draws,
-        thresholds=(threshold,), level=LEVEL, progress=progress)
+        _confidential, theta, m, bounds, np.random.default_rng(seed), counts=_counts, replicates=replicates,
+        n_draws=n_draws, thresholds=(threshold,), level=LEVEL, progress=progress)
     bar.empty()
     return result
 
@@ -145,8 +147,9 @@ with widgets.show_errors("Could not generate the release: "):
                             delta=float(st.session_state.delta), seed=release_seed)
 synthetic = drawn.synthetic
 z = to_scale(synthetic[column].to_numpy(dtype=np.float64))
-# The confidential column from the frequency table (no frame of every column's n rows).
-x = to_scale(np.asarray(compute.column_records(prepared, column), dtype=np.float64))
+# The confidential column as its frequency table (distinct values, counts): never the n records.
+x_values, x_counts = compute.column_table(prepared, column)
+x = to_scale(np.asarray(x_values, dtype=np.float64))
 
 st.subheader("The release Z")
 r1, r2, r3 = st.columns(3)
@@ -166,7 +169,7 @@ widgets.number("posterior seed", "post_seed", step=1, where=p2)
 n_draws, post_seed = int(st.session_state.post_draws), int(st.session_state.post_seed)
 release_key = (selection.key, column, bool(info.spec.log), theta, m, release_seed)
 with widgets.show_errors("These settings cannot be run: "):
-    summary = posterior_summary(release_key, z, x, theta, bounds, n_draws, threshold, post_seed)
+    summary = posterior_summary(release_key, z, x, x_counts, theta, bounds, n_draws, threshold, post_seed)
 analyst = summary.drop(columns="confidential")
 
 st.markdown(f"**Analyst's view** (computed from the release only; {n_draws:,} posterior draws, "
@@ -203,8 +206,8 @@ with st.form("repeated_release_settings"):
 replicates, rep_draws, rep_seed = (int(st.session_state.rep_replicates), int(st.session_state.rep_draws),
                                    int(st.session_state.rep_seed))
 with widgets.show_errors("These settings cannot be run: "):
-    repeated = repeated_releases((selection.key, column, bool(info.spec.log)), x, theta, m, bounds, replicates,
-                                 rep_draws, threshold, rep_seed)
+    repeated = repeated_releases((selection.key, column, bool(info.spec.log)), x, x_counts, theta, m, bounds,
+                                 replicates, rep_draws, threshold, rep_seed)
 rep_table = repeated.table()
 
 widgets.curator_only_note()

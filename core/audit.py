@@ -385,7 +385,7 @@ def audit_pypp(multiplicities, sigma, theta, m, eps, delta, *, n_simulations: in
 
 
 # ----------------------------------------------------------------------------- histograms
-def audit_histogram(data, mechanism, m, *, n_simulations: int = 100_000, rng: np.random.Generator,
+def audit_histogram(data, mechanism, m, *, counts=None, n_simulations: int = 100_000, rng: np.random.Generator,
                     confidence: float = 0.95, progress: Progress | None = None) -> AuditResult:
     """Empirical audit of the Laplace or Gaussian perturbed histogram (SPEC §4.1–4.2).
 
@@ -399,32 +399,35 @@ def audit_histogram(data, mechanism, m, *, n_simulations: int = 100_000, rng: np
     data : ndarray, shape (n,) or (n, d), values in [0, 1]
     mechanism : LaplaceHistogram or GaussianHistogram
     m : int ≥ 1
+    counts : array of int, shape (len(data),), optional
+        Records per row of ``data`` (a frequency table); the audit reads only the cell
+        counts, so a table gives the same audit as its records.
     """
     if not isinstance(mechanism, (LaplaceHistogram, GaussianHistogram)):
         raise ValueError("mechanism must be a LaplaceHistogram or a GaussianHistogram")
     m = check_release_size(m)
     n_sim = _check_simulations(n_simulations)
     rng = check_rng(rng)
-    counts = histogram_counts(data, mechanism.bins).astype(float)
-    if counts.size < 2:
+    cells = histogram_counts(data, mechanism.bins, counts=counts).astype(float)
+    if cells.size < 2:
         raise ValueError("bins must give at least two cells for a neighbour to differ")
-    nonempty = np.flatnonzero(counts > 0)
-    a = int(nonempty[np.argmin(counts[nonempty])])
-    rest = np.delete(np.arange(counts.size), a)
-    b = int(rest[np.argmin(counts[rest])])
-    x_counts = counts
-    y_counts = counts.copy()
+    nonempty = np.flatnonzero(cells > 0)
+    a = int(nonempty[np.argmin(cells[nonempty])])
+    rest = np.delete(np.arange(cells.size), a)
+    b = int(rest[np.argmin(cells[rest])])
+    x_counts = cells
+    y_counts = cells.copy()
     y_counts[a] -= 1
     y_counts[b] += 1
     laplace = isinstance(mechanism, LaplaceHistogram)
     scale = mechanism.scale if laplace else mechanism.sigma
     scores = {"likelihood ratio": [np.empty(n_sim), np.empty(n_sim)], "black box": [np.empty(n_sim), np.empty(n_sim)]}
-    block = max(1, min(50_000, (1 << 22) // counts.size))
+    block = max(1, min(50_000, (1 << 22) // cells.size))
     for lo in range(0, n_sim, block):
         size = min(block, n_sim - lo)
         for side, base in enumerate((x_counts, y_counts)):
-            noise = (rng.laplace(0.0, scale, size=(size, counts.size)) if laplace
-                     else rng.normal(0.0, scale, size=(size, counts.size)))
+            noise = (rng.laplace(0.0, scale, size=(size, cells.size)) if laplace
+                     else rng.normal(0.0, scale, size=(size, cells.size)))
             noisy = base + noise
             da, db = noisy[:, a], noisy[:, b]
             if laplace:
@@ -441,7 +444,7 @@ def audit_histogram(data, mechanism, m, *, n_simulations: int = 100_000, rng: np
             lr = np.round(lr, 9)
             w = np.maximum(noisy, 0.0)
             tot = w.sum(axis=1)
-            qa = np.where(tot > 0, w[:, a] / np.where(tot > 0, tot, 1.0), 1.0 / counts.size)
+            qa = np.where(tot > 0, w[:, a] / np.where(tot > 0, tot, 1.0), 1.0 / cells.size)
             scores["likelihood ratio"][side][lo:lo + size] = lr
             scores["black box"][side][lo:lo + size] = rng.binomial(m, qa)
         if progress is not None:

@@ -59,6 +59,7 @@ from .validation import (
     check_eps,
     check_finite_eps,
     check_integer,
+    check_multiplicities,
     check_positive,
     check_real,
     check_release_budget,
@@ -90,6 +91,8 @@ __all__ = [
     "SmoothedHistogram",
     "cells_to_points",
     "check_release_arguments",
+    "check_row_counts",
+    "distinct_rows",
     "dirichlet_multinomial_alpha",
     "dirichlet_sampling_alpha",
     "dirichlet_sampling_epsilon",
@@ -866,39 +869,79 @@ class Mechanism(ABC):
         """Calibrated parameters for ``n`` confidential records, ``m`` released points, ``d`` columns."""
 
     @abstractmethod
-    def release_runs(self, data, m, runs, rng) -> np.ndarray:
+    def release_runs(self, data, m, runs, rng, *, counts=None) -> np.ndarray:
         """``runs`` independent releases of ``m`` points.
+
+        The confidential data are either the ``n`` records themselves (``counts=None``) or
+        a frequency table: ``data`` holds rows (typically the ``k`` distinct rows,
+        ``prepared.table.atoms``) and ``counts`` how many records each row stands for, so
+        that the data are ``numpy.repeat(data, counts, axis=0)`` with
+        :math:`n = \\sum_i` ``counts[i]``. From a table every mechanism costs
+        :math:`O(k + \\text{runs}\\cdot m)` (never the ``n`` rows), and its release has the
+        same law as from the repeated rows.
 
         Parameters
         ----------
         data : ndarray, shape (n,) or (n, d), values in [0, 1]
+            Records, or the rows of a frequency table (then shape (k,) or (k, d)).
         m : int ≥ 1
         runs : int ≥ 1
         rng : numpy.random.Generator
+        counts : array_like of int ≥ 1, shape (k,), optional
+            Multiplicities of the rows of ``data``; ``None``: one record per row.
 
         Returns
         -------
         ndarray, shape (runs, m) for 1-D data, (runs, m, d) otherwise
         """
 
-    def release(self, data, m, rng) -> np.ndarray:
-        """One release of ``m`` points: shape (m,) for 1-D data, (m, d) otherwise."""
-        return self.release_runs(data, m, 1, rng)[0]
+    def release(self, data, m, rng, *, counts=None) -> np.ndarray:
+        """One release of ``m`` points: shape (m,) for 1-D data, (m, d) otherwise (``counts``
+        as in :meth:`release_runs`)."""
+        return self.release_runs(data, m, 1, rng, counts=counts)[0]
 
 
-def check_release_arguments(data, m, runs, rng) -> tuple[np.ndarray, int, int, np.random.Generator, int]:
+def check_release_arguments(data, m, runs, rng, counts=None) -> tuple[np.ndarray, np.ndarray | None, int, int,
+                                                                      np.random.Generator, int]:
     """Validate the arguments of :meth:`Mechanism.release_runs` in one place.
 
-    Returns ``(x, m, runs, rng, d)``: the data on the unit box, the release size, the number of
-    runs, the generator and the number of columns; refuses a call above ``MAX_RELEASE_VALUES``.
+    Returns ``(x, counts, m, runs, rng, d)``: the data on the unit box, their multiplicities
+    (``None`` for records, else ``int64`` of shape (len(x),), each ≥ 1, summing to at most
+    ``MAX_RECORDS``), the release size, the number of runs, the generator and the number of
+    columns; refuses a call above ``MAX_RELEASE_VALUES``.
     """
     x = check_unit_data(data)
+    counts = check_row_counts(counts, x.shape[0])
     m = check_release_size(m)
     runs = check_integer("runs", runs, minimum=1)
     rng = check_rng(rng)
     d = 1 if x.ndim == 1 else x.shape[1]
     check_release_budget(runs, m, d)
-    return x, m, runs, rng, d
+    return x, counts, m, runs, rng, d
+
+
+def check_row_counts(counts, rows: int) -> np.ndarray | None:
+    """``None``, or the multiplicities of ``rows`` rows of data (``int64``, shape (rows,), each ≥ 1)."""
+    if counts is None:
+        return None
+    counts = check_multiplicities(counts, "counts")
+    if counts.shape != (rows,):
+        raise ValueError(f"counts must have one multiplicity per row of data, shape ({rows},), got {counts.shape}")
+    return counts
+
+
+def distinct_rows(x: np.ndarray, counts: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The frequency table (sorted distinct rows, multiplicities) of validated release data.
+
+    One reduction for records and for tables (:func:`core.data.frequency_table`, which adds
+    the counts of repeated rows), so a mechanism that works on the table gives the same
+    release from the records as from their table.
+    """
+    # deferred: core.data imports core.mechanisms, which imports this module
+    from .data import frequency_table
+
+    table = frequency_table(x, counts)
+    return table.atoms, table.counts
 
 
 # ================================================================ histogram helpers
@@ -910,7 +953,7 @@ def _cell_shape(bins: int, d: int) -> int:
     return cells
 
 
-def histogram_counts(data, bins) -> np.ndarray:
+def histogram_counts(data, bins, *, counts=None) -> np.ndarray:
     """Cell counts :math:`C_j` of data on :math:`[0,1]^d` with ``bins`` equal bins per axis.
 
     Bin ``b`` of an axis is :math:`[b/B, (b+1)/B)`, the last one closed at 1. Cells are
@@ -919,7 +962,11 @@ def histogram_counts(data, bins) -> np.ndarray:
     Parameters
     ----------
     data : array_like, shape (n,) or (n, d), values in [0, 1]
+        Records, or the rows of a frequency table (with ``counts``).
     bins : int ≥ 1
+    counts : array_like of int ≥ 1, shape (k,), optional
+        Multiplicities of the rows of ``data``: :math:`C_j = \\sum_{i \\in j}` ``counts[i]``,
+        the cell counts of the repeated rows at cost O(k).
 
     Returns
     -------
@@ -927,12 +974,16 @@ def histogram_counts(data, bins) -> np.ndarray:
     """
     x = check_unit_data(data)
     bins = check_bins(bins)
+    counts = check_row_counts(counts, x.shape[0])
     x2 = x.reshape(x.shape[0], -1)
     d = x2.shape[1]
     cells = _cell_shape(bins, d)
     idx = np.minimum((x2 * bins).astype(np.int64), bins - 1)
     flat = np.ravel_multi_index(tuple(idx.T), (bins,) * d) if d > 1 else idx[:, 0]
-    return np.bincount(flat, minlength=cells).astype(np.int64)
+    if counts is None:
+        return np.bincount(flat, minlength=cells).astype(np.int64)
+    # Float64 sums of integers are exact below 2**53 (counts sum to at most MAX_RECORDS).
+    return np.bincount(flat, weights=counts.astype(np.float64), minlength=cells).astype(np.int64)
 
 
 def cells_to_points(cell_counts, bins: int, d: int, rng: np.random.Generator, *,
@@ -998,9 +1049,10 @@ class HistogramMechanism(Mechanism):
                            rng: np.random.Generator) -> np.ndarray:
         """Released cell probabilities, shape (runs, cells), rows summing to one."""
 
-    def release_runs(self, data, m, runs, rng) -> np.ndarray:
-        x, m, runs, rng, d = check_release_arguments(data, m, runs, rng)
-        counts = histogram_counts(x, self.bins)
+    def release_runs(self, data, m, runs, rng, *, counts=None) -> np.ndarray:
+        x, weights, m, runs, rng, d = check_release_arguments(data, m, runs, rng, counts)
+        # The mechanism sees the cell counts only: from records or from a table they are equal.
+        counts = histogram_counts(x, self.bins, counts=weights)
         # Runs are processed in blocks so that the (runs × cells) probability matrix stays
         # within ~32 MB however many cells there are.
         block = max(1, (1 << 22) // counts.size)
@@ -1449,6 +1501,13 @@ class Bootstrap(Mechanism):
     def knobs(self, n, m, d: int = 1):
         return [Knob("m", float(m), "utility ceiling: m draws with replacement from the data, no privacy")]
 
-    def release_runs(self, data, m, runs, rng) -> np.ndarray:
-        x, m, runs, rng, _ = check_release_arguments(data, m, runs, rng)
-        return x[rng.integers(0, x.shape[0], size=(runs, m))]
+    def release_runs(self, data, m, runs, rng, *, counts=None) -> np.ndarray:
+        x, counts, m, runs, rng, _ = check_release_arguments(data, m, runs, rng, counts)
+        if counts is None:
+            return x[rng.integers(0, x.shape[0], size=(runs, m))]
+        # Record i of the repeated rows is row j of the table for cum[j-1] <= i < cum[j]: the
+        # same uniform record indices give exactly numpy.repeat(x, counts, axis=0)[index], at
+        # cost O(k + runs·m·log k) instead of O(n).
+        cumulative = np.cumsum(counts)
+        index = rng.integers(0, int(cumulative[-1]), size=(runs, m))
+        return x[np.searchsorted(cumulative, index, side="right")]

@@ -230,9 +230,9 @@ def run_compare(args: argparse.Namespace) -> int:
     mechanisms = args.mechanism or core_compare.DEFAULT_MECHANISMS
     cal = core_compare.calibrate(prepared.n, args.eps, args.delta, m, theta=args.theta, d=prepared.d, bins=args.bins,
                                  mechanisms=mechanisms, bounds_from_data=prepared.any_bounds_from_data)
-    x = np.asarray(prepared.values, dtype=float)
-    results = core_compare.run_comparison(x, cal, runs=args.runs, rng=np.random.default_rng(args.seed),
-                                          columns=names)
+    table = prepared.table   # the comparison runs on the frequency table (cost in k, not n)
+    results = core_compare.run_comparison(np.asarray(table.atoms, dtype=float), cal, counts=table.counts,
+                                          runs=args.runs, rng=np.random.default_rng(args.seed), columns=names)
     summary = core_compare.comparison_summary(results)
     print(f"calibration at eps = {cal.eps:g}, delta = {cal.delta:g}, m = {cal.m} ({cal.m_rule}):", file=sys.stderr)
     for mech in cal.mechanisms:

@@ -49,6 +49,8 @@ from .baselines import (
     SmoothedHistogram,
     TruncatedDirichletPosteriorSampling,
     check_release_arguments,
+    check_row_counts,
+    distinct_rows,
 )
 from .mechanisms import UniformBase, pypp_release
 from .old_values import old_values_counts
@@ -150,25 +152,24 @@ class PYPPMechanism(Mechanism):
                      f"(Theorem 2, global); singleton term m/(m + θ + n − 1) ≤ "
                      f"{format_upper(m / (m + self.theta + n - 1), 6)}")]
 
-    def _release_arguments(self, data, m, runs, rng):
-        """Validated (x, m, runs, rng, d); the data and m must be those calibrated for."""
-        x, m, runs, rng, d = check_release_arguments(data, m, runs, rng)
-        if x.shape[0] != self.n or m != self.m:
+    def _release_arguments(self, data, m, runs, rng, counts):
+        """Validated (atoms, counts, m, runs, rng, d): the frequency table of the data (the
+        same from records as from their table) and the calibrated n and m."""
+        x, weights, m, runs, rng, d = check_release_arguments(data, m, runs, rng, counts)
+        atoms, counts = distinct_rows(x, weights)
+        n = int(counts.sum())
+        if n != self.n or m != self.m:
             raise ValueError(f"this PYPP mechanism was calibrated for n = {self.n} and m = {self.m}; "
-                             f"got n = {x.shape[0]} and m = {m}")
-        return x, m, runs, rng, d
+                             f"got n = {n} and m = {m}")
+        return atoms, counts, m, runs, rng, d
 
-    def release_runs(self, data, m, runs, rng) -> np.ndarray:
-        x, m, runs, rng, _ = self._release_arguments(data, m, runs, rng)
-        if x.ndim == 1:
-            atoms, counts = np.unique(x, return_counts=True)
-            base = UniformBase(0.0, 1.0)
-        else:
-            atoms, counts = np.unique(x, axis=0, return_counts=True)
-            base = [UniformBase(0.0, 1.0)] * x.shape[1]
+    def release_runs(self, data, m, runs, rng, *, counts=None) -> np.ndarray:
+        # The mechanism is a function of the frequency table (SPEC §2): cost O(k + m) per run.
+        atoms, counts, m, runs, rng, d = self._release_arguments(data, m, runs, rng, counts)
+        base = UniformBase(0.0, 1.0) if atoms.ndim == 1 else [UniformBase(0.0, 1.0)] * d
         # One exact posterior-predictive draw per run: the sampler's cost is O(k + m) per
         # run, with no loop over m or n.
-        out = np.empty((runs,) + ((m,) if x.ndim == 1 else (m, x.shape[1])))
+        out = np.empty((runs,) + ((m,) if atoms.ndim == 1 else (m, d)))
         for r in range(runs):
             out[r] = pypp_release(atoms, counts, 0.0, self.theta, m, rng, base=base).values
         return out
@@ -208,11 +209,10 @@ class OldValuesPYPPMechanism(PYPPMechanism):
                  "E[released values] = m·n/(θ + n) (Algorithm 3 keeps only old values); topped up to m by "
                  "resampling the release for the comparison (post-processing)")]
 
-    def release_runs(self, data, m, runs, rng) -> np.ndarray:
-        x, m, runs, rng, d = self._release_arguments(data, m, runs, rng)
-        atoms, counts = np.unique(x, return_counts=True) if x.ndim == 1 else np.unique(x, axis=0, return_counts=True)
+    def release_runs(self, data, m, runs, rng, *, counts=None) -> np.ndarray:
+        atoms, counts, m, runs, rng, d = self._release_arguments(data, m, runs, rng, counts)
         k = counts.size
-        out = np.empty((runs, m) + (() if x.ndim == 1 else (d,)))
+        out = np.empty((runs, m) + (() if atoms.ndim == 1 else (d,)))
         block = max(1, (1 << 22) // k)     # bounds the (runs × k) Dirichlet draws to ~32 MB
         for start in range(0, runs, block):
             size = min(block, runs - start)
@@ -420,27 +420,30 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
 
 
 def _joint_w1(x: np.ndarray, releases: list[np.ndarray], max_cost_bytes: float, n_projections: int,
-              rng: np.random.Generator) -> tuple[list[np.ndarray], str]:
+              rng: np.random.Generator, counts: np.ndarray | None = None) -> tuple[list[np.ndarray], str]:
     """Multi-column W1 of every run of every mechanism, one method for all of them.
 
     :func:`core.utility.joint_w1_runs` on all runs at once: exact (``ot.emd2`` on the
     residual of data and release) while the residual problems fit its time budget and
     ``max_cost_bytes`` each; otherwise the sliced W1 with one set of random directions
     shared by every run and mechanism (common random numbers). One method for all, so
-    the mechanisms' boxplots stay comparable; the label says which.
+    the mechanisms' boxplots stay comparable; the label says which. ``counts``: the
+    multiplicities of the rows of ``x`` (a frequency table).
     """
     values, method = joint_w1_runs(np.concatenate(releases), x, max_cost_bytes=max_cost_bytes,
-                                   n_projections=n_projections, rng=rng)
+                                   n_projections=n_projections, rng=rng, reference_counts=counts)
     return np.split(values, np.cumsum([z.shape[0] for z in releases])[:-1]), method
 
 
-def _grid_points(requested: int, x: np.ndarray, samples: list[np.ndarray], cap: int = 1 << 14) -> int:
+def _grid_points(requested: int, x: np.ndarray, counts: np.ndarray, samples: list[np.ndarray],
+                 cap: int = 1 << 14) -> int:
     """Grid size with a step at most a third of the smallest positive bandwidth (capped).
 
     The binned KDE and the trapezoidal KDE-L2 are accurate only when the grid resolves
     the narrowest kernel; very concentrated columns need more than the default points.
+    ``x`` with ``counts`` is the data's column as a frequency table.
     """
-    bandwidths = np.concatenate([np.atleast_1d(scott_bandwidth(x))] + [scott_bandwidth(z) for z in samples])
+    bandwidths = np.concatenate([np.atleast_1d(scott_bandwidth(x, counts))] + [scott_bandwidth(z) for z in samples])
     positive = bandwidths[bandwidths > 0]
     if positive.size == 0:
         return requested
@@ -454,14 +457,19 @@ _COLUMNS = ["mechanism", "label", "run", "column", "W1", "W1_method", "KDE_L2", 
             "median", "q3", "eps", "delta", "guarantee", "m"]
 
 
-def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.random.Generator,
+def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 100, rng: np.random.Generator,
                    progress: Progress | None = None, columns: Sequence[str] | None = None,
                    grid_size: int = 1024, max_cost_bytes: float = DEFAULT_MAX_COST_BYTES,
                    n_projections: int = 50) -> pd.DataFrame:
     """R independent runs of every calibrated mechanism on the same data (SPEC §5).
 
     Each mechanism gets its own generator, seeded by one draw from ``rng`` and the
-    mechanism's name, so adding or removing a mechanism does not change the others' draws. For each run and each column:
+    mechanism's name, so adding or removing a mechanism does not change the others' draws.
+
+    Everything runs on the frequency table of the data (the distinct rows and their
+    counts): records are reduced to it once (:func:`core.data.frequency_table`), and a table
+    (``counts``) is used as given, so the records and their table give identical results
+    for the same ``rng``, at a cost in k, m and runs, never in n. For each run and each column:
 
     * ``W1``: exact 1-D W1 between the column of the release and of the data
       (:func:`core.utility.wasserstein1_runs`); with ``d > 1`` there is also one row per
@@ -478,9 +486,13 @@ def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.r
     Parameters
     ----------
     data : array_like, shape (n,) or (n, d), values in [0, 1]
-        The confidential data scaled with public bounds (e.g. :func:`core.data.prepare`).
+        The confidential data scaled with public bounds (e.g. :func:`core.data.prepare`), or
+        the rows of its frequency table (with ``counts``).
     calibration : Calibration
         From :func:`calibrate` with the same ``n`` and ``d``.
+    counts : array_like of int ≥ 1, shape (k,), optional
+        Multiplicities of the rows of ``data`` (e.g. ``prepared.table.counts``): the data are
+        then those rows repeated by their counts, :math:`n = \\sum` counts.
     runs : int ≥ 1
     rng : numpy.random.Generator
     progress : callable ``progress(fraction: float, message: str)``, optional
@@ -504,7 +516,6 @@ def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.r
         median, q3, eps, delta, guarantee, m``; ``attrs["confidential"]`` holds the
         data's own summaries per column (a dict of dicts of floats).
     """
-    x = check_unit_data(data)
     if not isinstance(calibration, Calibration):
         raise ValueError(f"calibration must be a Calibration from calibrate(), got {type(calibration).__name__}")
     runs = check_integer("runs", runs, minimum=1)
@@ -512,8 +523,9 @@ def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.r
     grid_size = check_integer("grid_size", grid_size, minimum=16, maximum=1 << 14)
     max_cost_bytes = check_real("max_cost_bytes", max_cost_bytes, low=0.0, high=MAX_COST_BYTES, low_open=True)
     n_projections = check_integer("n_projections", n_projections, minimum=1, maximum=MAX_PROJECTIONS)
+    x, c = _comparison_table(data, counts)
     x2 = x.reshape(x.shape[0], -1)
-    n, d = x2.shape
+    n, d = int(c.sum()), x2.shape[1]
     check_release_budget(runs * len(calibration.mechanisms), calibration.m, d)
     if n != calibration.n or d != calibration.d:
         raise ValueError(f"data has n = {n}, d = {d} but the calibration is for n = {calibration.n}, "
@@ -534,7 +546,7 @@ def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.r
     releases = []
     for i, mech in enumerate(mechs):
         report(i / total_steps, f"{mech.label}: {runs} releases of m = {m}")
-        z = mech.release_runs(x, m, runs, children[i])
+        z = mech.release_runs(x, m, runs, children[i], counts=c)
         releases.append(z.reshape(runs, m, d))
     report(len(mechs) / total_steps, "utility metrics (W1, KDE-L2, summaries)")
 
@@ -542,13 +554,13 @@ def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.r
     confidential = {}
     per_mech: list[dict[str, np.ndarray]] = [dict() for _ in mechs]
     for j, col in enumerate(names):
-        xj = x2[:, j]
-        confidential[col] = column_summary(xj)
+        xj = x2[:, j]   # the column's values in the table, each standing for c of them
+        confidential[col] = column_summary(xj, c)
         zs = [z[:, :, j] for z in releases]
-        grid = kde_grid(xj, *zs, size=_grid_points(grid_size, xj, zs))
-        fx = binned_kde_runs(xj[None, :], grid)[0] if np.ptp(xj) > 0 else None
+        grid = kde_grid(xj, *zs, size=_grid_points(grid_size, xj, c, zs), first_counts=c)
+        fx = binned_kde_runs(xj[None, :], grid, counts=c)[0] if np.ptp(xj) > 0 else None
         for i, zj in enumerate(zs):
-            w1 = wasserstein1_runs(zj, xj)
+            w1 = wasserstein1_runs(zj, xj, reference_weights=c)
             if fx is None or zj.shape[1] < 2:
                 l2 = np.full(runs, np.nan)
             else:
@@ -556,7 +568,7 @@ def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.r
             per_mech[i][col] = (w1, l2, summary_runs(zj))
     if d > 1:
         report((len(mechs) + 0.5) / total_steps, "multi-column W1")
-        joint, method = _joint_w1(x2, releases, max_cost_bytes, n_projections, children[-1])
+        joint, method = _joint_w1(x2, releases, max_cost_bytes, n_projections, children[-1], counts=c)
     for i, mech in enumerate(mechs):
         g = mech.guarantee
         for col in names:
@@ -576,6 +588,18 @@ def run_comparison(data, calibration: Calibration, *, runs: int = 100, rng: np.r
     out.attrs["confidential"] = confidential
     report(1.0, "done")
     return out
+
+
+def _comparison_table(data, counts) -> tuple[np.ndarray, np.ndarray]:
+    """The frequency table (rows on the unit box, counts) of records or of a given table.
+
+    Records are reduced once; a given table is kept as it is (its rows need not be
+    distinct), so the comparison never builds the n rows.
+    """
+    x = check_unit_data(data)
+    if counts is None:
+        return distinct_rows(x, None)
+    return x, check_row_counts(counts, x.shape[0])
 
 
 def comparison_summary(results: pd.DataFrame) -> pd.DataFrame:
@@ -610,7 +634,7 @@ def comparison_summary(results: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([pd.DataFrame(rows, columns=table.columns), table], ignore_index=True) if rows else table
 
 
-def sweep_comparison(data, eps_values, delta, m, *, theta, runs: int = 100, rng: np.random.Generator,
+def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: int = 100, rng: np.random.Generator,
                      bins: int = 25, mechanisms: Sequence[str] = DEFAULT_MECHANISMS,
                      progress: Progress | None = None, **kwargs) -> pd.DataFrame:
     """:func:`run_comparison` at each ε of a grid (the W1-vs-ε frontier); adds a column ``target_eps``.
@@ -618,9 +642,13 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, runs: int = 100, rng:
     Parameters
     ----------
     data : array_like, shape (n,) or (n, d), values in [0, 1]
+        Records, or the rows of a frequency table (with ``counts``).
     eps_values : array_like of float in (0, ∞), shape (E,)
     delta, m, theta, bins, mechanisms
         As in :func:`calibrate` (``m`` may be ``"largest"``, then it varies with ε).
+    counts : array_like of int ≥ 1, shape (k,), optional
+        Multiplicities of the rows of ``data``, as in :func:`run_comparison` (records are
+        reduced to their table once, for every ε).
     runs : int
     rng : numpy.random.Generator
     progress : callable, optional
@@ -632,7 +660,7 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, runs: int = 100, rng:
     pandas.DataFrame
         The concatenated tidy results with ``target_eps``.
     """
-    x = check_unit_data(data)
+    x, c = _comparison_table(data, counts)
     rng = check_rng(rng)
     try:
         eps_arr = np.atleast_1d(np.asarray(eps_values, dtype=float))
@@ -648,8 +676,8 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, runs: int = 100, rng:
         def sub(fraction, message, i=i, e=e):
             if progress is not None:
                 progress((i + fraction) / len(eps_list), f"ε = {e:g}: {message}")
-        cal = calibrate(x2.shape[0], e, delta, m, theta=theta, d=x2.shape[1], bins=bins, mechanisms=mechanisms)
-        frame = run_comparison(x, cal, runs=runs, rng=children[i], progress=sub, **kwargs)
+        cal = calibrate(int(c.sum()), e, delta, m, theta=theta, d=x2.shape[1], bins=bins, mechanisms=mechanisms)
+        frame = run_comparison(x, cal, counts=c, runs=runs, rng=children[i], progress=sub, **kwargs)
         frames.append(frame.assign(target_eps=e))
     return pd.concat(frames, ignore_index=True)
 

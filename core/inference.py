@@ -39,6 +39,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from .data import frequency_table
 from .mechanisms import UniformBase, pypp_release
 from .validation import (
     check_bounds,
@@ -357,10 +358,16 @@ class PosteriorFunctionals:
         return table
 
 
-def _release_atoms(release) -> tuple[np.ndarray, np.ndarray]:
+def _release_atoms(release, counts=None, name: str = "release") -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values and multiplicities of one column of values, or of a frequency table
+    (``counts``: multiplicities of ``release``'s values; repeated values have them added), so
+    that records and their table reduce to the same (sorted) table."""
     values = getattr(release, "values", release)
-    data = check_sample(values, "release", one_column=True)
-    return np.unique(data, return_counts=True)
+    data = check_sample(values, name, one_column=True)
+    if counts is None:
+        return np.unique(data, return_counts=True)
+    table = frequency_table(data, counts)   # validates the counts; adds those of repeated values exactly
+    return table.atoms, table.counts
 
 
 def dp_posterior_functionals(release, theta, bounds, n_draws, rng, *,
@@ -429,17 +436,29 @@ def dp_posterior_functionals(release, theta, bounds, n_draws, rng, *,
                                 quantile_levels=tuple(levels.tolist()), thresholds=tuple(ts.tolist()))
 
 
-def empirical_functionals(data, *, quantile_levels=DEFAULT_QUANTILE_LEVELS, thresholds=()) -> np.ndarray:
+def empirical_functionals(data, *, counts=None, quantile_levels=DEFAULT_QUANTILE_LEVELS,
+                          thresholds=()) -> np.ndarray:
     """The same functionals for the empirical measure of ``data`` (e.g. the confidential values).
 
     Mean, ``inverted_cdf`` quantiles and :math:`\\#\\{x_i > t\\}/n`, in the column order of
     :func:`functional_names`.
 
+    Parameters
+    ----------
+    data : array_like of float, shape (n,)
+        Values, or the values of a frequency table (with ``counts``).
+    counts : array_like of int ≥ 1, shape (k,), optional
+        Multiplicities of ``data`` (e.g. a column of ``prepared.table``): the functionals of
+        the values repeated by their counts, identical to those of the repeated values, at
+        cost O(k log k).
+    quantile_levels, thresholds
+        As in :func:`dp_posterior_functionals`.
+
     Returns
     -------
     ndarray, shape (1 + Q + T,)
     """
-    atoms, counts = _release_atoms(data)
+    atoms, counts = _release_atoms(data, counts, "data")
     mean, quant, tails = measure_functionals(atoms, counts[None, :].astype(np.float64), np.zeros((1, 0)),
                                              np.zeros((1, 0)), quantile_levels=quantile_levels,
                                              thresholds=thresholds)
@@ -498,7 +517,7 @@ class RepeatedReleaseResult:
         })
 
 
-def repeated_release_experiment(confidential, theta, m, bounds, rng, *, replicates: int = 100,
+def repeated_release_experiment(confidential, theta, m, bounds, rng, *, counts=None, replicates: int = 100,
                                 n_draws: int = 1000, quantile_levels=DEFAULT_QUANTILE_LEVELS,
                                 thresholds=(), level: float = 0.95,
                                 progress: ProgressCallback | None = None) -> RepeatedReleaseResult:
@@ -514,12 +533,17 @@ def repeated_release_experiment(confidential, theta, m, bounds, rng, *, replicat
     Parameters
     ----------
     confidential : array_like of float, shape (n,)
+        Values, or the values of a frequency table (with ``counts``).
     theta : float > 0
     m : int ≥ 1
         Release size.
     bounds : (lo, hi)
         Public bounds of the base measure.
     rng : numpy.random.Generator
+    counts : array_like of int ≥ 1, shape (k,), optional
+        Multiplicities of ``confidential``: the experiment on the values repeated by their
+        counts — the same result for the same ``rng`` (the mechanism and the truth use the
+        table only), at cost O(k) per release instead of O(n).
     replicates : int ≥ 1
     n_draws : int ≥ 1
     quantile_levels, thresholds
@@ -532,8 +556,7 @@ def repeated_release_experiment(confidential, theta, m, bounds, rng, *, replicat
     -------
     RepeatedReleaseResult
     """
-    data = check_sample(confidential, "confidential", one_column=True)
-    atoms, counts = np.unique(data, return_counts=True)
+    atoms, counts = _release_atoms(confidential, counts, "confidential")
     _, theta, _ = check_py_parameters(0.0, theta)
     m = check_release_size(m)
     lo, hi = check_bounds(bounds)
@@ -543,7 +566,7 @@ def repeated_release_experiment(confidential, theta, m, bounds, rng, *, replicat
     level = check_probability(level, "level")
     levels = _check_levels(quantile_levels)
     ts = _check_thresholds(thresholds) if np.size(thresholds) else np.zeros(0)
-    truth = empirical_functionals(data, quantile_levels=levels, thresholds=ts)
+    truth = empirical_functionals(atoms, counts=counts, quantile_levels=levels, thresholds=ts)
     base = UniformBase(lo, hi)
 
     shape = (replicates, truth.size)

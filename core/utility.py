@@ -301,7 +301,7 @@ def random_directions(d: int, n_projections: int, rng: np.random.Generator) -> n
 
 
 def sliced_wasserstein1_runs(samples, reference, *, n_projections: int = DEFAULT_N_PROJECTIONS,
-                             rng: np.random.Generator, projections=None) -> np.ndarray:
+                             rng: np.random.Generator, projections=None, reference_weights=None) -> np.ndarray:
     """Sliced W1 between each release and a multi-column reference, vectorised across runs.
 
     .. math:: SW_1(\\mu,\\nu) = \\frac1P\\sum_{p=1}^{P} W_1(\\langle\\theta_p,\\mu\\rangle,\\langle\\theta_p,\\nu\\rangle)
@@ -320,6 +320,9 @@ def sliced_wasserstein1_runs(samples, reference, *, n_projections: int = DEFAULT
     projections : array_like, shape (d, P), optional
         Finite directions, each of Euclidean norm at most 1 (a longer one would scale its
         term), ``P ≤ MAX_PROJECTIONS``.
+    reference_weights : array_like, shape (n,), optional
+        Non-negative weights of the reference rows (e.g. the counts of a frequency table);
+        uniform by default.
 
     The work, ``P × (R·m + n)`` projected values, is limited to ``MAX_SLICED_WORK``.
 
@@ -332,6 +335,8 @@ def sliced_wasserstein1_runs(samples, reference, *, n_projections: int = DEFAULT
     ref = ref.reshape(ref.shape[0], -1)
     if z.shape[2] != ref.shape[1]:
         raise ValueError(f"samples must have shape (R, m, {ref.shape[1]}), got {z.shape}")
+    weights = None if reference_weights is None else \
+        check_sample_weights(reference_weights, ref.shape[0], "reference_weights")
     if projections is None:
         projections = random_directions(ref.shape[1], n_projections, rng)
     proj = check_finite_array(projections, "projections", ndim=2, min_size=1)
@@ -348,7 +353,7 @@ def sliced_wasserstein1_runs(samples, reference, *, n_projections: int = DEFAULT
     total = np.zeros(z.shape[0])
     for p in range(proj.shape[1]):
         # One direction at a time keeps memory at O(R m) instead of O(R m P).
-        total += _QuantileReference(ref @ proj[:, p], None, z.shape[1]).distances(z @ proj[:, p])
+        total += _QuantileReference(ref @ proj[:, p], weights, z.shape[1]).distances(z @ proj[:, p])
     return total / proj.shape[1]
 
 
@@ -367,7 +372,7 @@ def _row_ids(rows: np.ndarray) -> np.ndarray:
 
 def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_EXACT_ENTRIES,
                   max_cost_bytes: float = DEFAULT_MAX_COST_BYTES, n_projections: int = 50,
-                  rng: np.random.Generator) -> tuple[np.ndarray, str]:
+                  rng: np.random.Generator, reference_counts=None) -> tuple[np.ndarray, str]:
     """Multi-column W1 of each of R releases against the data: exact when it fits the budget.
 
     .. math:: W_1(\\mu_x, \\mu_{Z_r}) = W_1\\big((\\mu_x-\\mu_{Z_r})_+,\\ (\\mu_x-\\mu_{Z_r})_-\\big)
@@ -390,6 +395,7 @@ def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_
     ----------
     samples : array_like, shape (R, m, d), within ±MAX_ABS_VALUE
     reference : array_like, shape (n, d)
+        The data's rows, or the rows of its frequency table (with ``reference_counts``).
     max_exact_entries : float in [0, 1e12]
         Time budget of the exact path (total residual cost-matrix entries).
     max_cost_bytes : float in (0, MAX_COST_BYTES]
@@ -398,6 +404,11 @@ def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_
         Directions of the sliced fallback.
     rng : numpy.random.Generator
         Draws the directions of the sliced fallback.
+    reference_counts : array_like of int ≥ 1, shape (k,), optional
+        Multiplicities of the reference rows (a frequency table): the reference is then the
+        rows repeated by their counts, with :math:`n = \\sum` counts. The integer weights of
+        the exact path are the same as from the repeated rows (identical values); the
+        sliced fallback weights each row by its count. Cost in k, not n.
 
     Returns
     -------
@@ -412,13 +423,20 @@ def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_
     max_cost_bytes = check_real("max_cost_bytes", max_cost_bytes, low=0.0, high=MAX_COST_BYTES, low_open=True)
     n_projections = check_integer("n_projections", n_projections, minimum=1, maximum=MAX_PROJECTIONS)
     R, m, d = z.shape
-    n = x.shape[0]
+    k = x.shape[0]
+    row_counts = None if reference_counts is None else _counts(reference_counts, (k,), "reference_counts")
+    n = k if row_counts is None else int(row_counts.sum())
     points = np.concatenate([x, z.reshape(R * m, d)])
     ids = _row_ids(points)
     rows_of = np.empty(int(ids.max()) + 1, dtype=np.int64)
     rows_of[ids] = np.arange(ids.size)          # one row index per id, to read the point back
-    x_ids, x_counts = np.unique(ids[:n], return_counts=True)
-    z_ids = ids[n:].reshape(R, m)
+    if row_counts is None:
+        x_ids, x_counts = np.unique(ids[:k], return_counts=True)
+    else:  # the counts of equal rows add up, exactly in integers
+        x_ids, x_inverse = np.unique(ids[:k], return_inverse=True)
+        x_counts = np.zeros(x_ids.size, dtype=np.int64)
+        np.add.at(x_counts, x_inverse.ravel(), row_counts)
+    z_ids = ids[k:].reshape(R, m)
     problems, entries, fits = [], 0.0, True
     for r in range(R):  # one run at a time, O((k_x + m) log) each: a loop over runs only
         u, c = np.unique(z_ids[r], return_counts=True)
@@ -448,7 +466,7 @@ def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_
             out[r] = value * total / (float(n) * float(m))
         else:
             return out, "exact-emd"
-    values = sliced_wasserstein1_runs(z, x, n_projections=n_projections, rng=rng)
+    values = sliced_wasserstein1_runs(z, x, n_projections=n_projections, rng=rng, reference_weights=row_counts)
     return values, f"sliced ({n_projections} directions)"
 
 
@@ -474,7 +492,7 @@ def _counted_scott_bandwidth(x: np.ndarray, counts: np.ndarray) -> float:
     return _counted_moments(x, counts)[1] * float(counts.sum()) ** (-0.2)
 
 
-def scott_bandwidth(values) -> np.ndarray | float:
+def scott_bandwidth(values, counts=None) -> np.ndarray | float:
     """Scott's bandwidth of ``scipy.stats.gaussian_kde`` in 1-D: :math:`h = s\\,m^{-1/5}`.
 
     ``s`` is the sample SD (ddof = 1). Rows of a 2-D array are separate samples.
@@ -482,11 +500,18 @@ def scott_bandwidth(values) -> np.ndarray | float:
     Parameters
     ----------
     values : array_like, shape (m,) or (R, m), m ≥ 2, finite, within ±MAX_ABS_VALUE
+    counts : array_like of int ≥ 1, shape (m,), optional
+        Multiplicities of the values of a 1-D sample (a frequency table): the bandwidth of
+        the values repeated by their counts, :math:`s\\,n^{-1/5}` with :math:`n = \\sum` counts
+        (then one value is enough).
 
     Returns
     -------
     float or ndarray, shape (R,); 0 for a sample with a single distinct value
     """
+    if counts is not None:
+        x = check_metric_sample(values, "values", ndim=1, min_size=1)
+        return _counted_scott_bandwidth(x, _counts(counts, x.shape))
     z = check_metric_sample(values, "values", min_size=1)
     if z.ndim not in (1, 2) or z.shape[-1] < 2:
         raise ValueError(f"values must have shape (m,) or (R, m) with m >= 2 (a KDE needs at least 2 values), "
@@ -644,7 +669,7 @@ def kde_l2(a, b, grid=None, *, a_weights=None, b_weights=None, size: int = 512) 
     return float(math.sqrt(max(0.0, np.trapezoid(diff * diff, g))))
 
 
-def binned_kde_runs(samples, grid, bandwidths=None) -> np.ndarray:
+def binned_kde_runs(samples, grid, bandwidths=None, *, counts=None) -> np.ndarray:
     """Gaussian KDEs of many 1-D samples on one equally spaced grid, vectorised.
 
     The same estimator as ``gaussian_kde`` (Scott bandwidth per row unless given),
@@ -660,13 +685,19 @@ def binned_kde_runs(samples, grid, bandwidths=None) -> np.ndarray:
     grid : array_like, shape (G,), equally spaced, 2 ≤ G ≤ MAX_KDE_GRID
     bandwidths : array_like, shape (R,), optional
         Each at least ``KDE_MIN_BANDWIDTH`` and finite.
+    counts : array_like of int ≥ 1, shape (m,), optional
+        Multiplicities of the columns of ``samples`` (a frequency table, e.g. the distinct
+        confidential values): each row is the KDE of its values repeated by these counts —
+        binned with weights ``counts / n`` and Scott's bandwidth of the repeated values —
+        at cost O(m + G log G), not O(n). Then m ≥ 1.
 
     Returns
     -------
     ndarray, shape (R, G)
     """
     z = check_metric_sample(samples, "samples", ndim=2, min_size=1)
-    if z.shape[1] < 2:
+    c = None if counts is None else _counts(counts, (z.shape[1],))
+    if z.shape[1] < 2 and c is None:
         raise ValueError(f"samples must have shape (R, m) with m >= 2, got {z.shape}")
     g = _kde_grid_points(grid)
     step = (g[-1] - g[0]) / (g.size - 1)
@@ -674,7 +705,12 @@ def binned_kde_runs(samples, grid, bandwidths=None) -> np.ndarray:
         raise ValueError("grid must be equally spaced and increasing")
     runs, m = z.shape
     size = g.size
-    h = scott_bandwidth(z) if bandwidths is None else np.asarray(bandwidths, dtype=np.float64)
+    if bandwidths is not None:
+        h = np.asarray(bandwidths, dtype=np.float64)
+    elif c is None:
+        h = scott_bandwidth(z)
+    else:
+        h = np.array([_counted_scott_bandwidth(row, c) for row in z])  # a loop over runs only
     if h.shape != (runs,) or not np.all(np.isfinite(h)) or not np.all(_has_kde(h)):
         raise ValueError(f"bandwidths must be finite and >= KDE_MIN_BANDWIDTH = {KDE_MIN_BANDWIDTH:g}, one per row "
                          "(a row with a single distinct value has no KDE)")
@@ -682,9 +718,13 @@ def binned_kde_runs(samples, grid, bandwidths=None) -> np.ndarray:
     left = np.minimum(pos.astype(np.int64), size - 2)
     frac = pos - left
     offset = (np.arange(runs) * size)[:, None]
-    mass = np.bincount((offset + left).ravel(), weights=(1.0 - frac).ravel(), minlength=runs * size)
-    mass += np.bincount((offset + left + 1).ravel(), weights=frac.ravel(), minlength=runs * size)
-    mass = mass.reshape(runs, size) / m
+    if c is None:
+        low, high, total = 1.0 - frac, frac, m
+    else:
+        low, high, total = (1.0 - frac) * c, frac * c, float(c.sum())
+    mass = np.bincount((offset + left).ravel(), weights=low.ravel(), minlength=runs * size)
+    mass += np.bincount((offset + left + 1).ravel(), weights=high.ravel(), minlength=runs * size)
+    mass = mass.reshape(runs, size) / total
     # Kernel support: lags up to 9 bandwidths (mass beyond is < 1e-18), at most the grid.
     reach = int(min(size - 1, math.ceil(min(9.0 * float(h.max()) / step, float(size)))))
     lags = np.arange(-reach, reach + 1) * step

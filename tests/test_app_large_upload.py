@@ -127,6 +127,46 @@ def test_every_page_works_on_the_lean_path(records):
     _visit_every_page(at)
 
 
+def test_compare_inference_and_audit_never_build_the_n_rows_of_a_table(records, monkeypatch):
+    # The lean path keeps only the frequency table: building the n records of it
+    # (PreparedData.values) fails the test, so each page below must work from the table.
+    # The one exception is the bounded picture, PreparedData.sample, which returns every
+    # record only while n is at most its size (ui.compute.PICTURE_ROWS).
+    import sys
+
+    from core import data as core_data
+
+    held = core_data.PreparedData.values
+
+    def values(self):
+        caller = sys._getframe(1).f_code
+        if self.from_table and (caller.co_name != "sample" or caller.co_filename != core_data.__file__):
+            raise AssertionError("a page built the n rows of a frequency table (PreparedData.values)")
+        return held.fget(self)
+
+    monkeypatch.setattr(core_data.PreparedData, "values", property(values))
+    at = _uploaded("large.csv", _csv(records))
+    at.switch_page("app_pages/compare.py").run()
+    _no_traceback(at)
+    assert at.button(key="run_compare") is not None and not at.error
+    at.session_state["runs"] = 5
+    at.button(key="run_compare").click().run()
+    _no_traceback(at)
+    assert any("W1 to the confidential data" in c.proto.spec for c in at.get("plotly_chart"))
+    at.session_state["sweep_runs"] = 5
+    at.button(key="run_sweep").click().run()
+    _no_traceback(at)
+    at.switch_page("app_pages/inference.py").run()
+    _no_traceback(at)
+    assert "released values m" in _metrics(at)
+    at.switch_page("app_pages/audit.py").run()
+    _no_traceback(at)
+    risk = [b for b in at.button if b.label == "Compute disclosure risk"]
+    assert risk
+    risk[0].click().run()
+    _no_traceback(at)
+
+
 def test_small_csv_keeps_the_exact_full_read(records):
     content = _csv(records.head(2000))
     assert len(content) <= selection.FULL_READ_MAX_BYTES
@@ -316,9 +356,11 @@ def test_singleton_stand_ins_give_the_exact_match_counts():
     assert expected["equal_to_singleton"] > 0
     assert core_audit.exact_match_counts(compute.singleton_stand_ins(rows), released) == expected
     assert core_audit.exact_match_counts(compute.singleton_stand_ins(from_table), released) == expected
-    # column_records: the records of a column in original units, from the rows or from the table
-    assert np.array_equal(np.sort(compute.column_records(from_table, "x")), np.sort(values))
-    assert np.array_equal(np.sort(compute.column_records(rows, "x")), np.sort(values))
+    # column_table: the frequency table of a column in original units, from the rows or from the table
+    want_values, want_counts = np.unique(values, return_counts=True)
+    for prepared in (from_table, rows):
+        got_values, got_counts = compute.column_table(prepared, "x")
+        assert np.array_equal(got_values, want_values) and np.array_equal(got_counts, want_counts)
     # a picture of at most `size` records, a sample only when n is larger
     picture, sampled = compute.data_picture(from_table, size=500)
     assert picture.shape == (500,) and sampled

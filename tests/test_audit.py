@@ -149,6 +149,19 @@ def test_histogram_audit(cls):
     assert lr.eps_lower > 0.3                              # the LR attack gets close to ε
 
 
+def test_histogram_audit_from_a_frequency_table_equals_the_records():
+    """counts=: the audit reads cell counts only, so the table gives the records' audit exactly."""
+    rows = np.round(np.random.default_rng(8).beta(2, 5, size=400), 2)
+    atoms, counts = np.unique(rows, return_counts=True)
+    mech = LaplaceHistogram(1.0, 10)
+    a = audit.audit_histogram(rows, mech, 50, n_simulations=5_000, rng=np.random.default_rng(1))
+    b = audit.audit_histogram(atoms, mech, 50, counts=counts, n_simulations=5_000, rng=np.random.default_rng(1))
+    assert [(x.name, x.tpr, x.fpr, x.eps_lower) for x in a.attacks] == \
+        [(x.name, x.tpr, x.fpr, x.eps_lower) for x in b.attacks]
+    with pytest.raises(ValueError, match="counts"):
+        audit.audit_histogram(atoms, mech, 50, counts=counts[:-1], rng=np.random.default_rng(1))
+
+
 def test_detector_catches_the_floating_point_laplace_leak():
     """Published noisy counts c + Laplace(b) leak through their last bits (Mironov 2012): the
     unrounded floating-point log-ratio separates x from y beyond e^ε, and the audit says so."""

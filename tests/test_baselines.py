@@ -787,3 +787,96 @@ def test_pseudo_posterior_release_respects_delta_alpha_and_is_labelled_local():
         PseudoPosteriorMechanism(1.0, 5, tau=0.7)
     with pytest.raises(ValueError, match="counts"):
         PseudoPosteriorMechanism(1.0, 5).local_weights(np.zeros(5, int))
+
+
+# ------------------------------------------------------------------ releases from a frequency table (issue 13)
+def _tied_rows(rng, n, d):
+    """Records on [0, 1]^d with ties and singletons, and their table (sorted distinct rows, counts)."""
+    x = np.round(rng.random((n, d)), 1 if d > 1 else 2)
+    x = x[:, 0] if d == 1 else x
+    atoms, counts = np.unique(x, axis=0 if d > 1 else None, return_counts=True)
+    return x, atoms, counts
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_histogram_counts_from_a_table_equal_those_of_the_records(d):
+    rng = np.random.default_rng(90)
+    x, atoms, counts = _tied_rows(rng, 3000, d)
+    for bins in (1, 7, 10):
+        want = bl.histogram_counts(x, bins)
+        assert np.array_equal(bl.histogram_counts(atoms, bins, counts=counts), want)
+        # a table need not have distinct rows: repeated rows add their counts
+        i = int(np.argmax(counts))
+        split_counts = np.concatenate([counts, [1]])
+        split_counts[i] -= 1
+        split_atoms = np.concatenate([atoms, atoms[i:i + 1]])
+        assert np.array_equal(bl.histogram_counts(split_atoms, bins, counts=split_counts), want)
+
+
+HISTOGRAM_MECHANISMS = [
+    lambda: bl.LaplaceHistogram(1.0, 8), lambda: bl.GaussianHistogram(1.0, 1e-5, 8),
+    lambda: bl.SmoothedHistogram(2.0, 8), lambda: bl.DirichletMultinomialHistogram(2.0, 8),
+    lambda: bl.DirichletMultinomialHistogram(2.0, 8, alpha_rule="data-dependent"),
+    lambda: bl.DirichletPosteriorSampling(2.0, 1e-5, 8), lambda: TruncatedDirichletPosteriorSampling(2.0, 8),
+    lambda: PseudoPosteriorMechanism(2.0, 8), lambda: PseudoPosteriorMechanism(2.0, 8, weighting="scalar"),
+]
+
+
+@pytest.mark.parametrize("d", [1, 2])
+@pytest.mark.parametrize("make", HISTOGRAM_MECHANISMS)
+def test_histogram_mechanisms_release_the_same_from_the_table(make, d):
+    # The mechanism sees only the cell counts, equal from the records and from their table:
+    # the same generator gives the same release, bit for bit.
+    rng = np.random.default_rng(91)
+    x, atoms, counts = _tied_rows(rng, 2000, d)
+    mech = make()
+    from_rows = mech.release_runs(x, 40, 6, np.random.default_rng(5))
+    from_table = mech.release_runs(atoms, 40, 6, np.random.default_rng(5), counts=counts)
+    assert np.array_equal(from_rows, from_table)
+    assert np.array_equal(mech.release(x, 9, np.random.default_rng(6)),
+                          mech.release(atoms, 9, np.random.default_rng(6), counts=counts))
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_bootstrap_from_a_table_is_the_bootstrap_of_the_repeated_rows(d):
+    rng = np.random.default_rng(92)
+    _, atoms, counts = _tied_rows(rng, 1500, d)
+    repeated = np.repeat(atoms, counts, axis=0)
+    # the same record indices: identical to resampling numpy.repeat(atoms, counts) ...
+    want = Bootstrap().release_runs(repeated, 300, 20, np.random.default_rng(8))
+    got = Bootstrap().release_runs(atoms, 300, 20, np.random.default_rng(8), counts=counts)
+    assert np.array_equal(got, want)
+    # ... and each distinct row is drawn with probability counts/n (chi-square on the row counts)
+    draws = Bootstrap().release_runs(atoms, 20_000, 5, np.random.default_rng(9), counts=counts)
+    flat = draws.reshape(-1, d)
+    index = np.unique(np.concatenate([atoms.reshape(-1, d), flat]), axis=0, return_inverse=True)[1].ravel()
+    observed = np.bincount(index[atoms.shape[0]:], minlength=atoms.shape[0])
+    expected = counts / counts.sum() * flat.shape[0]
+    assert stats.chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_release_from_a_table_costs_k_not_n():
+    # n = 10**12 records in 1000 distinct values: the rows could never be built (8 TB).
+    atoms = np.linspace(0.0, 1.0, 1000)
+    counts = np.full(1000, 10**9)
+    for mech in (bl.LaplaceHistogram(1.0, 20), bl.SmoothedHistogram(1.0, 20), Bootstrap()):
+        z = mech.release_runs(atoms, 500, 10, np.random.default_rng(1), counts=counts)
+        assert z.shape == (10, 500) and np.all((z >= 0) & (z <= 1))
+    cells = bl.histogram_counts(atoms, 20, counts=counts)
+    assert cells.sum() == 10**12 and cells.dtype == np.int64
+
+
+@pytest.mark.parametrize("counts, message", [
+    ([1, 2], "counts must have one multiplicity per row"),
+    ([1, 0, 2], "counts must all be >= 1"),
+    ([1, 1.5, 2], "counts must be integers"),
+    ([[1, 1, 1]], "counts"),
+])
+def test_bad_counts_are_a_value_error_naming_them(counts, message):
+    atoms = np.array([0.1, 0.5, 0.9])
+    with pytest.raises(ValueError, match=message):
+        bl.LaplaceHistogram(1.0, 5).release_runs(atoms, 10, 1, np.random.default_rng(0), counts=counts)
+    with pytest.raises(ValueError, match=message):
+        Bootstrap().release(atoms, 10, np.random.default_rng(0), counts=counts)
+    with pytest.raises(ValueError, match=message):
+        bl.histogram_counts(atoms, 5, counts=counts)

@@ -133,13 +133,14 @@ def test_run_comparison_tidy_frame_and_metrics(income):
     assert df.attrs["confidential"]["x0"]["mean"] == pytest.approx(income.mean())
 
     # Recompute the metrics from the same releases (each mechanism's generator is seeded
-    # by one draw of rng and its name).
+    # by one draw of rng and its name; the comparison releases from the data's frequency table).
     root = int(np.random.default_rng(7).integers(0, 2**63 - 1))
+    atoms, counts = np.unique(income, return_counts=True)
     grid_samples = []
     releases = {}
     for mech in cal.mechanisms:
         child = np.random.default_rng([root, zlib.crc32(mech.name.encode())])
-        releases[mech.name] = mech.release_runs(income, m, runs, child)
+        releases[mech.name] = mech.release_runs(atoms, m, runs, child, counts=counts)
         grid_samples.append(releases[mech.name])
     grid = kde_grid(income, *grid_samples, size=1024)
     for name, z in releases.items():
@@ -419,3 +420,85 @@ def test_quality_by_mechanism_from_the_table_equals_the_rows():
     assert reports["B"].overall > reports["A"].overall
     with pytest.raises(ValueError, match="columns"):
         quality_by_mechanism(atoms, counts, {"A": rng.random((5, 3))})
+
+
+# ------------------------------------------------------------------ the comparison from a frequency table (issue 13)
+def test_run_comparison_from_the_table_equals_the_records(income):
+    # Records are reduced to their table once, so both inputs run one implementation:
+    # the same numbers, bit for bit, for the same generator.
+    atoms, counts = np.unique(income, return_counts=True)
+    cal = calibrate(income.size, 2.0, 0.05, 120, theta=2.0, bins=15)
+    a = run_comparison(income, cal, runs=6, rng=np.random.default_rng(31))
+    b = run_comparison(atoms, cal, counts=counts, runs=6, rng=np.random.default_rng(31))
+    pd.testing.assert_frame_equal(a, b)
+    assert a.attrs["confidential"] == b.attrs["confidential"]
+    # the confidential summaries are those of the records (numpy on the n values)
+    summary = b.attrs["confidential"]["x0"]
+    assert summary["mean"] == pytest.approx(income.mean(), rel=1e-12)
+    assert summary["sd"] == pytest.approx(income.std(ddof=1), rel=1e-12)
+    assert [summary["q1"], summary["median"], summary["q3"]] == pytest.approx(
+        np.quantile(income, [0.25, 0.5, 0.75]), rel=1e-12)
+    # a sweep too
+    s_rows = sweep_comparison(income, [0.5, 4.0], 0.05, 60, theta=2.0, runs=3, rng=np.random.default_rng(32),
+                              bins=10, mechanisms=["pypp", "laplace_histogram", "bootstrap"])
+    s_table = sweep_comparison(atoms, [0.5, 4.0], 0.05, 60, theta=2.0, counts=counts, runs=3,
+                               rng=np.random.default_rng(32), bins=10,
+                               mechanisms=["pypp", "laplace_histogram", "bootstrap"])
+    pd.testing.assert_frame_equal(s_rows, s_table)
+
+
+@pytest.mark.parametrize("max_cost_bytes, method", [(2**25, "exact-emd"), (100, "sliced (8 directions)")])
+def test_two_column_comparison_from_the_table_equals_the_records(max_cost_bytes, method):
+    rng = np.random.default_rng(33)
+    x = np.round(rng.random((400, 2)), 1)
+    atoms, counts = np.unique(x, axis=0, return_counts=True)
+    cal = calibrate(400, 2.0, 0.1, 40, theta=1.0, d=2, bins=5)
+    kwargs = {"runs": 3, "max_cost_bytes": max_cost_bytes, "n_projections": 8, "columns": ["a", "b"]}
+    a = run_comparison(x, cal, rng=np.random.default_rng(34), **kwargs)
+    b = run_comparison(atoms, cal, counts=counts, rng=np.random.default_rng(34), **kwargs)
+    pd.testing.assert_frame_equal(a, b)
+    joint = b[b.column == "(joint)"]
+    assert (joint.W1_method == method).all()
+    if method == "exact-emd":   # the joint W1 against the weighted table is POT's on the records
+        root = int(np.random.default_rng(34).integers(0, 2**63 - 1))
+        mech = cal.mechanism("laplace_histogram")
+        z = mech.release_runs(atoms, 40, 3, np.random.default_rng([root, zlib.crc32(mech.name.encode())]),
+                              counts=counts)
+        want = [ot.emd2(counts / 400, np.full(40, 1 / 40), distance.cdist(atoms, zr)) for zr in z]
+        got = joint[joint.mechanism == "laplace_histogram"].sort_values("run").W1.to_numpy()
+        assert np.allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_pypp_mechanisms_release_the_same_from_the_table():
+    rng = np.random.default_rng(35)
+    x = np.round(rng.random((300, 2)), 1)
+    atoms, counts = np.unique(x, axis=0, return_counts=True)
+    for mech in (PYPPMechanism(2.0, 3.0, 300, 50), OldValuesPYPPMechanism(2.0, 3.0, 300, 50)):
+        want = mech.release_runs(x, 50, 4, np.random.default_rng(36))
+        assert np.array_equal(mech.release_runs(atoms, 50, 4, np.random.default_rng(36), counts=counts), want)
+        # rows repeated in a table add their counts (the mechanism sees the same table)
+        tied = counts > 1
+        split_atoms = np.concatenate([atoms, atoms[tied]])
+        split_counts = np.concatenate([np.where(tied, counts - 1, counts), np.ones(int(tied.sum()), dtype=int)])
+        assert np.array_equal(mech.release_runs(split_atoms, 50, 4, np.random.default_rng(36), counts=split_counts),
+                              want)
+        with pytest.raises(ValueError, match="calibrated for n = 300"):
+            mech.release_runs(atoms, 50, 1, np.random.default_rng(0), counts=counts + 1)
+
+
+def test_comparison_of_a_billion_records_from_their_table():
+    # n = 10**9 records in 2000 distinct values: every mechanism and metric in k, never n.
+    atoms = np.linspace(0.0, 1.0, 2000)
+    counts = np.random.default_rng(37).integers(1, 10**5, 2000)
+    counts[-1] += 10**9 - int(counts.sum())
+    cal = calibrate(10**9, 1.0, 1e-3, 200, theta=5.0, bins=10)
+    start = time.perf_counter()
+    df = run_comparison(atoms, cal, counts=counts, runs=5, rng=np.random.default_rng(38))
+    assert time.perf_counter() - start < 30.0
+    assert np.all(np.isfinite(df[["W1", "KDE_L2", "mean"]].to_numpy()))
+    repeated_mean = float(counts @ atoms) / 10**9
+    assert df.attrs["confidential"]["x0"]["mean"] == pytest.approx(repeated_mean, rel=1e-12)
+    with pytest.raises(ValueError, match="counts must have one multiplicity per row"):
+        run_comparison(atoms, cal, counts=counts[:-1], runs=1, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="calibration is for n"):
+        run_comparison(atoms, cal, counts=counts + 1, runs=1, rng=np.random.default_rng(0))

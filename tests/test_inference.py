@@ -332,3 +332,43 @@ def test_discovery_probability_bad_input():
                        (lambda: F.confidential_discovery_probability(10, 11, 0.5, 1.0), "k")]:
         with pytest.raises(ValueError, match=name):
             call()
+
+
+# ------------------------------------------------------------------ the confidential data as a frequency table (issue 13)
+def test_empirical_functionals_of_a_table_equal_those_of_the_records():
+    rng = np.random.default_rng(80)
+    records = np.round(rng.lognormal(1.0, 0.7, 5000), 1)
+    atoms, counts = np.unique(records, return_counts=True)
+    kwargs = {"quantile_levels": (0.1, 0.5, 0.9), "thresholds": (2.0, 3.5)}
+    want = F.empirical_functionals(records, **kwargs)
+    assert np.array_equal(F.empirical_functionals(atoms, counts=counts, **kwargs), want)
+    # an unsorted table with a repeated value is the same table
+    order = rng.permutation(atoms.size)
+    i = int(np.argmax(counts))
+    assert counts[i] > 1
+    split_counts = counts.copy()
+    split_counts[i] -= 1
+    split_atoms = np.concatenate([atoms[order], atoms[i:i + 1]])
+    split_counts = np.concatenate([split_counts[order], [1]])
+    assert np.array_equal(F.empirical_functionals(split_atoms, counts=split_counts, **kwargs), want)
+    # against numpy on the records: mean, inverted-cdf quantiles, tail frequency
+    assert want[0] == pytest.approx(records.mean(), rel=1e-12)
+    assert np.array_equal(want[1:4], np.quantile(records, [0.1, 0.5, 0.9], method="inverted_cdf"))
+    assert want[4] == pytest.approx(np.mean(records > 2.0), rel=1e-12)
+    with pytest.raises(ValueError, match="counts"):
+        F.empirical_functionals(atoms, counts=counts[:-1])
+    with pytest.raises(ValueError, match="counts"):
+        F.empirical_functionals(atoms, counts=np.zeros_like(counts))
+
+
+def test_repeated_release_experiment_from_a_table_equals_the_records():
+    rng = np.random.default_rng(81)
+    records = np.round(rng.uniform(0, 10, 400), 0)
+    atoms, counts = np.unique(records, return_counts=True)
+    kwargs = {"replicates": 4, "n_draws": 50, "thresholds": (5.0,)}
+    a = F.repeated_release_experiment(records, 2.0, 30, (0.0, 10.0), np.random.default_rng(82), **kwargs)
+    b = F.repeated_release_experiment(atoms, 2.0, 30, (0.0, 10.0), np.random.default_rng(82), counts=counts,
+                                      **kwargs)
+    for field in ("truth", "posterior_mean", "lower", "upper"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    assert a.names == b.names

@@ -449,3 +449,66 @@ def test_repeated_quantiles_equal_numpy_on_the_repeated_values():
         probs = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
         assert repeated_quantiles(values, np.cumsum(counts), probs) == pytest.approx(
             list(np.quantile(np.repeat(values, counts), probs)), rel=1e-12, abs=1e-12)
+
+
+# ------------------------------------------------------------------ a frequency table as the reference (issue 13)
+def _table_and_records(rng, k=60, d=1):
+    atoms = rng.random((k, d)) if d > 1 else np.sort(rng.random(k))
+    counts = rng.integers(1, 30, k)
+    return atoms, counts, np.repeat(atoms, counts, axis=0)
+
+
+def test_w1_runs_against_a_weighted_table_equal_the_repeated_records():
+    from core.utility import wasserstein1_runs
+
+    rng = np.random.default_rng(70)
+    atoms, counts, records = _table_and_records(rng)
+    z = rng.random((8, 45))
+    got = wasserstein1_runs(z, atoms, reference_weights=counts)
+    # scipy's exact 1-D W1 with the counts as weights, and on the repeated records
+    want = [stats.wasserstein_distance(zr, atoms, v_weights=counts) for zr in z]
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-15)
+    assert np.allclose(got, wasserstein1_runs(z, records), rtol=1e-12, atol=1e-15)
+
+
+def test_joint_w1_against_a_table_equals_the_repeated_records():
+    from scipy.spatial import distance
+
+    from core.utility import joint_w1_runs, sliced_wasserstein1_runs
+
+    rng = np.random.default_rng(71)
+    atoms = np.round(rng.random((40, 2)), 1)
+    atoms = np.unique(atoms, axis=0)
+    counts = rng.integers(1, 9, atoms.shape[0])
+    records = np.repeat(atoms, counts, axis=0)
+    z = np.concatenate([records[rng.integers(0, records.shape[0], (4, 20))], rng.random((4, 10, 2))], axis=1)
+    exact, method = joint_w1_runs(z, atoms, reference_counts=counts, rng=np.random.default_rng(1))
+    assert method == "exact-emd"
+    # the integer residual weights are those of the records: identical values
+    assert np.array_equal(exact, joint_w1_runs(z, records, rng=np.random.default_rng(1))[0])
+    want = [ot.emd2(counts / counts.sum(), np.full(30, 1 / 30), distance.cdist(atoms, zr)) for zr in z]
+    assert np.allclose(exact, want, rtol=1e-9, atol=1e-12)
+    # the sliced fallback weights each row by its count (same directions: same values up to rounding)
+    sliced, method = joint_w1_runs(z, atoms, reference_counts=counts, max_cost_bytes=8, n_projections=12,
+                                   rng=np.random.default_rng(2))
+    assert method == "sliced (12 directions)"
+    on_records = sliced_wasserstein1_runs(z, records, n_projections=12, rng=np.random.default_rng(2))
+    assert np.allclose(sliced, on_records, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="reference_counts"):
+        joint_w1_runs(z, atoms, reference_counts=counts[:-1], rng=np.random.default_rng(1))
+
+
+def test_binned_kde_and_scott_bandwidth_of_a_table_equal_the_repeated_records():
+    from core.utility import binned_kde_runs, scott_bandwidth
+
+    rng = np.random.default_rng(72)
+    atoms, counts, records = _table_and_records(rng)
+    assert scott_bandwidth(atoms, counts) == pytest.approx(scott_bandwidth(records), rel=1e-12)
+    grid = kde_grid(records, size=700)
+    from_table = binned_kde_runs(atoms[None, :], grid, counts=counts)[0]
+    assert np.allclose(from_table, binned_kde_runs(records[None, :], grid)[0], rtol=1e-10, atol=1e-12)
+    # one distinct value standing for many records is a table too (its KDE needs a spread)
+    with pytest.raises(ValueError, match="bandwidths"):
+        binned_kde_runs(np.array([[0.5]]), grid, counts=[10])
+    with pytest.raises(ValueError, match="counts"):
+        binned_kde_runs(atoms[None, :], grid, counts=counts[:-1])

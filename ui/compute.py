@@ -158,17 +158,26 @@ def feasible_region(n: int, eps: float, delta: float, theta: float) -> tuple[tup
 
 
 # --------------------------------------------------------------------------- figures
-def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title: str):
+def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title: str,
+                         first_table: tuple[np.ndarray, np.ndarray] | None = None):
     """Histograms of ``samples`` with a KDE (``core.utility``) of each sample that has one
-    (a KDE needs two distinct values; without a common grid the histograms alone show)."""
+    (a KDE needs two distinct values; without a common grid the histograms alone show).
+
+    ``first_table``: ``(values, counts)``, the frequency table of the whole data the first
+    sample pictures (e.g. a bounded sample of it): its KDE and the grid then come from the
+    table (exact, cost in k), the histogram from the sample."""
+    kde_inputs = list(samples.values())
+    counts = None
+    if first_table is not None:
+        kde_inputs[0], counts = first_table
     try:
-        grid = utility.kde_grid(*samples.values())
+        grid = utility.kde_grid(*kde_inputs, first_counts=counts)
     except ValueError:
         return plots.distribution_overlay_figure(samples, title=title, x_title=x_title)
     kde = {}
-    for label, values in samples.items():
+    for i, (label, values) in enumerate(zip(samples, kde_inputs)):
         try:
-            kde[label] = utility.kde_on_grid(values, grid)
+            kde[label] = utility.kde_on_grid(values, grid, counts=counts if i == 0 else None)
         except ValueError:
             pass  # a sample with a single distinct value has no KDE
     return plots.distribution_overlay_figure(samples, kde_grid=grid, kde=kde or None, title=title,
@@ -191,15 +200,15 @@ def data_picture(prepared: core_data.PreparedData, size: int = PICTURE_ROWS) -> 
     return rows, prepared.n > size
 
 
-def column_records(prepared: core_data.PreparedData, column: str) -> np.ndarray:
-    """Every record's value of one column in original units (as ``ReleaseResult.confidential()``
-    gives it, but sorted), built from the table: the k distinct rows mapped back once, then
-    repeated by their counts — one array of n values, not a frame of all columns' n rows."""
+def column_table(prepared: core_data.PreparedData, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """The frequency table of one column in original units (as ``ReleaseResult.confidential()``
+    gives its values): the sorted distinct values and how many records hold each, built from
+    the table — the k distinct rows mapped back once and reduced — so cost O(k), never the n
+    records. ``numpy.repeat(values, counts)`` is the column's sorted records."""
     table = prepared.table
-    if not prepared.from_table:
-        return prepared.to_original(prepared.values)[column].to_numpy()
     distinct = prepared.to_original(table.atoms)[column].to_numpy()
-    return np.repeat(distinct, table.counts)
+    reduced = core_data.frequency_table(distinct, table.counts)
+    return reduced.atoms, reduced.counts
 
 
 def singleton_stand_ins(prepared: core_data.PreparedData) -> np.ndarray:
@@ -211,16 +220,16 @@ def singleton_stand_ins(prepared: core_data.PreparedData) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- comparison
-def comparison_data(prepared: core_data.PreparedData) -> np.ndarray | None:
-    """The confidential data on [0, 1]^d (public scaling), or ``None`` if a column is
-    categorical or not scaled (the histogram baselines need the unit box).
-
-    The baselines and the bootstrap release from the records themselves, so this is the
-    one place the n rows are built from a frequency table (``prepared.values``: 8·n·d
-    bytes, when the Compare or Audit page asks; ~8 MB per column at n = 10^6)."""
+def comparison_data(prepared: core_data.PreparedData) -> core_data.FrequencyTable | None:
+    """The confidential data on [0, 1]^d (public scaling) as its frequency table — the k
+    distinct scaled rows (``atoms``, shape (k,) or (k, d), float) and their ``counts`` — or
+    ``None`` if a column is categorical or not scaled (the histogram baselines need the unit
+    box). Every mechanism and metric of the comparison runs on the table (``counts=``), so
+    the n rows are never built."""
     if any(c.kind != "numeric" or not c.spec.scale for c in prepared.column_info):
         return None
-    return np.asarray(prepared.values, dtype=float)
+    table = prepared.table
+    return core_data.FrequencyTable(np.asarray(table.atoms, dtype=float), table.counts)
 
 
 @session_cache(max_entries=8)
@@ -231,43 +240,50 @@ def calibration(selection_key: str, n: int, d: int, eps: float, delta: float, m:
 
 
 @session_cache(max_entries=4)
-def comparison_runs(selection_key: str, _data: np.ndarray, _calibration, calibration_key: tuple, runs: int,
-                    seed: int, columns: tuple[str, ...]) -> pd.DataFrame:
-    """``core.compare.run_comparison`` with ``default_rng(seed)`` (cached), with a progress bar."""
+def comparison_runs(selection_key: str, _table: core_data.FrequencyTable, _calibration, calibration_key: tuple,
+                    runs: int, seed: int, columns: tuple[str, ...]) -> pd.DataFrame:
+    """``core.compare.run_comparison`` on the frequency table with ``default_rng(seed)`` (cached),
+    with a progress bar."""
     bar, progress = progress_bar("Running the mechanisms…")
-    out = compare.run_comparison(_data, _calibration, runs=runs, rng=np.random.default_rng(seed),
-                                 progress=progress, columns=list(columns))
+    out = compare.run_comparison(_table.atoms, _calibration, counts=_table.counts, runs=runs,
+                                 rng=np.random.default_rng(seed), progress=progress, columns=list(columns))
     bar.empty()
     return out
 
 
 @session_cache(max_entries=4)
-def one_release_per_mechanism(selection_key: str, _data: np.ndarray, _calibration, calibration_key: tuple,
-                              seed: int) -> dict[str, np.ndarray]:
-    """One release of every calibrated mechanism (for the KDE overlays), label → (m, d)."""
+def one_release_per_mechanism(selection_key: str, _table: core_data.FrequencyTable, _calibration,
+                              calibration_key: tuple, seed: int) -> dict[str, np.ndarray]:
+    """One release of every calibrated mechanism from the frequency table (for the KDE
+    overlays), label → (m, d)."""
     rng = np.random.default_rng([seed, 1])
     out = {}
     for mech in _calibration.mechanisms:
-        z = np.asarray(mech.release(_data, _calibration.m, rng), dtype=float)
+        z = np.asarray(mech.release(_table.atoms, _calibration.m, rng, counts=_table.counts), dtype=float)
         out[mech.label] = z.reshape(z.shape[0], -1)
     return out
 
 
 @session_cache(max_entries=2)
-def sweep_runs(selection_key: str, _data: np.ndarray, eps_values: tuple[float, ...], delta: float, m: int | str,
-               theta: float, bins: int, runs: int, seed: int, columns: tuple[str, ...]) -> pd.DataFrame:
-    """``core.compare.sweep_comparison`` (the utility frontier), cached, with a progress bar."""
+def sweep_runs(selection_key: str, _table: core_data.FrequencyTable, eps_values: tuple[float, ...], delta: float,
+               m: int | str, theta: float, bins: int, runs: int, seed: int, columns: tuple[str, ...]) -> pd.DataFrame:
+    """``core.compare.sweep_comparison`` on the frequency table (the utility frontier), cached,
+    with a progress bar."""
     bar, progress = progress_bar("Sweeping ε…")
-    out = compare.sweep_comparison(_data, list(eps_values), delta, m, theta=theta, runs=runs,
-                                   rng=np.random.default_rng(seed), bins=bins, progress=progress,
+    out = compare.sweep_comparison(_table.atoms, list(eps_values), delta, m, theta=theta, counts=_table.counts,
+                                   runs=runs, rng=np.random.default_rng(seed), bins=bins, progress=progress,
                                    columns=list(columns))
     bar.empty()
     return out
 
 
-def comparison_overlay(data: np.ndarray, releases: dict[str, np.ndarray], j: int, column: str):
-    """Histogram + KDE overlay of every mechanism's release on the scaled column ``j``."""
-    samples = {"confidential": data.reshape(data.shape[0], -1)[:, j]}
+def comparison_overlay(table: core_data.FrequencyTable, picture: np.ndarray, releases: dict[str, np.ndarray],
+                       j: int, column: str):
+    """Histogram + KDE overlay of every mechanism's release on the scaled column ``j``: the
+    confidential histogram from ``picture`` (:func:`data_picture`: every record while
+    n ≤ ``PICTURE_ROWS``, else a fixed-seed sample), its KDE from the whole ``table``."""
+    atoms = table.atoms.reshape(table.k, -1)
+    samples = {"confidential": np.asarray(picture, dtype=float).reshape(len(picture), -1)[:, j]}
     samples.update({label: z[:, j] for label, z in releases.items()})
     return distribution_overlay(samples, title=f"{column} (scaled to [0, 1]): one release per mechanism",
-                                x_title=f"{column} (scaled)")
+                                x_title=f"{column} (scaled)", first_table=(atoms[:, j], table.counts))
