@@ -463,6 +463,40 @@ def _cantelli(m, r, N, start) -> np.ndarray:
         return np.where(gap > 0, var / (var + gap * gap), 1.0)
 
 
+def _cantelli_cutoff(m: int, N: float, c: float, n: int, floor: float) -> int:
+    """Smallest r in [2, n] from which every row r' ≥ r has a Cantelli bound at m below
+    ``floor``; ``n + 1`` if there is none. Cost O(log n), whatever m or n.
+
+    A row's first bad count is start > c(r − 1), and the bound var/(var + gap²) decreases in
+    start above the mean, so it is at most f(r) = the bound at start = c(r − 1). With
+    var ∝ r(N − r) and gap = r(c − m/N) − c, gap²/var increases in r wherever gap > 0
+    (its log-derivative is 2a/(ar − c) − 1/r + 1/(N − r) > 0 with a = c − m/N), so f
+    decreases there: a bisection finds the first r with f(r) below ``floor`` (with the same
+    1e-9 margin as the row filter of :func:`_global_candidates`, which would drop every one
+    of those rows anyway: the cut only saves computing them).
+    """
+    a = c - m / N
+    if not a > 0:
+        return n + 1            # the gap never turns positive: no bound applies
+    lo = max(2, math.floor(c / a) + 1)   # first r with gap > 0
+
+    def below(r: int) -> bool:
+        with np.errstate(over="ignore"):
+            bound = float(_cantelli(m, np.array([float(r)]), N, np.array([c * (r - 1.0)]))[0])
+        return bound < floor * (1 - 1e-9)
+
+    if lo > n or not below(n):
+        return n + 1
+    hi = n
+    while lo < hi:              # invariant: below(hi); the answer is in [lo, hi]
+        mid = (lo + hi) // 2
+        if below(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi
+
+
 def _global_candidates(n: int, N: float, eps: float, m_max: int, floor: float) -> tuple[np.ndarray, np.ndarray]:
     """Multiplicities r ≥ 2 that can attain max_r T_r (Theorem 2) for releases m ≤ m_max.
 
@@ -477,6 +511,10 @@ def _global_candidates(n: int, N: float, eps: float, m_max: int, floor: float) -
     if not math.isfinite(c) or n < 2:
         return np.zeros(0), np.zeros(0)
     top = min(m_max, math.floor(c * (n - 1)) + 1)
+    r_cut = _cantelli_cutoff(m_max, N, c, n, floor)
+    if r_cut <= n:
+        # every r ≥ r_cut is dropped below, and an r < r_cut is reached from some s ≤ c(r − 1) + 1
+        top = min(top, math.floor(c * r_cut) + 1)
     keep_r, keep_s = [], []
     block = 1 << 20
     for lo in range(1, top + 1, block):

@@ -367,3 +367,48 @@ def test_instance_curves_grow_with_m_and_are_ordered(mult, theta, m, eps):
     assert P.tight_instance_delta(mult, theta, m, eps) <= a
     # instance and global take different floating-point routes to the same tails
     assert a <= P.global_delta(sum(mult), theta, m, eps) * (1 + 1e-9)
+
+
+def _global_candidates_without_cutoff(n, N, eps, m_max, floor):
+    """The candidate rows of Theorem 2's maximum as computed before the Cantelli cut-off:
+    every s = 1..min(m_max, c(n − 1) + 1) walked and filtered row by row (reference)."""
+    c = math.expm1(eps) if eps < 710 else math.inf
+    if not math.isfinite(c) or n < 2:
+        return np.zeros(0), np.zeros(0)
+    top = min(m_max, math.floor(c * (n - 1)) + 1)
+    s = np.arange(1, top + 1, dtype=float)
+    with np.errstate(over="ignore"):
+        r_est = np.minimum(np.ceil(s / c), float(n))
+    r = np.unique(np.clip(np.concatenate([r_est - 1, r_est, r_est + 1]), 2, n))
+    start = P._first_bad(np.array([eps]), r - 1.0)[0][:, 0]
+    live = start <= m_max
+    r, start = r[live], start[live]
+    risky = P._cantelli(m_max, r, N, start) > floor * (1 - 1e-9)
+    r, start = r[risky], start[risky]
+    order = np.lexsort((r, start))
+    r, start = r[order], start[order]
+    last = np.r_[start[1:] != start[:-1], True] if start.size else np.zeros(0, bool)
+    return r[last], start[last]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(n=st.integers(2, 200_000), theta=st.floats(0.01, 1e6), m_max=st.integers(1, 200_000),
+       eps=st.floats(1e-3, 30.0), floor_scale=st.floats(1e-3, 1e3))
+def test_the_cantelli_cutoff_drops_only_rows_the_filter_drops(n, theta, m_max, eps, floor_scale):
+    """The O(log n) cut-off of _global_candidates changes nothing: the same candidate rows as
+    walking every s, whatever n, θ, m, ε and floor (around the singleton term)."""
+    N = theta + n
+    floor = min(0.999, floor_scale * m_max / (m_max + N - 1))
+    got = P._global_candidates(n, N, eps, m_max, floor)
+    want = _global_candidates_without_cutoff(n, N, eps, m_max, floor)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_the_cantelli_cutoff_keeps_agency_scale_accounting_fast():
+    """n = 10^8: max_synthetic_size no longer walks 10^7 first bad counts per call."""
+    import time
+
+    start = time.perf_counter()
+    for eps in (0.05, 0.1, 0.5, 1.0, 2.0, 5.0):
+        P.max_synthetic_size(10**8, 2.0, eps, 1e-3)
+    assert time.perf_counter() - start < 2.0
