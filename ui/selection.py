@@ -69,11 +69,15 @@ session_cache = functools.partial(st.cache_data, scope="session", show_spinner=F
 
 
 def size_text(size: int) -> str:
-    """A byte count for people: ``'256 KiB'``, ``'1 MiB'``, ``'20.7 MB'``."""
-    if size % 2**20 == 0:
+    """A byte count for people: ``'256 KiB'``, ``'1 MiB'``, ``'20.7 MB'``, ``'48.2 kB'``."""
+    if size % 2**20 == 0 and size:
         return f"{size // 2**20:,} MiB"
-    if size % 2**10 == 0 and size < 2**20:
+    if size % 2**10 == 0 and 0 < size < 2**20:
         return f"{size // 2**10:,} KiB"
+    if size < 10**3:
+        return f"{size} bytes"
+    if size < 10**5:
+        return f"{size / 10**3:,.1f} kB"
     return f"{size / 10**6:,.1f} MB"
 
 
