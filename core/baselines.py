@@ -59,12 +59,12 @@ from .validation import (
     check_eps,
     check_finite_eps,
     check_integer,
-    check_multiplicities,
     check_positive,
     check_real,
     check_release_budget,
     check_release_size,
     check_rng,
+    check_row_counts,
     check_unit_data,
 )
 
@@ -91,7 +91,6 @@ __all__ = [
     "SmoothedHistogram",
     "cells_to_points",
     "check_release_arguments",
-    "check_row_counts",
     "distinct_rows",
     "dirichlet_multinomial_alpha",
     "dirichlet_sampling_alpha",
@@ -911,23 +910,13 @@ def check_release_arguments(data, m, runs, rng, counts=None) -> tuple[np.ndarray
     columns; refuses a call above ``MAX_RELEASE_VALUES``.
     """
     x = check_unit_data(data)
-    counts = check_row_counts(counts, x.shape[0])
+    counts = check_row_counts(counts, x.shape[0], minimum=1)
     m = check_release_size(m)
     runs = check_integer("runs", runs, minimum=1)
     rng = check_rng(rng)
     d = 1 if x.ndim == 1 else x.shape[1]
     check_release_budget(runs, m, d)
     return x, counts, m, runs, rng, d
-
-
-def check_row_counts(counts, rows: int) -> np.ndarray | None:
-    """``None``, or the multiplicities of ``rows`` rows of data (``int64``, shape (rows,), each ≥ 1)."""
-    if counts is None:
-        return None
-    counts = check_multiplicities(counts, "counts")
-    if counts.shape != (rows,):
-        raise ValueError(f"counts must have one multiplicity per row of data, shape ({rows},), got {counts.shape}")
-    return counts
 
 
 def distinct_rows(x: np.ndarray, counts: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -974,7 +963,7 @@ def histogram_counts(data, bins, *, counts=None) -> np.ndarray:
     """
     x = check_unit_data(data)
     bins = check_bins(bins)
-    counts = check_row_counts(counts, x.shape[0])
+    counts = check_row_counts(counts, x.shape[0], minimum=1)
     x2 = x.reshape(x.shape[0], -1)
     d = x2.shape[1]
     cells = _cell_shape(bins, d)

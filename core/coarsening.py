@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from .privacy import max_instance_synthetic_size
-from .validation import check_bounds, check_choice, check_integer, check_real
+from .validation import check_bounds, check_choice, check_integer, check_real, check_row_counts
 
 __all__ = [
     "SELECTION_CAVEAT",
@@ -424,12 +424,7 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
     if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0 or frame.shape[1] == 0:
         raise ValueError("frame must be a non-empty pandas DataFrame of the release columns")
     candidates = [tuple(c) for c in candidates]
-    if counts is not None:
-        counts = np.asarray(counts)
-        if counts.shape != (len(frame),) or counts.dtype.kind not in "iu" or np.any(counts < 1):
-            raise ValueError(f"counts must be whole numbers ≥ 1, one per row of frame ({len(frame)}), got shape "
-                             f"{counts.shape} and dtype {counts.dtype}")
-        counts = counts.astype(np.int64)
+    counts = check_row_counts(counts, len(frame), minimum=1)
     if not candidates or len(candidates) > MAX_CANDIDATES:
         raise ValueError(f"candidates must list 1..{MAX_CANDIDATES} candidates, got {len(candidates)}")
     columns = list(frame.columns)
@@ -546,10 +541,7 @@ def apply_coarsening(frame: pd.DataFrame, transforms: Sequence[ColumnTransform],
         if t.column in seen:
             raise ValueError(f"coarsening has two transforms for column {t.column!r}")
         seen.add(t.column)
-    if counts is not None:
-        counts = np.asarray(counts)
-        if counts.shape != (len(frame),):
-            raise ValueError(f"counts must have one entry per row ({len(frame)}), got shape {counts.shape}")
+    counts = check_row_counts(counts, len(frame))
     out = frame.copy()
     for t in transforms:
         if t.kind != "identity":

@@ -49,7 +49,6 @@ from .baselines import (
     SmoothedHistogram,
     TruncatedDirichletPosteriorSampling,
     check_release_arguments,
-    check_row_counts,
     distinct_rows,
 )
 from .mechanisms import UniformBase, pypp_release
@@ -81,6 +80,7 @@ from .validation import (
     check_release_budget,
     check_release_size,
     check_rng,
+    check_row_counts,
     check_unit_data,
 )
 
@@ -599,7 +599,7 @@ def _comparison_table(data, counts) -> tuple[np.ndarray, np.ndarray]:
     x = check_unit_data(data)
     if counts is None:
         return distinct_rows(x, None)
-    return x, check_row_counts(counts, x.shape[0])
+    return x, check_row_counts(counts, x.shape[0], minimum=1)
 
 
 def comparison_summary(results: pd.DataFrame) -> pd.DataFrame:

@@ -51,6 +51,7 @@ from .validation import (
     check_positive,
     check_probability,
     check_rng,
+    check_row_counts,
     warn_bounds_from_data,
 )
 
@@ -213,10 +214,9 @@ def _with_counts(frame, counts) -> tuple[pd.DataFrame, np.ndarray | None]:
     some > 0), without the rows that hold no record; ``counts=None`` passes through."""
     if counts is None or not isinstance(frame, pd.DataFrame):
         return frame, None
-    arr = np.asarray(counts)
-    if arr.shape != (len(frame),) or arr.dtype.kind not in "iu" or (arr.size and arr.min() < 0) or arr.sum() <= 0:
-        raise ValueError(f"counts must be whole numbers >= 0, one per row of frame ({len(frame)}), not all 0; got "
-                         f"shape {arr.shape}, dtype {arr.dtype}")
+    arr = check_row_counts(counts, len(frame))
+    if not arr.sum() > 0:
+        raise ValueError("counts must hold at least one record (all are 0)")
     keep = arr > 0
     return frame.loc[keep].reset_index(drop=True), arr[keep].astype(np.int64)
 

@@ -375,7 +375,7 @@ def check_probability(value, name: str, *, allow_zero: bool = False, allow_one: 
 # ------------------------------------------------------ resource limits and generic checks
 __all__ += ["KDE_MIN_BANDWIDTH", "MAX_ABS_VALUE", "MAX_RECORDS", "MAX_RELEASE_SIZE",
             "MAX_RELEASE_VALUES", "check_counts", "check_finite_array", "check_metric_sample",
-            "check_real", "check_release_budget", "check_release_size"]
+            "check_real", "check_release_budget", "check_release_size", "check_row_counts"]
 
 #: Largest number of confidential records ``n = Σ n_i``: counts and ``n`` stay exact in
 #: float64 (2**53), so every formula of SPEC §3 sees the integers it was given.
@@ -414,6 +414,20 @@ def check_counts(values, name: str, *, maximum: int | None = None) -> np.ndarray
     Returns an ``int64`` array (at least 0-D) of the same shape; an empty array is allowed.
     """
     return _integer_array(values, name, minimum=0, maximum=maximum, allow_empty=True)
+
+
+def check_row_counts(counts, rows: int, *, minimum: int = 0, name: str = "counts") -> np.ndarray | None:
+    """Records per row of a frequency table, or ``None`` (each row is one record).
+
+    Whole numbers ``>= minimum`` (0: a row may hold no record; 1: distinct rows of data),
+    one per row: returns ``int64`` of shape ``(rows,)``.
+    """
+    if counts is None:
+        return None
+    arr = _integer_array(counts, name, minimum=minimum, maximum=None, allow_empty=True)
+    if arr.shape != (rows,):
+        raise ValueError(f"{name} must have one entry per row ({rows}), got shape {arr.shape}")
+    return arr
 
 
 def check_release_size(m, name: str = "m") -> int:

@@ -498,7 +498,7 @@ def test_comparison_of_a_billion_records_from_their_table():
     assert np.all(np.isfinite(df[["W1", "KDE_L2", "mean"]].to_numpy()))
     repeated_mean = float(counts @ atoms) / 10**9
     assert df.attrs["confidential"]["x0"]["mean"] == pytest.approx(repeated_mean, rel=1e-12)
-    with pytest.raises(ValueError, match="counts must have one multiplicity per row"):
+    with pytest.raises(ValueError, match="counts must have one entry per row"):
         run_comparison(atoms, cal, counts=counts[:-1], runs=1, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="calibration is for n"):
         run_comparison(atoms, cal, counts=counts + 1, runs=1, rng=np.random.default_rng(0))

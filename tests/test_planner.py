@@ -189,8 +189,10 @@ def test_a_frequency_table_plans_as_its_rows(frame):
         for c in x.predicted:
             for k in x.predicted[c]:
                 assert y.predicted[c][k] == pytest.approx(x.predicted[c][k], rel=1e-9, abs=1e-9)
-    with pytest.raises(ValueError, match="counts must be whole numbers"):
+    with pytest.raises(ValueError, match="counts must have one entry per row"):
         plan_release(distinct, KINDS, guarantee, target, rng=np.random.default_rng(4), counts=counts[:-1], **args)
-    with pytest.raises(ValueError, match="counts must be whole numbers"):
+    with pytest.raises(ValueError, match="at least one record"):
+        plan_release(distinct, KINDS, guarantee, target, rng=np.random.default_rng(4), counts=0 * counts, **args)
+    with pytest.raises(ValueError, match=r"counts must be integers in \[0, ∞\]"):
         predict_utility(distinct, KINDS, (), theta=1.0, m=10, rng=np.random.default_rng(0), bounds=BOUNDS,
                         counts=-counts)
