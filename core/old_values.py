@@ -143,7 +143,8 @@ def old_values_monte_carlo(multiplicities, sigma, theta, m, eps, *, n_mc: int = 
     -------
     core.privacy.MonteCarloDelta
     """
-    from .privacy import _neighbour_type_delta  # deferred: core.privacy re-exports this module
+    # deferred: core.privacy re-exports this module
+    from .privacy import _neighbour_type_delta, _representatives
 
     counts, sigma, theta = _check_regime(multiplicities, sigma, theta)
     if not 0 < sigma < 1:
@@ -156,17 +157,9 @@ def old_values_monte_carlo(multiplicities, sigma, theta, m, eps, *, n_mc: int = 
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     values, how_many = np.unique(counts, return_counts=True)
-    k, n, D = counts.size, int(counts.sum()), values.size
-    # Dirichlet components: one representative atom per multiplicity value (a second where
-    # the value is shared, for old-to-old replacements), the other atoms, the new mass.
-    has_b = how_many >= 2
-    b_index = np.cumsum(has_b) - 1 + D
-    rep = np.concatenate([values, values[has_b]]).astype(float)
+    k = counts.size
+    has_b, b_index, rep, alpha = _representatives(counts, values, how_many, sigma, theta)
     n_rep = rep.size
-    rest = float(np.sum(counts - sigma) - np.sum(rep - sigma))
-    alpha = np.concatenate([rep - sigma, [rest], [theta + k * sigma]])
-    if rest <= 1e-12 * max(1.0, n):
-        alpha = np.delete(alpha, n_rep)
 
     S = np.empty((n_rep, n_mc))
     L = np.empty(n_mc)
@@ -180,24 +173,16 @@ def old_values_monte_carlo(multiplicities, sigma, theta, m, eps, *, n_mc: int = 
         if progress is not None:
             progress(0.5 * done / n_mc, f"Monte Carlo replicates: {done:,} of {n_mc:,}")
 
+    # the two ratios that differ from full PYPP, with the L new-value draws of this mechanism
     strength = theta + k * sigma
     log_l_strength = log_gamma_ratio(strength, L)          # log (θ + kσ)_L
-    vals = values.astype(float)[:, None]
-    left = np.empty((D + 1, n_mc))
-    right = np.empty((n_rep + 2, n_mc))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        left[:D] = np.log(vals + S[:D] - 1 - sigma) - np.log(vals - 1 - sigma)
-        left[D] = 0.0
-        if values[0] == 1:
-            singular = S[0] >= 1
-            c_factor = (log_l_strength - log_gamma_ratio(theta + (k - 1) * sigma, L)) if k >= 2 else np.zeros(n_mc)
-            left[0] = np.where(singular, np.inf, c_factor)
-            left[D] = np.where(singular, np.inf, 0.0)
-        right[:n_rep] = np.log(rep[:, None] - sigma) - np.log(rep[:, None] + S - sigma)
-        right[n_rep] = log_l_strength - log_gamma_ratio(theta + (k + 1) * sigma, L)
-        right[n_rep + 1] = 0.0
-    del S
+    singleton_to_new = None
+    if values[0] == 1:
+        singleton_to_new = ((log_l_strength - log_gamma_ratio(theta + (k - 1) * sigma, L)) if k >= 2
+                            else np.zeros(n_mc))
+    new_target = log_l_strength - log_gamma_ratio(theta + (k + 1) * sigma, L)
 
     # the neighbour types, pruning and Clopper–Pearson bound are those of full PYPP
-    return _neighbour_type_delta(left, right, values, has_b, b_index, n_rep, eps_arr, n_mc=n_mc,
-                                 confidence=confidence, prune=prune, progress=progress)
+    return _neighbour_type_delta(S, values, rep, has_b, b_index, sigma, eps_arr, singleton_to_new=singleton_to_new,
+                                 new_target=new_target, n_mc=n_mc, confidence=confidence, prune=prune,
+                                 progress=progress)

@@ -969,19 +969,9 @@ def monte_carlo_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000
     rng = check_rng(rng)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    k, n = counts.size, int(counts.sum())
-    D = values.size
-    # Dirichlet components: A_d (one atom of multiplicity values[d]), B_d (a second one
-    # where that multiplicity is shared), the rest, and the new-value mass.
-    has_b = how_many >= 2
-    b_index = np.cumsum(has_b) - 1 + D
-    n_rep = D + int(has_b.sum())
-    rep_mult = np.concatenate([values, values[has_b]]).astype(float)
-    rest_mass = float(np.sum(counts - sigma) - np.sum(rep_mult - sigma))
-    alpha = np.concatenate([rep_mult - sigma, [max(rest_mass, 0.0), theta + k * sigma]])
-    use_rest = rest_mass > 1e-12 * max(1.0, n)
-    if not use_rest:
-        alpha = np.delete(alpha, n_rep)
+    k = counts.size
+    has_b, b_index, rep_mult, alpha = _representatives(counts, values, how_many, sigma, theta)
+    n_rep = rep_mult.size
 
     strength = theta + k * sigma
     # 1. Simulate every replicate of (S_representatives, K); memory O(n_rep · n_mc).
@@ -997,13 +987,59 @@ def monte_carlo_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000
         if progress is not None:
             progress(0.5 * done / n_mc, f"Monte Carlo replicates: {done:,} of {n_mc:,}")
 
-    # 2. The log-ratio of a neighbour type is left[l_row] + right[t_row]:
-    #   left row d  : the replaced atom l of multiplicity values[d]: log((n_l+S_l−1−σ)/(n_l−1−σ))
-    #                 for n_l ≥ 2; for n_l = 1, +inf if S_l ≥ 1 (singular) else the new-value
-    #                 factor (θ+(k+K−1)σ)/(θ+(k−1)σ) of case (c);
-    #   left row D  : case (d), n_l = 1 and v new: +inf if S_l ≥ 1, else 0;
-    #   right row j : old target t = representative j: log((n_t−σ)/(n_t+S_t−σ)) ≤ 0;
-    #   right row n_rep: v new, log((θ+kσ)/(θ+(k+K)σ)) ≤ 0; right row n_rep+1: 0.
+    # 2. The ratios of cases (c) and of a new target, here with the K new values of the CRP.
+    singleton_to_new = None
+    if values[0] == 1:
+        singleton_to_new = (np.log(theta + (k + K - 1) * sigma) - np.log(theta + (k - 1) * sigma)
+                            if k >= 2 else np.zeros(n_mc))
+    new_target = np.log(strength) - np.log(theta + (k + K) * sigma)
+    return _neighbour_type_delta(S, values, rep_mult, has_b, b_index, sigma, eps_arr,
+                                 singleton_to_new=singleton_to_new, new_target=new_target, n_mc=n_mc,
+                                 confidence=confidence, prune=prune, progress=progress)
+
+
+def _representatives(counts, values, how_many, sigma, theta):
+    """The Dirichlet components of the neighbour-type Monte Carlo (σ ∈ (0, 1)).
+
+    One representative atom A_d per multiplicity value ``values[d]``, a second one B_d
+    where that value is shared (old-to-old replacements between equal multiplicities),
+    the rest of the atoms, and the new-value mass θ + kσ; the rest is dropped when empty.
+    Returns ``(has_b, b_index, rep, alpha)``: which values have a B, its row, the
+    representatives' multiplicities (float, A rows then B rows) and the Dirichlet weights.
+    """
+    D, k, n = values.size, counts.size, int(counts.sum())
+    has_b = how_many >= 2
+    b_index = np.cumsum(has_b) - 1 + D
+    rep = np.concatenate([values, values[has_b]]).astype(float)
+    rest = float(np.sum(counts - sigma) - np.sum(rep - sigma))
+    alpha = np.concatenate([rep - sigma, [max(rest, 0.0), theta + k * sigma]])
+    if not rest > 1e-12 * max(1.0, n):
+        alpha = np.delete(alpha, rep.size)
+    return has_b, b_index, rep, alpha
+
+
+def _neighbour_type_delta(S, values, rep, has_b, b_index, sigma, eps_arr, *, singleton_to_new, new_target,
+                          n_mc: int, confidence: float, prune: bool, progress) -> MonteCarloDelta:
+    """The Monte Carlo δ over every neighbour type, from the replicates of the representatives.
+
+    Shared by :func:`monte_carlo_delta` and the old-values-only mechanism
+    (:mod:`core.old_values`), whose likelihood ratios have the same structure and differ
+    only in two rows, given per replicate: ``singleton_to_new`` (case (c): the new-value
+    factor when a singleton is replaced, used only when ``values[0] == 1``; else ``None``)
+    and ``new_target`` (the log-ratio of a new target value, ≤ 0). ``S`` has shape
+    (len(rep), n_mc): the release counts of the representatives (:func:`_representatives`).
+
+    The log-ratio of the type (l, t) on a replicate is ``left[l_row] + right[t_row]``:
+
+    * left row d: the replaced atom l of multiplicity values[d], log((n_l+S_l−1−σ)/(n_l−1−σ))
+      for n_l ≥ 2; for n_l = 1, +inf if S_l ≥ 1 (singular) else ``singleton_to_new``;
+    * left row D: case (d), n_l = 1 and v new: +inf if S_l ≥ 1, else 0;
+    * right row j: old target t = representative j, log((n_t−σ)/(n_t+S_t−σ)) ≤ 0;
+    * right row n_rep: ``new_target``; right row n_rep + 1: 0.
+
+    Singular outputs are coded +inf.
+    """
+    D, n_rep = values.size, rep.size
     vals = values.astype(float)[:, None]
     left = np.empty((D + 1, n_mc))
     right = np.empty((n_rep + 2, n_mc))
@@ -1012,31 +1048,12 @@ def monte_carlo_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000
         left[D] = 0.0
         if values[0] == 1:
             singular = S[0] >= 1
-            c_factor = (np.log(theta + (k + K - 1) * sigma) - np.log(theta + (k - 1) * sigma)
-                        if k >= 2 else np.zeros(n_mc))
-            left[0] = np.where(singular, np.inf, c_factor)
+            left[0] = np.where(singular, np.inf, singleton_to_new)
             left[D] = np.where(singular, np.inf, 0.0)
-        right[:n_rep] = np.log(rep_mult[:, None] - sigma) - np.log(rep_mult[:, None] + S - sigma)
-        right[n_rep] = np.log(strength) - np.log(theta + (k + K) * sigma)
+        right[:n_rep] = np.log(rep[:, None] - sigma) - np.log(rep[:, None] + S - sigma)
+        right[n_rep] = new_target
         right[n_rep + 1] = 0.0
     del S
-
-    return _neighbour_type_delta(left, right, values, has_b, b_index, n_rep, eps_arr, n_mc=n_mc,
-                                 confidence=confidence, prune=prune, progress=progress)
-
-
-def _neighbour_type_delta(left, right, values, has_b, b_index, n_rep, eps_arr, *, n_mc: int,
-                          confidence: float, prune: bool, progress) -> MonteCarloDelta:
-    """The Monte Carlo δ over every neighbour type, from per-replicate log-ratio tables.
-
-    Shared by :func:`monte_carlo_delta` and the old-values-only mechanism
-    (:mod:`core.old_values`), whose likelihood ratios have the same left/right structure:
-    the log-ratio of the type (l, t) on a replicate is ``left[l_row] + right[t_row]``.
-    ``left`` has rows 0..D−1 (the replaced atom of each multiplicity value) and D (a
-    singleton replaced by a new value); ``right`` has rows 0..n_rep−1 (old targets),
-    n_rep (a new target) and n_rep + 1 (zero). Singular outputs are coded +inf.
-    """
-    D = values.size
     rows_per_chunk = max(1, 4_000_000 // n_mc)
     # A singular output is coded +inf and is bad at every ε, ε = ∞ included: count
     # "log-ratio > ε" as "> the largest finite float" there, which only +inf satisfies.
