@@ -2026,9 +2026,6 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
     grows with the number of distinct cells, not with the number of rows.
     """
     specs = _normalise_specs(specs)
-    if counts_column is not None and counts_column in [s.name for s in specs]:
-        raise ValueError(f"the counts column {counts_column!r} cannot also be released: choose the value "
-                         "column(s) to release")
     values = distinct_values(source, [s.name for s in specs], engine=engine, counts_column=counts_column, sep=sep,
                              header=header, encoding=encoding, thousands=thousands, keep_na_text=keep_na_text,
                              scheduler=scheduler, file_format=file_format)
@@ -2127,8 +2124,7 @@ def distinct_values(source, columns, *, engine: str = "duckdb", counts_column: s
         if counts_column in names:
             raise ValueError(f"the counts column {counts_column!r} cannot also be released: choose the value "
                              "column(s) to release")
-    options = {"sep": _check_sep(sep), "header": None if header is None else check_flag("header", header),
-               "encoding": encoding, "thousands": thousands, "keep_na_text": check_flag("keep_na_text", keep_na_text)}
+    options = _read_options(sep, header, encoding, thousands, keep_na_text)
     inputs = _resolve_inputs(source)
     formats = {file_format or _detect_format(item) for item in inputs}
     if len(formats) > 1:
@@ -2172,6 +2168,12 @@ def distinct_values(source, columns, *, engine: str = "duckdb", counts_column: s
                           notes=tuple(notes), rows=rows)
 
 
+def _read_options(sep, header, encoding, thousands, keep_na_text) -> dict:
+    """The CSV reading options of :func:`read_table`, checked once for the streaming readers."""
+    return {"sep": _check_sep(sep), "header": None if header is None else check_flag("header", header),
+            "encoding": encoding, "thousands": thousands, "keep_na_text": check_flag("keep_na_text", keep_na_text)}
+
+
 def read_head(source, *, name: str | None = None, sep: str | None = None, header: bool | None = None,
               encoding: str | None = None, thousands: str | None = None,
               keep_na_text: bool = False) -> tuple[ReadResult, bool]:
@@ -2195,8 +2197,7 @@ def read_head(source, *, name: str | None = None, sep: str | None = None, header
     (ReadResult, bool)
         The reading of the head, and whether the head is the whole file.
     """
-    options = {"sep": _check_sep(sep), "header": None if header is None else check_flag("header", header),
-               "encoding": encoding, "thousands": thousands, "keep_na_text": check_flag("keep_na_text", keep_na_text)}
+    options = _read_options(sep, header, encoding, thousands, keep_na_text)
     item = _resolve_inputs(source)[0]
     if name is not None:
         item = replace(item, name=repr(str(name)))
