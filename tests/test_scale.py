@@ -266,6 +266,8 @@ def test_bad_counts_are_refused(counts, message, tmp_path):
     for engine in ("duckdb", "pandas"):
         with pytest.raises(ValueError, match=message):
             D.aggregate(path, ["v"], counts_column="count", engine=engine)
+    with pytest.raises(ValueError, match="cannot also be released"):
+        D.aggregate(path, ["v", "count"], counts_column="count")
 
 
 def test_weighted_prepare_equals_prepare_of_the_rows():
