@@ -35,6 +35,7 @@ from core.compare import (
     sweep_comparison,
 )
 from core.utility import kde_grid, kde_l2
+from guards import HANG_GUARD_S
 
 
 @pytest.fixture(scope="module")
@@ -382,20 +383,19 @@ def test_joint_w1_sliced_above_the_budget_for_every_mechanism_and_labelled():
 
 
 @pytest.mark.slow
-def test_comparison_joint_w1_of_all_distinct_data_within_two_seconds():
-    # issue 14 §4: every mechanism, R = 100, n = m = 1000 distinct rows in 2 columns
+def test_comparison_joint_w1_of_all_distinct_data():
+    # every mechanism, R = 100, n = m = 1000 distinct rows in 2 columns. The speed target
+    # (2 s) is benchmarks/bench_microdata.py's; this test keeps a hang guard only.
     rng = np.random.default_rng(23)
     x = rng.random((1000, 2))
     cal = calibrate(1000, 1.0, 1e-3, 1000, theta=5.0, d=2, bins=10)
     releases = [mech.release_runs(x, 1000, 100, rng).reshape(100, 1000, 2) for mech in cal.mechanisms]
-    elapsed = math.inf
-    for _ in range(2):   # best of two: the 2-core machine is shared with other jobs
-        start = time.perf_counter()
-        values, method = _joint_w1(x, releases, max_cost_bytes=32 * 2**20, n_projections=50, rng=rng)
-        elapsed = min(elapsed, time.perf_counter() - start)
+    start = time.perf_counter()
+    values, method = _joint_w1(x, releases, max_cost_bytes=32 * 2**20, n_projections=50, rng=rng)
+    elapsed = time.perf_counter() - start
     assert method in ("exact-emd", "sliced (50 directions)")
     assert len(values) == len(cal.mechanisms) and all(np.all(np.isfinite(v)) for v in values)
-    assert elapsed <= 2.0, elapsed
+    assert elapsed < HANG_GUARD_S, elapsed
 
 
 def test_quality_by_mechanism_from_the_table_equals_the_rows():
@@ -494,7 +494,8 @@ def test_comparison_of_a_billion_records_from_their_table():
     cal = calibrate(10**9, 1.0, 1e-3, 200, theta=5.0, bins=10)
     start = time.perf_counter()
     df = run_comparison(atoms, cal, counts=counts, runs=5, rng=np.random.default_rng(38))
-    assert time.perf_counter() - start < 30.0
+    # a hang guard: the target (10 s) is benchmarks/bench_compare.py's "billion_records_table"
+    assert time.perf_counter() - start < 10 * HANG_GUARD_S
     assert np.all(np.isfinite(df[["W1", "KDE_L2", "mean"]].to_numpy()))
     repeated_mean = float(counts @ atoms) / 10**9
     assert df.attrs["confidential"]["x0"]["mean"] == pytest.approx(repeated_mean, rel=1e-12)

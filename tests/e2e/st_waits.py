@@ -12,7 +12,10 @@ shorter than a polling interval.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Callable
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 APP = '[data-testid="stApp"]'
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
@@ -93,21 +96,36 @@ def plotly_figures(page) -> list[dict]:
     }""")
 
 
+_TITLED_FIGURE_JS = """(fragment) => Array.from(document.querySelectorAll('.js-plotly-plot')).some(el => {
+  const t = el.layout && el.layout.title;
+  return String((t && (t.text || t)) || '').includes(fragment);
+})"""
+
+
 def figure_with_title(page, fragment: str, timeout: float = 30.0) -> dict:
     """The first Plotly chart whose title contains ``fragment``, waiting for it to render.
 
     Plotly draws after Streamlit reports the run finished, so a single look can miss it.
     """
-    deadline = time.monotonic() + timeout
-    while True:
-        figures = plotly_figures(page)
-        for fig in figures:
-            if fragment in str(fig["title"]):
-                return fig
-        if time.monotonic() > deadline:
-            titles = [f["title"] for f in figures]
-            raise AssertionError(f"no chart titled with {fragment!r} after {timeout:g} s; charts: {titles}")
-        page.wait_for_timeout(200)
+    try:
+        page.wait_for_function(_TITLED_FIGURE_JS, arg=fragment, timeout=timeout * 1000, polling="raf")
+    except PlaywrightTimeoutError:
+        titles = [f["title"] for f in plotly_figures(page)]
+        raise AssertionError(f"no chart titled with {fragment!r} after {timeout:g} s; charts: {titles}") from None
+    for fig in plotly_figures(page):
+        if fragment in str(fig["title"]):
+            return fig
+    raise AssertionError(f"the chart titled with {fragment!r} went away")
+
+
+_PLOTS_FIT_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).every(el =>
+  el._fullLayout && Math.abs(el._fullLayout.width - el.getBoundingClientRect().width) < 2)"""
+
+
+def wait_for_plots_to_fit(page, timeout: float = 30_000) -> None:
+    """Wait until every Plotly chart has been laid out again at its container's width
+    (after a viewport resize, plotly relayouts asynchronously)."""
+    page.wait_for_function(_PLOTS_FIT_JS, timeout=timeout, polling="raf")
 
 
 def trace(fig: dict, name: str) -> dict:
@@ -182,19 +200,45 @@ def go_to_page(page, label: str, timeout: float = 90_000) -> None:
     wait_for_idle(page, timeout)
 
 
-def rerun_after_idempotent(page, action: Callable[[], None], attempts: int = 3,
-                           timeout: float = 20_000) -> None:
-    """:func:`rerun_after` for an action that is safe to repeat (a radio click, a file
-    upload): if no run follows within ``timeout``, do it again, as a user would."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+UPLOADER = '[data-testid="stFileUploader"] input[type="file"]'
 
-    for attempt in range(attempts):
-        try:
-            rerun_after(page, action, timeout=timeout)
-            return
-        except PlaywrightTimeoutError:
-            if attempt == attempts - 1:
-                raise
+
+def upload(page, path, timeout: float = 120_000) -> float:
+    """Hand ``path`` to the file uploader and wait for the run it causes to finish.
+
+    Waits first for the uploader to be attached and the app idle (the state the action
+    needs), then requires a rerun: an upload that causes none fails the test instead of
+    being repeated. Returns :func:`rerun_after`'s seconds.
+    """
+    uploader = page.locator(UPLOADER)
+    uploader.wait_for(state="attached", timeout=timeout)
+    wait_for_idle(page, timeout)
+    console: list[str] = []
+    page.on("console", lambda msg: console.append(f"{msg.type}: {msg.text}"))
+    try:
+        return rerun_after(page, lambda: uploader.set_input_files(str(path)), timeout=timeout)
+    except PlaywrightTimeoutError:
+        state = page.evaluate("""() => ({changes: window.__stStateChanges,
+          state: document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state'),
+          inputs: document.querySelectorAll('[data-testid=stFileUploader] input[type=file]').length,
+          chips: document.querySelectorAll('[data-testid=stFileUploaderFile]').length,
+          connection: document.querySelector('[data-testid=stStatusWidget]')?.innerText})""")
+        raise AssertionError(f"uploading {Path(path).name} caused no rerun: {state}; console: {console[-10:]}") from None
+
+
+def choose_radio(page, label: str, timeout: float = 60_000) -> None:
+    """Choose the radio option whose label contains ``label`` and wait for its rerun.
+
+    An option that is already chosen causes no run, so nothing is clicked then; otherwise
+    the click must cause a rerun and leave the option checked.
+    """
+    option = page.get_by_role("radio", name=label)
+    option.first.wait_for(state="attached", timeout=timeout)
+    wait_for_idle(page, timeout)
+    if option.first.is_checked():
+        return
+    rerun_after(page, lambda: page.get_by_text(label, exact=False).first.click(), timeout=timeout)
+    assert option.first.is_checked(), f"the radio option {label!r} is not chosen after the click"
 
 
 def alert_texts(page) -> list[str]:

@@ -58,13 +58,8 @@ def _click(page, name: str, timeout: float = 120_000) -> None:
 
 def test_upload_advisor_planner_and_quality_report(page, app_url, wage_csv, tmp_path):
     w.open_app(page, app_url)
-    # Wait for the state (the uploader shown), not for a rerun: the shared server may still
-    # be busy with an earlier test's session, and a second click on a chosen radio starts no run.
-    page.get_by_text("Upload a CSV", exact=True).click()
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').wait_for(state="attached", timeout=120_000)
-    w.wait_for_idle(page, timeout=120_000)
-    w.rerun_after_idempotent(page, lambda: page.locator('[data-testid="stFileUploader"] input[type="file"]')
-                             .set_input_files(str(wage_csv)))
+    w.choose_radio(page, "Upload a CSV", timeout=120_000)
+    w.upload(page, wage_csv)
     page.get_by_text("Profile of the confidential data").first.wait_for()
     w.wait_for_idle(page)
     box = page.locator(".st-key-_w_columns")
@@ -95,7 +90,7 @@ def test_upload_advisor_planner_and_quality_report(page, app_url, wage_csv, tmp_
     # ---------------------------------------------------------------- release planner
     w.go_to_page(page, "Release planner")
     assert "computed from the confidential data" in " ".join(w.alert_texts(page))
-    w.rerun_after_idempotent(page, lambda: page.get_by_text("the advisor's frontier", exact=False).first.click())
+    w.choose_radio(page, "the advisor's frontier")
     _click(page, "Run planner")
     alerts = " ".join(w.alert_texts(page))
     # seeded plan on fixed data: the default targets (a quarter of each column's SD) are met
