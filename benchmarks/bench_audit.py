@@ -1,4 +1,5 @@
-"""Timing of the Audit page's computations (issue 12). Prints JSON; not a test.
+"""Timing of the Audit page's computations (issue 12), and the audit's false-alarm rate.
+Prints JSON; not a test.
 
 Run: python benchmarks/bench_audit.py [--quick]
 
@@ -9,6 +10,12 @@ Run: python benchmarks/bench_audit.py [--quick]
   reading δ(ε) on the page's 121-point grid and ε at δ (target ≤ 1 s), for the global
   worst case, an instance with singletons, and instances without (one and four
   multiplicities), cold each time.
+* ``false_alarms``: how often the audit flags a *correct* mechanism, i.e. the larger of
+  its two certified bounds exceeds the true ε (docs/audit.md §5.3, bound 1 − c). Seeded
+  audits (seeds 0, 1, …) of PYPP (σ = 0) on data with a singleton at the exact δ of ε = 1
+  (the singleton pair, where both attacks reach the boundary through the singular event)
+  and of the Laplace histogram at its ε, each at confidence c = 0.95 and c = 0.5; with the
+  alarm count, the rate and its one-sided 95% Clopper–Pearson upper bound.
 Each figure is the best of ``repeats`` cold runs (best-of is the least noisy on a
 shared 2-core machine), with the median next to it.
 """
@@ -24,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from core import audit, pld  # noqa: E402
+from core import audit, pld, privacy  # noqa: E402
 from core.baselines import LaplaceHistogram  # noqa: E402
 from timing import timings  # noqa: E402
 
@@ -36,6 +43,35 @@ EPS_GRID = np.linspace(0.0, 12.0, 121)
 
 def summary(times):
     return {"best_s": round(min(times), 4), "median_s": round(statistics.median(times), 4)}
+
+
+def false_alarm_rate(run_audit, audits: int, confidence: float) -> dict:
+    """Alarms of ``audits`` seeded audits of a correct mechanism, against the bound 1 − c."""
+    alarms = sum(run_audit(np.random.default_rng(seed), confidence).contradicts_stated for seed in range(audits))
+    _, upper = audit.clopper_pearson(alarms, audits, 0.95, side="upper")
+    return {"confidence": confidence, "audits": audits, "alarms": int(alarms), "rate": alarms / audits,
+            "rate_upper_95": round(float(upper), 4), "bound": round(1 - confidence, 4)}
+
+
+def false_alarms(rng) -> dict:
+    mult, theta, m, eps = np.array([1] + [2] * 20 + [5] * 10), 1.0, 5, 1.0
+    delta = float(privacy.instance_delta(mult, 0.0, theta, m, eps))    # exact at σ = 0 (the singleton term)
+
+    def pypp(seed_rng, confidence):
+        return audit.audit_pypp(mult, 0.0, theta, m, eps, delta, n_simulations=20_000, rng=seed_rng,
+                                confidence=confidence)
+
+    data = rng.beta(2, 5, size=300)
+    lap = LaplaceHistogram(1.0, 10)
+
+    def laplace(seed_rng, confidence):
+        return audit.audit_histogram(data, lap, 100, n_simulations=20_000, rng=seed_rng, confidence=confidence)
+
+    n_pypp, n_lap = (100, 50) if QUICK else (400, 200)
+    return {"pypp_singleton_pair": {"n": int(mult.sum()), "m": m, "theta": theta, "eps": eps, "delta": delta,
+                                    "runs": [false_alarm_rate(pypp, n_pypp, c) for c in (0.95, 0.5)]},
+            "laplace_histogram_10_bins": {"n": 300, "m": 100, "eps": 1.0,
+                                          "runs": [false_alarm_rate(laplace, n_lap, c) for c in (0.95, 0.5)]}}
 
 
 def main():
@@ -70,6 +106,7 @@ def main():
             loss.epsilon(1e-6, releases=100)
         out["pld_composition"][name] = summary(timings(run, REPEATS))
         out["pld_composition"][name]["grid"] = make().composition_discretization(100)
+    out["false_alarms"] = false_alarms(np.random.default_rng(3))
     out["targets"] = {"audit_s": 5.0, "pld_composition_s": 1.0}
     out["meets_targets"] = (all(v["best_s"] <= 5.0 for v in out["audit"].values())
                             and all(v["best_s"] <= 1.0 for v in out["pld_composition"].values()))

@@ -1,4 +1,4 @@
-"""Empirical privacy audit and disclosure risk of a release (docs/audit.md §4–§5).
+"""Empirical privacy audit and disclosure risk of a release (docs/audit.md §5–§6).
 
 **Audit.** The mechanism is run many times on the confidential data ``x`` and on its
 worst neighbour ``y`` (vectorised); two attacks try to tell them apart:
@@ -16,9 +16,12 @@ FPR = P_y(decide x)), so one-sided Clopper–Pearson bounds ``TPR_lo``, ``FPR_hi
 .. math:: \\varepsilon \\ge \\hat\\varepsilon_{\\mathrm{lb}} = \\log\\frac{TPR_{lo} - \\delta}{FPR_{hi}}
 
 with the stated confidence. The threshold is chosen on one half of the simulations and
-the bound computed on the other half, so choosing it costs no confidence. If the
-certified bound exceeds the stated ε, the stated guarantee is contradicted
-(:attr:`AuditResult.contradicts_stated`) — a bug detector.
+the bound computed on the other half, so choosing it costs no confidence. If the larger
+of the two certified bounds exceeds the stated ε, the stated guarantee is contradicted
+(:attr:`AuditResult.contradicts_stated`) — a bug detector. Taking the larger of two is
+testing twice, so each attack is certified at confidence :math:`1-(1-c)/2` and each of
+its two Clopper–Pearson bounds at :math:`1-(1-c)/4` (Bonferroni): a correct mechanism
+raises a false alarm with probability at most :math:`1-c` (docs/audit.md §5.3).
 
 **Disclosure risk.** The counts a custodian asks first (:func:`exact_match_counts`) and
 the three attacks of Anonymeter (Giomi et al. 2023) — singling out, linkability,
@@ -26,7 +29,7 @@ inference — each run against the records used for the release and against a he
 control set, with the residual risk ``(r_train − r_control)/(1 − r_control)``
 (:func:`disclosure_risk`). Anonymeter itself pins ``numpy < 1.27``, which this project's
 numpy 2 environment cannot satisfy; the attacks are re-implemented here following its
-paper and documentation (docs/audit.md §5).
+paper and documentation (docs/audit.md §6).
 """
 
 from __future__ import annotations
@@ -60,7 +63,9 @@ __all__ = [
     "audit_pypp",
     "clopper_pearson",
     "disclosure_risk",
+    "attack_confidence",
     "evaluate_attack",
+    "evaluate_attacks",
     "exact_match_counts",
     "holdout_split",
     "pypp_audit_samples",
@@ -117,11 +122,12 @@ class AttackResult:
     tpr, fpr : float
         On the evaluation half: P_x(decide x), P_y(decide x).
     tpr_interval, fpr_interval : (float, float)
-        Two-sided Clopper–Pearson intervals at the audit's confidence (for the plot).
+        Two-sided Clopper–Pearson intervals at the attack's confidence (for the plot).
     eps_lower : float
-        ε the attack certifies at the audit's δ with the audit's confidence:
+        ε the attack certifies at the audit's δ with the attack's confidence:
         ``log((TPR_lo − δ)/FPR_hi)`` from one-sided bounds (Bonferroni over the two); 0
-        when nothing is certified.
+        when nothing is certified. In an audit the attack's confidence is
+        :math:`1-(1-c)/2` for the audit's confidence c (:func:`evaluate_attacks`).
     roc_fpr, roc_tpr : ndarray
         The attack's ROC on the evaluation half (for the plot).
     n_eval : int
@@ -141,7 +147,11 @@ class AttackResult:
 
 
 def _eps_lower(tp, fp, n, delta, confidence):
-    """Certified ε lower bound from counts: one-sided CP at (1 − (1 − c)/2) each."""
+    """Certified ε lower bound from counts: one-sided CP at (1 − (1 − c)/2) each.
+
+    Both bounds hold together with probability ≥ c (Bonferroni), and then
+    :math:`\\log((TPR_{lo}-\\delta)/FPR_{hi}) \\le \\log((TPR-\\delta)/FPR) \\le \\varepsilon`.
+    """
     level = 1 - (1 - confidence) / 2
     tpr_lo, _ = clopper_pearson(tp, n, level, side="lower")
     _, fpr_hi = clopper_pearson(fp, n, level, side="upper")
@@ -163,7 +173,7 @@ def evaluate_attack(name: str, score_x, score_y, delta: float, *, confidence: fl
     The attack decides "x" when ``score ≥ t``. The first half of each sample chooses the
     threshold ``t`` maximising the certified bound; the second half, independent of that
     choice, gives (FPR, TPR), their Clopper–Pearson intervals and the certified
-    :math:`\\log((TPR_{lo} − δ)/FPR_{hi})` (docs/audit.md §4).
+    :math:`\\log((TPR_{lo} − δ)/FPR_{hi})` (docs/audit.md §5.3).
 
     Parameters
     ----------
@@ -202,6 +212,57 @@ def evaluate_attack(name: str, score_x, score_y, delta: float, *, confidence: fl
                         np.concatenate([[1.0], roc_fpr, [0.0]]), np.concatenate([[1.0], roc_tpr, [0.0]]), n_ev)
 
 
+def attack_confidence(confidence: float, attacks: int) -> float:
+    """Confidence of each of ``attacks`` certificates so that all hold together with ``confidence``.
+
+    Bonferroni: if each certificate fails with probability at most
+    :math:`(1-c)/J`, then some certificate fails — in particular the largest certified ε
+    overstates the truth — with probability at most :math:`1-c` (docs/audit.md §5.3).
+
+    Parameters
+    ----------
+    confidence : float in (0, 1)
+        The family-wise confidence c.
+    attacks : int ≥ 1
+        The number J of attacks whose largest bound is reported.
+
+    Returns
+    -------
+    float :math:`1-(1-c)/J`
+    """
+    confidence = check_real("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
+    attacks = check_integer("attacks", attacks, minimum=1)
+    return 1.0 - (1.0 - confidence) / attacks
+
+
+def evaluate_attacks(scores: dict, delta: float, *, confidence: float = 0.95) -> tuple:
+    """Evaluate several attacks of one audit so that their largest certified ε holds with ``confidence``.
+
+    The audit reports :math:`\\max_j \\hat\\varepsilon_{\\mathrm{lb},j}` and flags a
+    contradiction when it exceeds the stated ε. Each bound holds with its own confidence,
+    and the maximum is wrong as soon as one of them is, so each of the J attacks is
+    certified at :func:`attack_confidence` :math:`1-(1-c)/J` (and each of its two
+    Clopper–Pearson bounds at :math:`1-(1-c)/(2J)`): by the union bound the false-alarm
+    probability of a correct mechanism is at most :math:`1-c`.
+
+    Parameters
+    ----------
+    scores : dict name → (score_x, score_y)
+        In the order the attacks are reported; see :func:`evaluate_attack`.
+    delta : float in [0, 1)
+    confidence : float in (0, 1)
+        Family-wise confidence c of the audit.
+
+    Returns
+    -------
+    tuple of AttackResult
+    """
+    if not scores:
+        raise ValueError("scores must name at least one attack")
+    level = attack_confidence(confidence, len(scores))
+    return tuple(evaluate_attack(name, sx, sy, delta, confidence=level) for name, (sx, sy) in scores.items())
+
+
 @dataclass(frozen=True)
 class AuditResult:
     """An empirical audit of one mechanism at a stated (ε, δ).
@@ -220,6 +281,8 @@ class AuditResult:
     n_simulations : int
         Releases simulated per side.
     confidence : float
+        Family-wise: :attr:`certified_eps` (the largest bound of all attacks) holds with
+        this confidence; each attack is certified at :attr:`attack_confidence`.
     """
 
     mechanism: str
@@ -232,14 +295,20 @@ class AuditResult:
     confidence: float
 
     @property
+    def attack_confidence(self) -> float:
+        """Confidence of each attack's certificate: :math:`1-(1-c)/J` for J attacks (Bonferroni)."""
+        return attack_confidence(self.confidence, len(self.attacks))
+
+    @property
     def certified_eps(self) -> float:
-        """The largest ε lower bound any attack certifies."""
+        """The largest ε lower bound any attack certifies (valid with :attr:`confidence`)."""
         return max(a.eps_lower for a in self.attacks)
 
     @property
     def contradicts_stated(self) -> bool:
-        """The audit certifies more than the stated ε: the stated guarantee is false (or
-        the audit's confidence failed, which happens with probability ≤ 1 − confidence)."""
+        """The audit certifies more than the stated ε: the stated guarantee is false, or one
+        of the audit's bounds failed — for a correct mechanism a false alarm, with probability
+        at most 1 − confidence (a bound; the simulated rate is far lower, docs/audit.md §5.3)."""
         return self.certified_eps > self.stated_eps
 
     @property
@@ -268,7 +337,7 @@ def pypp_audit_samples(multiplicities, sigma, theta, m, n_simulations, rng, *, r
     ``K`` (distinct new values; σ > 0 only). By the aggregation property of the
     Dirichlet–multinomial their joint law under each dataset is that of the grouped
     counts (u, v, other observed values, new values) — the same law as in the full
-    release (docs/audit.md §4.1), drawn here for all releases at once; K from the
+    release (docs/audit.md §5.1), drawn here for all releases at once; K from the
     Chinese restaurant of :func:`core.mechanisms.crp_tables`.
 
     The likelihood-ratio score is the x-side privacy loss (docs/mathematics.md §3)
@@ -342,7 +411,7 @@ def pypp_audit_samples(multiplicities, sigma, theta, m, n_simulations, rng, *, r
 def audit_pypp(multiplicities, sigma, theta, m, eps, delta, *, n_simulations: int = 100_000,
                rng: np.random.Generator, confidence: float = 0.95, r=None,
                progress: Progress | None = None) -> AuditResult:
-    """Empirical audit of the PYPP release at x against a stated (ε, δ) (docs/audit.md §4).
+    """Empirical audit of the PYPP release at x against a stated (ε, δ) (docs/audit.md §5).
 
     Parameters
     ----------
@@ -358,6 +427,8 @@ def audit_pypp(multiplicities, sigma, theta, m, eps, delta, *, n_simulations: in
         Releases simulated on each of x and y.
     rng : numpy.random.Generator
     confidence : float in (0, 1)
+        Family-wise: the larger of the two attacks' bounds holds with this confidence
+        (each attack at :math:`1-(1-c)/2`, :func:`evaluate_attacks`).
     r : int, optional
         Multiplicity of the target value (default: the smallest in x).
 
@@ -370,8 +441,8 @@ def audit_pypp(multiplicities, sigma, theta, m, eps, delta, *, n_simulations: in
     eps = check_positive("eps", eps)
     delta = check_delta(delta)
     samples = pypp_audit_samples(multiplicities, sigma, theta, m, n_simulations, rng, r=r, progress=progress)
-    attacks = tuple(evaluate_attack(name, *samples[name], delta, confidence=confidence)
-                    for name in ("likelihood ratio", "black box"))
+    attacks = evaluate_attacks({name: samples[name] for name in ("likelihood ratio", "black box")}, delta,
+                               confidence=confidence)
     theory = None
     if sigma == 0:
         from .pld import pypp_instance_loss
@@ -402,6 +473,10 @@ def audit_histogram(data, mechanism, m, *, counts=None, n_simulations: int = 100
     counts : array of int, shape (len(data),), optional
         Records per row of ``data`` (a frequency table); the audit reads only the cell
         counts, so a table gives the same audit as its records.
+    n_simulations : int in [100, 2·10^6]
+    rng : numpy.random.Generator
+    confidence : float in (0, 1)
+        Family-wise, as in :func:`audit_pypp`.
     """
     if not isinstance(mechanism, (LaplaceHistogram, GaussianHistogram)):
         raise ValueError("mechanism must be a LaplaceHistogram or a GaussianHistogram")
@@ -450,8 +525,8 @@ def audit_histogram(data, mechanism, m, *, counts=None, n_simulations: int = 100
         if progress is not None:
             progress(min(1.0, (lo + size) / n_sim), f"Simulated {lo + size:,} of {n_sim:,} releases per side")
     g = mechanism.guarantee
-    attacks = tuple(evaluate_attack(name, *scores[name], g.delta, confidence=confidence)
-                    for name in ("likelihood ratio", "black box"))
+    attacks = evaluate_attacks({name: scores[name] for name in ("likelihood ratio", "black box")}, g.delta,
+                               confidence=confidence)
     from .pld import gaussian_histogram_loss
 
     theory = g.eps if laplace else gaussian_histogram_loss(mechanism.sigma).epsilon(g.delta)

@@ -116,7 +116,8 @@ def composition_figure(eps, composed, naive, *, releases: int, single=None, delt
 
 def audit_figure(audit, theory: tuple[Sequence[float], Sequence[float]] | None = None) -> go.Figure:
     """The audit in ROC coordinates: every attack's ROC and operating point (with its
-    Clopper–Pearson box) under the theoretical boundary (docs/audit.md §4).
+    Clopper–Pearson box, at the attack's confidence :math:`1-(1-c)/2`) under the theoretical
+    boundary (docs/audit.md §5.3).
 
     Parameters
     ----------

@@ -26,7 +26,10 @@ from core.baselines import (
     dirichlet_sampling_epsilon,
     gaussian_sigma,
     histogram_counts,
+    smoothed_histogram_epsilon,
     smoothed_histogram_lambda,
+    truncated_dirichlet_epsilon,
+    truncated_dirichlet_p_min,
 )
 from core.utility import wasserstein1_runs
 
@@ -289,6 +292,210 @@ def test_dirichlet_sampling_alpha_inverts_epsilon(eps, delta):
     assert mech.alpha == alpha and mech.guarantee.eps <= eps and mech.guarantee.delta == delta
 
 
+# ------------------------------------------------ safe-side rounding against 50-digit mpmath
+# Each calibration must land on the conservative side of the exact value (docs/mathematics.md
+# §9) and, away from subnormal results, within 1e-9 relative of it. The references below
+# are written from the formulas of Wasserman & Zhou (2010), Balle & Wang (2018, Theorem 8),
+# Machanavajjhala et al. (2008) and seed 003 directly, not from the module's code paths.
+def _mp_lambda_min(n, cells, m, eps):
+    with mp.workdps(50):
+        return mp.mpf(cells) / (cells + n * mp.expm1(mp.mpf(eps) / m))
+
+
+def _mp_smoothed_eps(n, cells, m, lam):
+    """m·log((1 − λ)k_B/(nλ) + 1) at 50 digits (log1p keeps the digits of a tiny argument)."""
+    with mp.workdps(50):
+        lam = mp.mpf(lam)
+        return m * mp.log1p((1 - lam) * cells / (n * lam))
+
+
+def _within(value, exact, rel=1e-9, ulps=2):
+    """value ≤ exact·(1 + rel), or value at most `ulps` floats above exact (subnormal results)."""
+    below = value
+    for _ in range(ulps):
+        below = math.nextafter(below, 0.0)
+    return mp.mpf(value) <= exact * (1 + mp.mpf(rel)) or mp.mpf(below) < exact
+
+
+def test_smoothed_lambda_regression_is_not_below_the_exact_minimum():
+    # The double-precision formula returned 7.1e-20 below λ_min here.
+    lam = smoothed_histogram_lambda(100, 1000, 1, 12.0)
+    exact = _mp_lambda_min(100, 1000, 1, 12.0)
+    assert mp.mpf(lam) >= exact and _within(lam, exact)
+    assert _mp_smoothed_eps(100, 1000, 1, lam) <= 12.0
+
+
+SMOOTHED_EPS = [1e-6, 1e-3, 0.1, 1.0, 12.0, 100.0, 700.0]
+
+
+@pytest.mark.parametrize("n", [1, 2, 37, 1000, 10**6, 10**9])
+@pytest.mark.parametrize("cells", [1, 2, 100, 10**4, 10**6])
+def test_smoothed_lambda_is_safe_and_tight_on_an_extreme_grid(n, cells):
+    for m in (1, 3, 100, 10**4, 10**6):
+        lams = smoothed_histogram_lambda(n, cells, m, SMOOTHED_EPS)
+        for eps, lam in zip(SMOOTHED_EPS, lams):
+            lam = float(lam)
+            exact = _mp_lambda_min(n, cells, m, eps)
+            case = (n, cells, m, eps, lam)
+            assert 0.0 < lam <= 1.0, case
+            assert mp.mpf(lam) >= exact, case                         # λ ≥ λ_min exactly
+            assert _mp_smoothed_eps(n, cells, m, lam) <= eps, case    # the DP condition holds exactly
+            assert _within(lam, exact), case                          # and λ is not needlessly large
+            achieved = smoothed_histogram_epsilon(n, cells, m, lam)
+            true = _mp_smoothed_eps(n, cells, m, lam)
+            assert true <= achieved <= eps, case                      # ε(λ) rounded up, still ≤ ε
+            assert _within(achieved, true), case
+
+
+@pytest.mark.parametrize("lam", [5e-324, 1e-310, 1e-200, 1e-9, 0.3, 0.999999, 1 - 2**-53])
+def test_smoothed_epsilon_is_rounded_up(lam):
+    for n, cells, m in [(1, 1, 1), (10**9, 1, 10**6), (3, 10**6, 7), (10**6, 10**6, 1)]:
+        value = smoothed_histogram_epsilon(n, cells, m, lam)
+        exact = _mp_smoothed_eps(n, cells, m, lam)
+        assert exact <= value and _within(value, exact), (n, cells, m, lam)
+
+
+def _mp_delta(sigma, eps, sens, dps=60):
+    """Balle & Wang (2018) Theorem 8 as written, Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ).
+
+    60 digits: the difference cancels at most ~6 of them on the grid below (δ ≈ ε·Φ(a))."""
+    with mp.workdps(dps):
+        s, e, d = mp.mpf(sigma), mp.mpf(eps), mp.mpf(sens)
+        return mp.ncdf(d / (2 * s) - e * s / d) - mp.exp(e) * mp.ncdf(-d / (2 * s) - e * s / d)
+
+
+def test_gaussian_sigma_regression_meets_delta():
+    # The double-precision root achieved δ = 1.0000000435e-300 > 1e-300 here.
+    sigma = gaussian_sigma(0.001, 1e-300, SQRT2)
+    assert _mp_delta(sigma, 0.001, SQRT2) <= mp.mpf(1e-300)
+    assert _mp_delta(sigma * (1 - 1e-9), 0.001, SQRT2) > mp.mpf(1e-300)
+
+
+GAUSS_EPS = [1e-4, 1e-3, 0.01, 0.1, 1.0, 5.0, 20.0, 50.0]
+
+
+@pytest.mark.parametrize("delta", [1e-300, 1e-200, 1e-100, 1e-50, 1e-20, 1e-10, 1e-5, 1e-2, 0.1, 0.5])
+@pytest.mark.parametrize("sensitivity", [1.0, SQRT2, 10.0])
+def test_gaussian_sigma_is_safe_and_tight_on_an_extreme_grid(delta, sensitivity):
+    sigmas = gaussian_sigma(GAUSS_EPS, delta, sensitivity)
+    target = mp.mpf(delta)
+    for eps, sigma in zip(GAUSS_EPS, sigmas):
+        sigma = float(sigma)
+        case = (eps, delta, sensitivity, sigma)
+        achieved = _mp_delta(sigma, eps, sensitivity)
+        assert 0 < achieved <= target, case                                        # (ε, δ)-DP exactly
+        assert _mp_delta(sigma * (1 - 1e-9), eps, sensitivity) > target, case      # not more noise than needed
+        reported = bl.gaussian_delta(sigma, eps, sensitivity)
+        assert achieved <= reported <= delta and _within(reported, achieved), case  # δ(σ) rounded up
+
+
+@pytest.mark.parametrize("eps", [200.0, 700.0, 1e4, 1e6])
+def test_gaussian_sigma_is_safe_and_tight_at_large_epsilon(eps):
+    # Here Δ/(2σ) + εσ/Δ exceeds 100 and the Mills ratio comes from its asymptotic series.
+    for delta in (1e-300, 1e-10, 0.5):
+        sigma = gaussian_sigma(eps, delta, 1.0)
+        assert 0 < _mp_delta(sigma, eps, 1.0) <= mp.mpf(delta), (eps, delta, sigma)
+        assert _mp_delta(sigma * (1 - 1e-9), eps, 1.0) > mp.mpf(delta), (eps, delta, sigma)
+
+
+@pytest.mark.parametrize("m", [1, 3, 283, 10**6, 10**9])
+def test_dirichlet_multinomial_alpha_is_safe_and_tight(m):
+    tiny = float(np.finfo(float).tiny)
+    for eps in (1e-6, 1e-3, 0.1, 1.0, 12.0, 100.0, 700.0, 714.022741823441, 2000.0):
+        alpha = dirichlet_multinomial_alpha(eps, m)
+        with mp.workdps(50):
+            growth = mp.expm1(mp.mpf(eps))
+            assert growth * mp.mpf(alpha) >= m, (eps, m, alpha)              # m ≤ (e^ε − 1)α exactly
+            assert alpha == tiny or _within(alpha, m / growth), (eps, m, alpha)
+
+
+def _mp_truncated_eps(p, cells):
+    with mp.workdps(50):
+        p = mp.mpf(p)
+        return 2 * mp.log((1 - (cells - 1) * p) / p)
+
+
+@pytest.mark.parametrize("cells", [2, 3, 100, 10**4, 10**6])
+def test_truncated_dirichlet_calibration_is_safe_and_tight(cells):
+    for p in (1 / cells, (1 / cells) * (1 - 1e-15), (1 / cells) * (1 - 1e-12), (1 / cells) * (1 - 1e-6),
+              0.5 / cells, 1e-3 / cells, 1e-300):
+        value = truncated_dirichlet_epsilon(p, cells)
+        exact = _mp_truncated_eps(p, cells)
+        assert value >= exact and (exact <= 0 or _within(value, exact)), (cells, p, value)
+    for eps in (1e-6, 1e-3, 0.5, 10.0, 100.0, 700.0):
+        p = truncated_dirichlet_p_min(eps, cells)
+        with mp.workdps(50):
+            exact = 1 / (cells - 1 + mp.exp(mp.mpf(eps) / 2))
+        assert _mp_truncated_eps(p, cells) <= eps and mp.mpf(p) >= exact and _within(p, exact), (cells, eps, p)
+    # An ε below what the float nearest 1/cells gives has no float p_min: refused, not rounded.
+    if _mp_truncated_eps(1 / cells, cells) > 0:
+        with pytest.raises(ValueError, match="eps"):
+            truncated_dirichlet_p_min(float(_mp_truncated_eps(1 / cells, cells)) / 2, cells)
+
+
+def _mp_dirichlet_sampling_epsilon(alpha, delta, dps=40):
+    """Seed 003 eqs. 6–8 at 40 digits: min over γ ∈ (0, α) of the inner minimum over λ ∈ (1, γ + 1]
+    (ρ + 2√(ρL) when λ* = 1 + √(L/ρ) ≤ γ + 1, else ρ(γ + 1) + L/γ), by golden-section search
+    on γ (the function is convex up to γ_M and increasing after it, hence unimodal)."""
+    with mp.workdps(dps):
+        a, L = mp.mpf(alpha), -mp.log(mp.mpf(delta))
+
+        def g(gamma):
+            rho = mp.psi(1, a - gamma)   # ½Δ₂²ψ′ with Δ₂² = 2
+            if 1 + mp.sqrt(L / rho) <= gamma + 1:
+                return rho + 2 * mp.sqrt(rho * L)
+            return rho * (gamma + 1) + L / gamma
+
+        invphi = (mp.sqrt(5) - 1) / 2
+        lo, hi = mp.mpf(0), a
+        x1, x2 = hi - invphi * (hi - lo), lo + invphi * (hi - lo)
+        g1, g2 = g(x1), g(x2)
+        for _ in range(140):
+            if g1 <= g2:
+                hi, x2, g2 = x2, x1, g1
+                x1 = hi - invphi * (hi - lo)
+                g1 = g(x1)
+            else:
+                lo, x1, g1 = x1, x2, g2
+                x2 = lo + invphi * (hi - lo)
+                g2 = g(x2)
+        return min(g1, g2)
+
+
+@pytest.mark.parametrize("alpha", [1e-6, 1e-2, 0.5, 3.0, 100.0, 1e5, 1e9])
+@pytest.mark.parametrize("delta", [1e-300, 1e-12, 1e-5, 0.1, 0.5])
+def test_dirichlet_sampling_epsilon_is_safe_and_tight(alpha, delta):
+    eps = dirichlet_sampling_epsilon(alpha, delta)
+    best = _mp_dirichlet_sampling_epsilon(alpha, delta)   # within ~1e-25 above the exact minimum
+    assert mp.mpf(eps) >= best * (1 - mp.mpf("1e-20")), (alpha, delta, eps)
+    assert mp.mpf(eps) <= best * (1 + mp.mpf("1e-9")), (alpha, delta, eps)
+
+
+def test_smallest_float_search_finds_the_threshold_from_any_guess():
+    """The search behind every calibration: the smallest float where a monotone condition holds."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        threshold = float(10 ** rng.uniform(-323, 307))
+        guess = min(threshold * 10 ** rng.uniform(-8, 8), 1e308)
+        assert bl._smallest_float_where(lambda v, t=threshold: v >= t, guess, 5e-324, 1.7e308) == threshold
+    assert bl._smallest_float_where(lambda v: True, 0.5, 5e-324, 1.0) == 5e-324
+    assert bl._smallest_float_where(lambda v: v >= 1.0, 1e-300, 5e-324, 1.0) == 1.0
+
+
+def test_calibrations_agree_across_threads():
+    """Each thread has its own mpmath context, so concurrent calibrations (Streamlit serves
+    sessions in threads) cannot lower one another's working precision."""
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [(e, d) for e in (0.001, 0.1, 1.0, 5.0) for d in (1e-300, 1e-5, 0.3)]
+    expected = [gaussian_sigma(e, d, SQRT2) for e, d in jobs]
+    main_context = bl._mp()
+    with ThreadPoolExecutor(6) as pool:
+        got = list(pool.map(lambda job: gaussian_sigma(job[0], job[1], SQRT2), jobs * 3))
+        others = list(pool.map(lambda _: bl._mp(), range(12)))
+    assert got == expected * 3
+    assert all(ctx is not main_context and ctx.dps == bl._MP_DPS for ctx in others)
+
+
 # ------------------------------------------------------- histogram helpers
 def test_histogram_counts_matches_histogramdd():
     rng = np.random.default_rng(3)
@@ -490,7 +697,8 @@ def test_calibrations_at_extreme_parameters_answer_or_refuse_clearly():
     with pytest.raises(ValueError, match=r"cells must be an integer in \[1, 9007199254740992\]"):
         smoothed_histogram_lambda(10, 10**400, 10, 1.0)
     assert 0 < gaussian_sigma(1e300, 0.1, 1.0) < 1e-140
-    assert bl.gaussian_delta(1e300, 1e300, 1.0) == 0.0
+    # δ(σ) is positive but below every float: rounded up, it is the smallest positive float.
+    assert bl.gaussian_delta(1e300, 1e300, 1.0) == 5e-324
     with pytest.raises(ValueError, match=r"l2_sensitivity must be in \[1e-100, 1e\+100\]"):
         gaussian_sigma(1.0, 0.1, 1e308)
     for alpha in (1e-300, 1e300, math.inf, math.nan):

@@ -28,6 +28,7 @@ import signal
 import warnings
 from datetime import timedelta
 
+import mpmath
 import numpy as np
 import pandas as pd
 import pytest
@@ -124,6 +125,11 @@ any_float = st.floats(allow_nan=True, allow_infinity=True, width=64)
 moderate = st.floats(-1e3, 1e3, allow_nan=False)
 eps_values = maybe(st.floats(0.01, 20.0))
 delta_values = maybe(st.floats(1e-12, 0.5))
+
+
+def log_uniform(lo: float, hi: float):
+    """Floats spread evenly over the orders of magnitude of [lo, hi]."""
+    return st.floats(math.log(lo), math.log(hi)).map(lambda t: min(hi, max(lo, math.exp(t))))
 theta_values = maybe(st.floats(0.05, 50.0))
 small_m = maybe(st.integers(1, 300))
 multiplicity_lists = st.one_of(
@@ -422,19 +428,19 @@ def test_mechanisms_base_measures(lo, hi, size, rng, categories, observed):
 
 # ============================================================================= baselines
 @fuzz(300)
-@given(eps=maybe(st.floats(1e-3, 50.0)), delta=delta_values, sens=maybe(st.floats(1e-3, 10.0)))
+@given(eps=maybe(log_uniform(1e-6, 1e4)), delta=maybe(log_uniform(1e-300, 0.5)), sens=maybe(log_uniform(1e-6, 1e6)))
 def test_baselines_gaussian_sigma_and_delta(eps, delta, sens):
     ok, s = attempt(B.gaussian_sigma, eps, delta, sens)
     if ok:
         assert math.isfinite(s) and s >= 0
         if s > 0:
             ok, d = attempt(B.gaussian_delta, s, eps, sens)
-            assert ok and probability(d) and d <= delta * (1 + 1e-9)
+            assert ok and probability(d) and d <= delta      # safe side, exactly
 
 
 @fuzz(300)
-@given(n=maybe(st.integers(1, 10**6)), cells=maybe(st.integers(1, 10**6)), m=maybe(st.integers(1, 10**6)),
-       eps=st.one_of(eps_values, st.sampled_from([1e300, 1e-300, 700.0, math.inf])),
+@given(n=maybe(st.integers(1, 2**53)), cells=maybe(st.integers(1, 2**53)), m=maybe(st.integers(1, 2**53)),
+       eps=st.one_of(eps_values, log_uniform(1e-6, 700.0), st.sampled_from([1e300, 1e-300, 700.0, math.inf])),
        lam=maybe(st.floats(1e-300, 1.0)))
 def test_baselines_smoothed_histogram(n, cells, m, eps, lam):
     ok, out = attempt(B.smoothed_histogram_lambda, n, cells, m, eps)
@@ -443,6 +449,9 @@ def test_baselines_smoothed_histogram(n, cells, m, eps, lam):
         if 0 < out and math.isfinite(eps):
             ok, achieved = attempt(B.smoothed_histogram_epsilon, n, cells, m, out)
             assert ok and achieved <= eps
+            # λ is never below the exact λ_min = k_B / (k_B + n·expm1(ε/m)) (50 digits)
+            with mpmath.workdps(50):
+                assert mpmath.mpf(out) >= cells / (cells + n * mpmath.expm1(mpmath.mpf(eps) / m))
     ok, out = attempt(B.smoothed_histogram_epsilon, n, cells, m, lam)
     if ok:
         assert out >= 0 and not math.isnan(out)
@@ -463,16 +472,32 @@ def test_baselines_dirichlet_sampling_alpha(eps, delta):
     ok, alpha = attempt(B.dirichlet_sampling_alpha, eps, delta)
     if ok:
         assert B.DIRICHLET_ALPHA_RANGE[0] <= alpha <= B.DIRICHLET_ALPHA_RANGE[1]
-        assert B.dirichlet_sampling_epsilon(alpha, delta) <= eps * (1 + 1e-9)
+        assert B.dirichlet_sampling_epsilon(alpha, delta) <= eps
 
 
 @fuzz(300)
-@given(eps=maybe(st.floats(1e-3, 1e3)), m=maybe(st.integers(1, 10**9)))
+@given(eps=maybe(log_uniform(1e-6, 1e4)), m=maybe(st.integers(1, 10**9)))
 def test_baselines_dirichlet_multinomial_alpha(eps, m):
     ok, alpha = attempt(B.dirichlet_multinomial_alpha, eps, m)
     if ok:
         assert math.isfinite(alpha) and alpha > 0
-        assert B._log1p_ratio(m, alpha) <= eps
+        with mpmath.workdps(50):     # global ε-DP iff m ≤ (e^ε − 1)·α, exactly
+            assert mpmath.expm1(mpmath.mpf(eps)) * mpmath.mpf(alpha) >= m
+
+
+@fuzz(200)
+@given(cells=maybe(st.integers(1, 10**6)), slack=st.one_of(log_uniform(1e-300, 1e-3), st.floats(0.0, 1.0)),
+       eps=maybe(log_uniform(1e-300, 700.0)))
+def test_baselines_truncated_dirichlet_p_min_and_epsilon(cells, slack, eps):
+    ok, p = attempt(B.truncated_dirichlet_p_min, eps, cells)
+    if ok:
+        assert 0 < p <= 1 / cells
+        ok, achieved = attempt(B.truncated_dirichlet_epsilon, p, cells)
+        assert ok and achieved <= eps
+    if isinstance(cells, int) and cells >= 1:
+        ok, out = attempt(B.truncated_dirichlet_epsilon, (1 - slack) / cells, cells)
+        if ok:
+            assert out >= 0 and not math.isnan(out)
 
 
 @fuzz(200)
