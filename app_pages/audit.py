@@ -15,10 +15,11 @@ import streamlit as st
 
 from core import audit as core_audit
 from core import pld as core_pld
-from core import plots_audit, privacy
+from core import privacy
+from core.plots import audit as plots_audit
 from core.data import frequency_table
 from core.mechanisms import pypp_release
-from core.plots import format_upper as fmt
+from core.formatting import format_upper as fmt
 from ui import compute, state, widgets
 from ui.selection import session_cache
 

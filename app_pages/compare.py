@@ -9,7 +9,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core import compare as core_compare
-from core import plots, plots_quality
+from core import plots
+from core.plots import quality as plots_quality
 from ui import compute, widgets
 from ui.selection import session_cache
 

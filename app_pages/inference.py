@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from core import inference
-from core import plots_experiments as pe
+from core.plots import experiments as pe
 from ui import compute, release, state, widgets
 from ui import selection as sel
 

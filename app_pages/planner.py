@@ -16,7 +16,7 @@ import streamlit as st
 
 from core import coarsening as core_coarsening
 from core import planner as core_planner
-from core.plots import format_upper
+from core.formatting import format_upper
 from core.validation import PrivacyLeakWarning
 from ui import advisor, state, widgets
 from ui import selection as sel

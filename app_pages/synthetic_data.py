@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 from core import bundle as core_bundle
-from core import plots_quality
+from core.plots import quality as plots_quality
 from ui import release, state, widgets
 
 st.title("Synthetic data: generate a release")

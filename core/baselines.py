@@ -56,6 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
+from .formatting import format_upper
 from .validation import (
     MAX_RECORDS,
     MAX_RELEASE_SIZE,
@@ -440,12 +441,6 @@ def gaussian_delta(sigma, eps, l2_sensitivity):
     sens = _check_sensitivity("l2_sensitivity", l2_sensitivity)
     ctx = _mp()
     return _float_up(ctx, _gaussian_delta_upper(sigma, eps, sens))
-
-
-def _format_upper(value: float, digits: int) -> str:
-    from .plots import format_upper  # deferred: plotting (plotly) is not needed to compute
-
-    return format_upper(value, digits)
 
 
 def _check_sensitivity(name: str, value) -> float:
@@ -1092,12 +1087,12 @@ class Guarantee:
         if self.kind == "none":
             return "no privacy"
         if self.scope == "local":
-            return (f"local, data-dependent ε = {_format_upper(self.eps, 6)} "
+            return (f"local, data-dependent ε = {format_upper(self.eps, 6)} "
                     "(computed from the data; not a DP guarantee for this n)")
         if self.kind == "pure":
-            return f"pure ε-DP, {self.scope} (ε = {_format_upper(self.eps, 6)})"
-        return (f"approximate (ε, δ)-DP, {self.scope} (ε = {_format_upper(self.eps, 6)}, "
-                f"δ = {_format_upper(self.delta, 3)})")
+            return f"pure ε-DP, {self.scope} (ε = {format_upper(self.eps, 6)})"
+        return (f"approximate (ε, δ)-DP, {self.scope} (ε = {format_upper(self.eps, 6)}, "
+                f"δ = {format_upper(self.delta, 3)})")
 
 
 @dataclass(frozen=True)
@@ -1539,7 +1534,7 @@ class DirichletPosteriorSampling(HistogramMechanism):
     def knobs(self, n, m, d: int = 1):
         return [Knob("alpha", self.alpha,
                      "smallest symmetric α with min over γ, λ of ρ(γ)λ + log(1/δ)/(λ − 1) ≤ ε, "
-                     f"ρ(γ) = ψ′(α − γ) (Δ₂² = 2, Δ∞ = 1); achieved ε = {_format_upper(self.eps, 6)}; "
+                     f"ρ(γ) = ψ′(α − γ) (Δ₂² = 2, Δ∞ = 1); achieved ε = {format_upper(self.eps, 6)}; "
                      "m draws are post-processing")]
 
     def cell_probabilities(self, counts, m, runs, rng):
@@ -1590,7 +1585,7 @@ class TruncatedDirichletPosteriorSampling(HistogramMechanism):
         achieved = truncated_dirichlet_epsilon(p_min, cells)
         return [Knob("p_min", p_min,
                      f"p_min = 1/(k_B − 1 + e^(ε/2)) with k_B = {cells}: the posterior density ratio of "
-                     f"neighbours is at most ((1 − (k_B − 1)p_min)/p_min)², achieved ε = {_format_upper(achieved, 6)} "
+                     f"neighbours is at most ((1 − (k_B − 1)p_min)/p_min)², achieved ε = {format_upper(achieved, 6)} "
                      "(the seed's 2·ln(1/p_min) is looser); exact sampler, m draws are post-processing")]
 
     def cell_probabilities(self, counts, m, runs, rng):

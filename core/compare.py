@@ -53,7 +53,7 @@ from .baselines import (
 )
 from .mechanisms import UniformBase, pypp_release
 from .old_values import old_values_counts
-from .plots import format_upper
+from .formatting import format_upper
 from .privacy import global_delta, max_synthetic_size
 from .quality import QualityReport, quality_report
 from .utility import (

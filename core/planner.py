@@ -39,7 +39,7 @@ import pandas as pd
 
 from .coarsening import ColumnTransform, _codes, _cost, _distinct_rows, _numeric, coarsening_label
 from .mechanisms import py_predictive_counts
-from .plots import format_upper
+from .formatting import format_upper
 from .privacy import global_delta, instance_delta, max_instance_synthetic_size, max_synthetic_size
 from .utility import repeated_quantiles
 from .validation import (

@@ -90,7 +90,7 @@ from . import __version__
 from . import data as data_layer
 from .coarsening import ColumnTransform, apply_coarsening, coarsening_label
 from .mechanisms import pypp_release
-from .plots import format_upper
+from .formatting import format_upper
 from .privacy import (
     dirichlet_multinomial_is_pure,
     dirichlet_multinomial_pure_epsilon,

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import __version__
-from .plots import format_upper
+from .formatting import format_upper
 from .privacy import (
     ReleaseSpec,
     dirichlet_multinomial_is_pure,

@@ -27,7 +27,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core import inference, informativity, privacy, simulation
-from core import plots_experiments as pe
+from core.plots import experiments as pe
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")

@@ -738,8 +738,6 @@ from core.baselines import (  # noqa: E402
     TruncatedDirichlet,
     TruncatedDirichletPosteriorSampling,
     truncated_dirichlet,
-    truncated_dirichlet_epsilon,
-    truncated_dirichlet_p_min,
 )
 
 

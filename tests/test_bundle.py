@@ -22,7 +22,7 @@ from core.bundle import (
     write_bundles,
 )
 from core.data import ColumnSpec
-from core.plots import format_upper
+from core.formatting import format_upper
 from core.quality import quality_report
 from core.recipe import ReleaseRecipe, run_recipe, sample_source, upload_source
 from core.utility import column_summary

@@ -41,7 +41,7 @@ from core import inference as I
 from core import informativity as F
 from core import mechanisms as M
 from core import plots as P
-from core import plots_experiments as PE
+from core.plots import experiments as PE
 from core import privacy as PR
 from core import simulation as S
 from core import utility as U

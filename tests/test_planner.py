@@ -14,7 +14,7 @@ from core.planner import (
     plan_release,
     predict_utility,
 )
-from core.plots import format_upper
+from core.formatting import format_upper
 from core.privacy import global_delta, instance_delta, max_instance_synthetic_size, max_synthetic_size
 from core.validation import PrivacyLeakWarning
 

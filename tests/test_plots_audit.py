@@ -1,4 +1,4 @@
-"""Figures of the Audit page (core.plots_audit)."""
+"""Figures of the Audit page (core.plots.audit)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from core import audit, plots_audit, pld
+from core import audit, pld
+from core.plots import audit as plots_audit
 
 
 def names(fig):

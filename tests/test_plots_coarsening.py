@@ -1,4 +1,4 @@
-"""Frontier figure of the coarsening advisor (core.plots_coarsening)."""
+"""Frontier figure of the coarsening advisor (core.plots.coarsening)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from core.coarsening import ColumnTransform, advise, candidate_grid
-from core.plots_coarsening import coarsening_frontier_figure
+from core.plots.coarsening import coarsening_frontier_figure
 
 
 @pytest.fixture(scope="module")

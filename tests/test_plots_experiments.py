@@ -1,4 +1,4 @@
-"""Tests of core/plots_experiments.py: each figure carries exactly the numbers it was given."""
+"""Tests of core/plots/experiments.py: each figure carries exactly the numbers it was given."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from core import inference
-from core import plots_experiments as pe
+from core.plots import experiments as pe
 
 
 def _trace(fig: go.Figure, name: str):

@@ -1,4 +1,4 @@
-"""Figures of the quality report (core.plots_quality)."""
+"""Figures of the quality report (core.plots.quality)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import plots_quality
+from core.plots import quality as plots_quality
 from core.quality import quality_report
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from core import coarsening as core_coarsening
-from core.plots_coarsening import coarsening_frontier_figure
+from core.plots.coarsening import coarsening_frontier_figure
 
 from . import selection as sel
 from . import widgets

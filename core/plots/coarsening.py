@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .plots import _LAYOUT, CURATOR_ONLY, _colour
-from .validation import check_choice
+from .style import CURATOR_ONLY, LAYOUT, series_colour
+from ..validation import check_choice
 
 __all__ = ["coarsening_frontier_figure"]
 
@@ -50,8 +50,8 @@ def coarsening_frontier_figure(table: pd.DataFrame, *, y: str = "m_star", applie
         raise ValueError(f"table lacks the column(s) {missing} of AdvisorResult.table()")
     fig = go.Figure()
     dependent = table["data_dependent"].to_numpy(bool)
-    for name, rows, symbol, colour in (("candidates", ~dependent, "circle", _colour(0)),
-                                       ("data-dependent candidates", dependent, "x", _colour(1))):
+    for name, rows, symbol, colour in (("candidates", ~dependent, "circle", series_colour(0)),
+                                       ("data-dependent candidates", dependent, "x", series_colour(1))):
         part = table[rows]
         if part.empty:
             continue
@@ -61,8 +61,8 @@ def coarsening_frontier_figure(table: pd.DataFrame, *, y: str = "m_star", applie
                                  hovertemplate="%{text}<br>relative cost %{x:.3g}<br>" + y + " %{y}<extra></extra>"))
     front = table[table["on_relative_frontier"].to_numpy(bool)].sort_values(["relative_cost", y])
     fig.add_trace(go.Scatter(x=front["relative_cost"], y=front[y], mode="lines+markers", name="frontier",
-                             text=front["candidate"], line=dict(color=_colour(2), shape="hv"),
-                             marker=dict(size=11, color=_colour(2)),
+                             text=front["candidate"], line=dict(color=series_colour(2), shape="hv"),
+                             marker=dict(size=11, color=series_colour(2)),
                              hovertemplate="%{text}<br>relative cost %{x:.3g}<br>" + y + " %{y}<extra></extra>"))
     if applied is not None:
         hit = table[table["candidate"] == applied]
@@ -75,7 +75,7 @@ def coarsening_frontier_figure(table: pd.DataFrame, *, y: str = "m_star", applie
     fig.update_layout(
         title=f"Coarsening candidates: {_Y[y]} against cost — {CURATOR_ONLY}",
         xaxis_title="relative coarsening cost (max over columns of W1 / SD; TV for categories)",
-        yaxis_title=_Y[y], **_LAYOUT)
+        yaxis_title=_Y[y], **LAYOUT)
     if np.all(costs == 0):
         fig.update_xaxes(range=[-0.5, 0.5])
     return fig

@@ -43,7 +43,7 @@ PROBABILITY_PREFIX = "P(X > t): "
 
 _POSTERIOR_COLOUR = "#1f77b4"
 _CONFIDENTIAL_COLOUR = "#d62728"
-_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=60),
+LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=60),
                legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
 
 
@@ -124,7 +124,7 @@ def posterior_intervals_figure(summary: pd.DataFrame, *, level: float = 0.95,
                 showlegend=col == 1, hovertemplate="%{y}: confidential %{x:.4g}<extra></extra>"), row=1, col=col)
         fig.update_yaxes(autorange="reversed", row=1, col=col)
         fig.update_xaxes(title_text="probability" if prefix else value_label, row=1, col=col)
-    fig.update_layout(title=title, **_LAYOUT)
+    fig.update_layout(title=title, **LAYOUT)
     return fig
 
 
@@ -160,5 +160,5 @@ def coverage_figure(table: pd.DataFrame, *, level: float = 0.95,
     fig.add_trace(go.Scatter(x=x, y=[float(level)] * len(x), mode="lines+markers", name=NOMINAL_TRACE,
                              line=dict(color="black", dash="dash"), marker=dict(size=4)))
     fig.update_layout(title=title, xaxis_title="functional", yaxis_title="fraction of intervals covering",
-                      yaxis_range=[0, 1.05], **_LAYOUT)
+                      yaxis_range=[0, 1.05], **LAYOUT)
     return fig

@@ -21,8 +21,8 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .plots import _LAYOUT, _colour
-from .quality import QualityReport
+from .style import LAYOUT, series_colour
+from ..quality import QualityReport
 
 __all__ = ["column_scores_figure", "format_score", "overall_label", "pair_scores_figure"]
 
@@ -64,12 +64,12 @@ def column_scores_figure(report: QualityReport, *, title: str | None = None) -> 
         if sub.empty:
             continue
         fig.add_trace(go.Bar(x=[str(c) for c in sub["column"]], y=sub["score"], name=metric,
-                             marker_color=_colour(i), text=[f"{s:.3f}" for s in sub["score"]],
+                             marker_color=series_colour(i), text=[f"{s:.3f}" for s in sub["score"]],
                              textposition="outside",
                              hovertemplate="%{x}: %{y:.4f}<extra>" + metric + "</extra>"))
     head = title or "Column shapes (1 = same distribution)"
     fig.update_layout(title=f"{head} — {overall_label(report)}", yaxis=dict(range=[0, 1.1], title="score"),
-                      xaxis_title="column", **_LAYOUT)
+                      xaxis_title="column", **LAYOUT)
     return fig
 
 
@@ -97,6 +97,6 @@ def pair_scores_figure(report: QualityReport, *, title: str | None = None) -> go
                                hovertemplate="%{y} × %{x}: %{z:.4f}<br>%{customdata}<extra></extra>",
                                colorbar=dict(title="score")))
     head = title or "Column pair trends (1 = same relationship)"
-    fig.update_layout(title=f"{head} — {overall_label(report)}", **_LAYOUT)
+    fig.update_layout(title=f"{head} — {overall_label(report)}", **LAYOUT)
     fig.update_yaxes(autorange="reversed")
     return fig

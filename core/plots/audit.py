@@ -23,7 +23,7 @@ import numpy as np
 import plotly.graph_objects as go
 from scipy import stats
 
-from .plots import _LAYOUT, _colour, _positive_or_nan, _upper_labels
+from .style import LAYOUT, series_colour, positive_or_nan, upper_labels
 
 __all__ = [
     "audit_figure",
@@ -62,7 +62,7 @@ def tradeoff_figure(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]
                              line=dict(color="lightgrey", dash="dash")))
     for i, (label, (alpha, beta)) in enumerate(curves.items()):
         a, b = _curve(label, alpha, beta)
-        fig.add_trace(go.Scatter(x=a, y=b, mode="lines", name=label, line=dict(color=_colour(i)),
+        fig.add_trace(go.Scatter(x=a, y=b, mode="lines", name=label, line=dict(color=series_colour(i)),
                                  hovertemplate="α=%{x:.3g}<br>β=%{y:.3g}<extra>" + label + "</extra>"))
     if mu_gdp is not None:
         with np.errstate(divide="ignore"):
@@ -70,7 +70,7 @@ def tradeoff_figure(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]
         fig.add_trace(go.Scatter(x=grid, y=g, mode="lines", name=f"μ-GDP, μ = {mu_gdp:.4g}",
                                  line=dict(color="black", dash="dot")))
     fig.update_layout(title=title, xaxis_title="type I error α = P_x(decide y)",
-                      yaxis_title="type II error β = P_y(decide x)", **_LAYOUT)
+                      yaxis_title="type II error β = P_y(decide x)", **LAYOUT)
     fig.update_xaxes(range=[0, 1])
     fig.update_yaxes(range=[0, 1])
     return fig
@@ -101,15 +101,15 @@ def composition_figure(eps, composed, naive, *, releases: int, single=None, delt
         y = np.atleast_1d(np.asarray(values, dtype=float))
         if y.shape != x.shape:
             raise ValueError(f"{label} has {y.size} values but eps has {x.size}")
-        y = _positive_or_nan(y)
-        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=label, line=dict(color=_colour(i), dash=dashes[i]),
-                                 customdata=_upper_labels(y),
+        y = positive_or_nan(y)
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=label, line=dict(color=series_colour(i), dash=dashes[i]),
+                                 customdata=upper_labels(y),
                                  hovertemplate="ε=%{x:.3g}<br>δ ≤ %{customdata}<extra>" + label + "</extra>"))
     if delta_target is not None:
         fig.add_trace(go.Scatter(x=[x.min(), x.max()], y=[delta_target, delta_target], mode="lines",
                                  name="δ target", line=dict(color="grey", dash="dot")))
     fig.update_layout(title=title or f"δ(ε) after {releases} release(s) from the same data",
-                      xaxis_title="total ε", yaxis_title="δ (log scale)", **_LAYOUT)
+                      xaxis_title="total ε", yaxis_title="δ (log scale)", **LAYOUT)
     fig.update_yaxes(type="log", exponentformat="power")
     return fig
 
@@ -136,7 +136,7 @@ def audit_figure(audit, theory: tuple[Sequence[float], Sequence[float]] | None =
     fig.add_trace(go.Scatter(x=grid, y=np.minimum(1.0, np.exp(min(eps, 700.0)) * grid + delta), mode="lines",
                              name="stated (ε, δ): TPR ≤ e^ε FPR + δ", line=dict(color="grey", dash="dash")))
     for i, att in enumerate(audit.attacks):
-        colour = _colour(i + 1)
+        colour = series_colour(i + 1)
         fig.add_trace(go.Scatter(x=att.roc_fpr, y=att.roc_tpr, mode="lines", name=f"{att.name} ROC",
                                  line=dict(color=colour, width=1)))
         lo_f, hi_f = att.fpr_interval
@@ -149,7 +149,7 @@ def audit_figure(audit, theory: tuple[Sequence[float], Sequence[float]] | None =
             hovertemplate=(f"FPR=%{{x:.4g}}, TPR=%{{y:.4g}}<br>certifies ε ≥ {att.eps_lower:.3g}"
                            f"<extra>{att.name}</extra>")))
     fig.update_layout(title=f"Audit: {audit.n_simulations:,} releases per side",
-                      xaxis_title="FPR = P_y(decide x)", yaxis_title="TPR = P_x(decide x)", **_LAYOUT)
+                      xaxis_title="FPR = P_y(decide x)", yaxis_title="TPR = P_x(decide x)", **LAYOUT)
     fig.update_xaxes(range=[0, 1])
     fig.update_yaxes(range=[0, 1])
     return fig
@@ -166,13 +166,13 @@ def risk_figure(risks) -> go.Figure:
     vals = [0.0 if math.isnan(r.risk) else max(0.0, r.risk) for r in risks]
     up = [0.0 if math.isnan(r.risk) else r.risk_interval[1] - max(0.0, r.risk) for r in risks]
     down = [0.0 if math.isnan(r.risk) else max(0.0, r.risk) - r.risk_interval[0] for r in risks]
-    fig = go.Figure(go.Bar(x=names, y=vals, name="residual risk", marker_color=_colour(0),
+    fig = go.Figure(go.Bar(x=names, y=vals, name="residual risk", marker_color=series_colour(0),
                            error_y=dict(type="data", symmetric=False, array=up, arrayminus=down),
                            customdata=[[r.train_rate, r.control_rate] for r in risks],
                            hovertemplate=("risk=%{y:.3g}<br>success on training %{customdata[0]:.3g}, "
                                           "on control %{customdata[1]:.3g}<extra></extra>")))
     fig.update_layout(title="Disclosure risk: attack success beyond the held-out control",
-                      yaxis_title="(r_train − r_control)/(1 − r_control)", **_LAYOUT)
+                      yaxis_title="(r_train − r_control)/(1 − r_control)", **LAYOUT)
     fig.update_yaxes(range=[0, 1])
     return fig
 
