@@ -59,7 +59,11 @@ __all__ = [
     "candidate_grid",
     "coarsening_label",
     "default_transforms",
+    "distinct_row_counts",
+    "factor_codes",
     "frontier",
+    "numeric_values",
+    "transform_cost",
 ]
 
 #: Largest number of candidates one :func:`advise` call evaluates (each costs ~10 ms at n = 10^5).
@@ -197,7 +201,7 @@ class ColumnTransform:
         if self.kind == "identity":
             return np.asarray(values)
         if self.numeric:
-            out = self._apply_numeric(_numeric(values, self.column))
+            out = self._apply_numeric(numeric_values(values, self.column))
             if not np.all(np.isfinite(out)):
                 raise ValueError(f"{self.label} overflows for some values: choose a coarser step")
             return out
@@ -243,7 +247,8 @@ def coarsening_label(transforms) -> str:
     return "; ".join(t.label for t in transforms)
 
 
-def _numeric(values, column: str) -> np.ndarray:
+def numeric_values(values, column: str) -> np.ndarray:
+    """``values`` as finite floats; ``ValueError`` naming ``column`` otherwise."""
     try:
         x = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -359,7 +364,13 @@ def candidate_grid(per_column: Mapping[str, Sequence[ColumnTransform]], *,
     return [tuple(c) for c in itertools.product(*lists)]
 
 
-def _cost(original, coarsened, numeric: bool, weights=None) -> float:
+def transform_cost(original, coarsened, numeric: bool, weights=None) -> float:
+    """Utility cost of a coarsening of one column (docs/mathematics.md §3.5).
+
+    Numeric: W1 between the column and its image, ``mean |T(x) − x|`` for a non-decreasing
+    T (the comonotone coupling is optimal). Categorical: total variation between the two
+    category distributions. ``weights``: records per row (a frequency table).
+    """
     if numeric:
         # Non-decreasing transform: the comonotone coupling (x, T(x)) is optimal, W1 = mean |T(x) − x|.
         return float(np.average(np.abs(coarsened - original), weights=weights))
@@ -370,12 +381,13 @@ def _cost(original, coarsened, numeric: bool, weights=None) -> float:
     return float(0.5 * np.abs(p - q).sum())
 
 
-def _codes(values: np.ndarray) -> tuple[np.ndarray, int]:
+def factor_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """(int64 code of each value, number of distinct values), in order of first appearance."""
     codes, uniques = pd.factorize(values, sort=False)
     return codes.astype(np.int64), len(uniques)
 
 
-def _distinct_rows(columns: list[tuple[np.ndarray, int]], weights=None) -> tuple[np.ndarray, np.ndarray]:
+def distinct_row_counts(columns: list[tuple[np.ndarray, int]], weights=None) -> tuple[np.ndarray, np.ndarray]:
     """(index of the first row of each distinct row, multiplicities) from per-column integer codes
     (``weights``: records per row, for a frequency table)."""
     key, width = columns[0]
@@ -448,7 +460,7 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
         if given is not None:
             scales[col] = check_real(f"cost_scales[{col!r}]", given, low=0.0, low_open=True)
         elif frame[col].dtype.kind in "biuf":
-            x = _numeric(originals[col], col)
+            x = numeric_values(originals[col], col)
             mean = np.average(x, weights=counts)
             sd = float(np.sqrt(np.average((x - mean) ** 2, weights=counts)))
             scales[col] = sd if sd > 0 else 1.0
@@ -457,16 +469,16 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
     cache = {}
     for t in applied:
         values = t.apply(originals[t.column], weights=counts)
-        original = _numeric(originals[t.column], t.column) if t.numeric else originals[t.column]
-        cost = 0.0 if t.kind == "identity" else _cost(original, values, t.numeric, counts)
-        cache[t] = (_codes(values), cost)
+        original = numeric_values(originals[t.column], t.column) if t.numeric else originals[t.column]
+        cost = 0.0 if t.kind == "identity" else transform_cost(original, values, t.numeric, counts)
+        cache[t] = (factor_codes(values), cost)
     out = []
     for i, cand in enumerate(candidates):
         by_column = {t.column: t for t in cand}
         if len(by_column) != len(cand):
             raise ValueError(f"candidate {i} has two transforms for one column")
         chosen = [by_column.get(col, ColumnTransform(col)) for col in columns]
-        _, mult = _distinct_rows([cache[t][0] for t in chosen], counts)
+        _, mult = distinct_row_counts([cache[t][0] for t in chosen], counts)
         m_star = max_instance_synthetic_size(mult, theta, eps, delta, m_cap=m_cap)
         out.append(CoarseningCandidate(
             transforms=tuple(chosen), k=int(mult.size), singletons=int(np.count_nonzero(mult == 1)),

@@ -37,9 +37,10 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .coarsening import ColumnTransform, _codes, _cost, _distinct_rows, _numeric, coarsening_label
-from .mechanisms import py_predictive_counts
+from .coarsening import (ColumnTransform, coarsening_label, distinct_row_counts, factor_codes, numeric_values,
+                         transform_cost)
 from .formatting import format_upper
+from .mechanisms import py_predictive_counts
 from .privacy import global_delta, instance_delta, max_instance_synthetic_size, max_synthetic_size
 from .utility import repeated_quantiles
 from .validation import (
@@ -244,20 +245,20 @@ def _setup(frame: pd.DataFrame, kinds: Mapping[str, str], bounds: Mapping | None
         check_choice(f"kind of column {c!r}", kind, ("numeric", "categorical"))
         t = by_col.get(c, ColumnTransform(c))
         coarse[c] = t.apply(frame[c].to_numpy(), weights=counts)
-        codes.append(_codes(coarse[c]))
+        codes.append(factor_codes(coarse[c]))
     weights = counts
-    first, counts = _distinct_rows(codes, weights=weights)
+    first, counts = distinct_row_counts(codes, weights=weights)
     for c, kind in kinds.items():
         if kind != "numeric":
             continue
-        original = _numeric(frame[c].to_numpy(), c)
+        original = numeric_values(frame[c].to_numpy(), c)
         if bounds.get(c) is not None:
             lo, hi = check_bounds(bounds[c], f"bounds of column {c!r}", positive=bool(log.get(c)))
         else:
             lo, hi = check_bounds((float(original.min()), float(original.max())),
                                   f"bounds read from the data of column {c!r}", positive=bool(log.get(c)))
             from_data.append(c)
-        atoms = np.clip(_numeric(coarse[c], c)[first], lo, hi)
+        atoms = np.clip(numeric_values(coarse[c], c)[first], lo, hi)
         numeric_cols[c] = _prepare_column(original, atoms, lo, hi, bool(log.get(c)), weights)
     return counts, numeric_cols, from_data
 
@@ -378,7 +379,7 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
         from_data |= set(fd)
         by_col = {t.column: t for t in cand}
         cost = {c: (0.0 if c not in by_col or by_col[c].kind == "identity"
-                    else _cost(_numeric(frame[c].to_numpy(), c), _numeric(by_col[c].apply(frame[c].to_numpy()), c),
+                    else transform_cost(numeric_values(frame[c].to_numpy(), c), numeric_values(by_col[c].apply(frame[c].to_numpy()), c),
                                True, weights=weights)) for c in numeric}
         prepared.append((cand, counts, columns, cost))
     if from_data:
