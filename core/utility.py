@@ -863,12 +863,23 @@ def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_si
     column) and KDE-L2 (``gaussian_kde`` on a common grid per column); the confidential
     data itself is the first row of each column, with W1 = KDE-L2 = 0.
 
-    KDE-L2 is NaN — *undefined*, not an error — when the confidential column or the
-    release has no KDE: a single distinct value (Scott's bandwidth is 0 and the KDE
-    degenerates to a point mass, whose L2 distance to any density is infinite), or a
-    bandwidth below ``KDE_MIN_BANDWIDTH`` (the density leaves the double-precision
-    range). W1 and the summaries are always defined. Values must lie within
-    ±MAX_ABS_VALUE.
+    **Samples without a density.** A column with a single distinct value v (one record, or
+    all equal) has Scott bandwidth :math:`h = s\\,n^{-1/5} = 0`: its Gaussian KDE
+    :math:`\\hat f_h = \\frac1n\\sum_i\\varphi_h(\\cdot - x_i)` is the point mass
+    :math:`\\delta_v`, the limit h → 0, which has no density. KDE-L2 is then the limit of its
+    definition (:func:`_kde_l2_degenerate_aware`): since
+    :math:`\\lVert\\varphi_h\\rVert_2 = (2\\sqrt\\pi\\,h)^{-1/2} \\to \\infty`,
+
+    .. math:: \\mathrm{KDE\\text{-}L2} = \\begin{cases} 0 & \\text{both samples are the same point mass,}\\\\
+              +\\infty & \\text{otherwise (against a density, or another point mass).}\\end{cases}
+
+    A sample with several values whose Scott bandwidth is below ``KDE_MIN_BANDWIDTH``
+    (values within ~1e-139 of each other, e.g. subnormals) has a KDE that double precision
+    cannot evaluate (its peak exceeds 1e139, its L2 norm grows like :math:`h^{-1/2}`); it is
+    taken at the same limit: 0 against the very same values with the same multiplicities
+    (identical KDEs), +∞ otherwise. So KDE-L2 is never NaN and the call never fails on
+    such a column; W1 (always finite) is the distance to read for it, and the summaries are
+    always defined. Values must lie within ±MAX_ABS_VALUE.
 
     Parameters
     ----------
@@ -913,26 +924,61 @@ def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_si
     for j, col in enumerate(names):
         xs = x[:, j]
         grid = kde_grid(xs, *[z[:, j] for z in released.values()], size=grid_size, first_counts=c)
-        if c is None:
-            fx = kde_on_grid(xs, grid) if _column_has_kde(xs) else None
-        else:
-            fx = kde_on_grid(xs, grid, counts=c) if _has_kde(_counted_scott_bandwidth(xs, c)) else None
+        fx = _kde_or_point_masses(xs, grid, c)
         rows.append({"mechanism": reference_name, "column": col, **column_summary(xs, c), "W1": 0.0,
                      "KDE_L2": 0.0})
         for key, z in released.items():
             zs = z[:, j]
-            if fx is not None and _column_has_kde(zs):
-                diff = fx - kde_on_grid(zs, grid)
-                l2 = float(math.sqrt(max(0.0, np.trapezoid(diff * diff, grid))))
-            else:
-                l2 = math.nan
             rows.append({"mechanism": key, "column": col, **column_summary(zs),
-                         "W1": float(wasserstein1(xs, zs, a_weights=c)), "KDE_L2": l2})
+                         "W1": float(wasserstein1(xs, zs, a_weights=c)),
+                         "KDE_L2": _kde_l2_degenerate_aware(fx, _kde_or_point_masses(zs, grid), grid)})
     return pd.DataFrame(rows, columns=["mechanism", "column", "mean", "sd", "q1", "median", "q3", "W1", "KDE_L2"])
 
 
-def _column_has_kde(values: np.ndarray) -> bool:
-    return values.size > 1 and np.ptp(values) > 0 and bool(_has_kde(scott_bandwidth(values)))
+class _PointMasses:
+    """A sample whose KDE is its h → 0 limit: its distinct values and their multiplicities."""
+
+    def __init__(self, values: np.ndarray, counts=None):
+        self.atoms, inverse = np.unique(values, return_inverse=True)
+        weights = np.ones(values.size, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+        self.counts = np.bincount(inverse.ravel(), weights=weights).astype(np.int64)
+
+    def same_kde(self, other: "_PointMasses") -> bool:
+        """Whether the two KDEs coincide: one and the same point mass (any sizes), or the same
+        values with the same multiplicities (then the bandwidths, too, are equal)."""
+        if self.atoms.size == 1 and other.atoms.size == 1:
+            return bool(self.atoms[0] == other.atoms[0])
+        return (np.array_equal(self.atoms, other.atoms) and np.array_equal(self.counts, other.counts))
+
+
+def _kde_or_point_masses(values: np.ndarray, grid: np.ndarray, counts=None) -> np.ndarray | _PointMasses:
+    """The KDE of a 1-D sample on ``grid`` (``counts``: multiplicities, optional), or
+    :class:`_PointMasses` when Scott's bandwidth is below ``KDE_MIN_BANDWIDTH`` — 0 for a
+    single distinct value, whose KDE is the point mass itself."""
+    if np.all(values == values[0]):
+        return _PointMasses(values[:1], None if counts is None else [int(np.sum(counts))])
+    h = scott_bandwidth(values) if counts is None else _counted_scott_bandwidth(values, counts)
+    if not _has_kde(h):
+        return _PointMasses(values, counts)
+    return kde_on_grid(values, grid) if counts is None else kde_on_grid(values, grid, counts=counts)
+
+
+def _kde_l2_degenerate_aware(fa, fb, grid: np.ndarray) -> float:
+    """KDE-L2 of two outputs of :func:`_kde_or_point_masses`.
+
+    Two densities: the trapezoidal :math:`(\\int(\\hat f_a - \\hat f_b)^2)^{1/2}` on ``grid``.
+    Otherwise the limit of the definition as the degenerate sample's bandwidth h → 0: a
+    Gaussian kernel has :math:`\\lVert\\varphi_h\\rVert_2 = (2\\sqrt\\pi\\,h)^{-1/2} \\to \\infty`,
+    so the distance is +∞ — unless the two KDEs coincide (:meth:`_PointMasses.same_kde`),
+    when it is 0 at every h.
+    """
+    a_points, b_points = isinstance(fa, _PointMasses), isinstance(fb, _PointMasses)
+    if a_points and b_points and fa.same_kde(fb):
+        return 0.0
+    if a_points or b_points:
+        return math.inf
+    diff = fa - fb
+    return float(math.sqrt(max(0.0, np.trapezoid(diff * diff, grid))))
 
 
 def batched_wasserstein1(a_values, a_groups, b_values, b_groups, n_groups, *,

@@ -658,6 +658,7 @@ def test_utility_column_summary_and_summary_runs(values):
 @given(data=float_lists, releases=st.dictionaries(st.sampled_from(["a", "b"]), float_lists, max_size=2),
        grid_size=maybe(st.integers(2, 300)), frame=st.booleans())
 def test_utility_summary_table(data, releases, grid_size, frame):
+    releases = {**releases, "same": list(data)}      # a release equal to the data: distance 0
     if frame:
         data = pd.DataFrame({"x": np.asarray(data, dtype=float)})
         releases = {k: pd.DataFrame({"x": np.asarray(v, dtype=float)}) for k, v in releases.items()}
@@ -670,10 +671,13 @@ def test_utility_summary_table(data, releases, grid_size, frame):
     for _, row in table.iloc[1:].iterrows():
         z = np.asarray(releases[row["mechanism"]], dtype=float).ravel()
         defined = all(v.size > 1 and np.ptp(v) > 0 and U.scott_bandwidth(v) >= V.KDE_MIN_BANDWIDTH for v in (x, z))
-        # KDE-L2 is NaN exactly when it is documented to be undefined.
-        assert math.isnan(row["KDE_L2"]) != defined
+        # never NaN: a sample without a density (one distinct value, or a spread below the
+        # smallest bandwidth) is a point mass, at distance 0 from the same point and +inf otherwise
+        assert not math.isnan(row["KDE_L2"])
         if defined:
             assert math.isfinite(row["KDE_L2"]) and row["KDE_L2"] >= 0
+        else:
+            assert row["KDE_L2"] in (0.0, math.inf)
 
 
 @fuzz(300)
@@ -840,6 +844,17 @@ def test_inference_repeated_release_experiment(conf, theta, m, replicates, seed)
         table = res.table()
         assert probability(table["coverage"])
 
+
+
+@fuzz(60)
+@given(n=maybe(st.integers(1, 2000)), m=maybe(st.integers(1, 2000)), frac=st.floats(0.0, 1.0),
+       sigma=st.one_of(st.floats(0.0, 0.999), st.sampled_from([1e-300, 1 - 1e-12, -0.5]), awkward),
+       theta=st.one_of(st.floats(-0.9, 50.0), st.sampled_from([1e-300, 1e300]), awkward))
+def test_inference_discovery_probability(n, m, frac, sigma, theta):
+    new_values = int(frac * m) if isinstance(m, int) and not isinstance(m, bool) and m > 0 else m
+    ok, out = attempt(I.discovery_probability, n, m, new_values, sigma, theta)
+    if ok:
+        assert probability(out), out
 
 # ============================================================================ simulation
 @fuzz(300)

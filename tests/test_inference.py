@@ -1,5 +1,6 @@
 """core.inference: the analyst's DP posterior given a release (SPEC §6, paper §4.1 / C.1)."""
 
+import functools
 import math
 
 import numpy as np
@@ -332,6 +333,153 @@ def test_discovery_probability_bad_input():
                        (lambda: F.confidential_discovery_probability(10, 11, 0.5, 1.0), "k")]:
         with pytest.raises(ValueError, match=name):
             call()
+
+
+# ------------------------------------------------------------------ discovery probability where k is unlikely a priori
+# Reference: the thesis's weights P(Y = j) ∝ (θ/σ+1)_{j+k−1} C(n, j; σ) C(m, k; σ, −n + jσ) in
+# 40-digit mpmath, with the central coefficients from their recursion and the noncentral one from
+# its expansion C(m, k; σ, −b) = Σ_l binom(m, l) C(l, k; σ) (b)_{m−l} (all terms ≥ 0, so 40 digits
+# are 40 correct digits). No Markov chain, no beta-binomial and no truncation: every j and every l.
+@functools.lru_cache(maxsize=None)
+def _central_gfc_40(size, sigma):
+    """Rows l = 0..size of C(l, j; σ), j = 0..l, by C(l+1, j) = σ C(l, j−1) + (l − jσ) C(l, j)."""
+    with mp.workdps(40):
+        s = mp.mpf(sigma)
+        rows = [(mp.mpf(1),)]
+        for ell in range(size):
+            prev = rows[-1]
+            rows.append(tuple([mp.mpf(0)] + [s * prev[j - 1] + ((ell - j * s) * prev[j] if j <= ell else 0)
+                                             for j in range(1, ell + 2)]))
+        return rows
+
+
+def _discovery_mp40(n, m, k, sigma, theta, size=None):
+    rows = _central_gfc_40(size or max(n, m), sigma)
+    with mp.workdps(40):
+        s, th = mp.mpf(sigma), mp.mpf(theta)
+        # C(m, k; σ, −b) = Σ_r c_r (b)_r with r = m − l, evaluated by Horner in the rising-factorial basis
+        coef = [mp.binomial(m, m - r) * (rows[m - r][k] if k <= m - r else 0) for r in range(m - k + 1)]
+        num = den = mp.mpf(0)
+        for j in range(1, n + 1):
+            b = n - j * s
+            acc = coef[-1]
+            for r in range(len(coef) - 2, -1, -1):
+                acc = coef[r] + (b + r) * acc
+            w = mp.rf(th / s + 1, j + k - 1) * rows[n][j] * acc
+            num += j * w
+            den += w
+        return (th + k * s + s * num / den) / (th + n + m)
+
+
+# (n, m, k, σ, θ). The first row is where dropping prior terms below e^-80 of the largest gave
+# 0.188049 instead of 0.199341: k = 300 distinct new values in 300 draws is so unlikely at σ = 0.3,
+# θ = 1 that the posterior of K_n lies where the prior is ~e^-55 … e^-600 of its mode.
+_UNLIKELY_K_CASES = [
+    (500, 300, 300, 0.3, 1.0),      # the reported point: every released draw new and distinct
+    (500, 300, 290, 0.3, 1.0),      # just below it
+    (500, 300, 1, 0.3, 1.0),        # k = 1
+    (500, 300, 0, 0.3, 1.0),        # k = 0
+    (200, 400, 200, 0.3, 1.0),      # k = n (m > n)
+    (200, 400, 400, 0.3, 1.0),      # k = m = 2n: beyond it
+    (300, 50, 50, 0.3, 100.0),      # large θ
+    (400, 1, 1, 0.3, 1.0),          # m = 1
+    (150, 450, 3, 0.3, 0.5),        # m = 3n with k tiny: the posterior in the prior's low tail
+    (150, 150, 150, 0.05, 0.01),    # small σ and θ, k = n = m
+    (150, 150, 145, 0.9, -0.5),     # large σ, negative θ, k near n
+    (120, 100, 60, 0.5, 0.5),
+    (120, 30, 0, 0.99, -0.98),      # σ near 1, θ near −σ
+    (100, 50, 0, 0.7, 1e4),         # huge θ
+    (150, 120, 120, 0.95, 0.1),
+]
+
+
+@pytest.mark.parametrize("n, m, k, sigma, theta", _UNLIKELY_K_CASES)
+def test_discovery_probability_matches_40_digit_mpmath_where_k_is_unlikely(n, m, k, sigma, theta):
+    size = 500 if sigma == 0.3 else None   # one table of central coefficients for the σ = 0.3 rows
+    exact = float(_discovery_mp40(n, m, k, sigma, theta, size))
+    assert F.discovery_probability(n, m, k, sigma, theta) == pytest.approx(exact, rel=1e-12)
+
+
+def test_discovery_probability_sigma_zero_and_negative():
+    """σ = 0: θ/(θ + n + m) whatever k (the new-value probability does not involve K_n);
+    σ < 0 (Dirichlet–multinomial, z public categories) has no new values: refused."""
+    for n, m, k, theta in [(500, 300, 300, 1.0), (500, 300, 0, 1.0), (10, 10**6, 10**6, 1e-9), (10**6, 1, 1, 1e9)]:
+        assert F.discovery_probability(n, m, k, 0.0, theta) == theta / (theta + n + m)
+    with pytest.raises(ValueError, match="sigma"):
+        F.discovery_probability(500, 300, 3, -0.5, 0.5 * 40)
+
+
+def test_discovery_probability_keeps_every_term_that_matters_at_larger_n():
+    """n = 1500 against a float64 log-sum-exp of *every* term (independent of the code: the whole
+    triangle of the K_n chain in log space, and the noncentral coefficient of the thesis for each
+    j over every l), where the posterior of K_n sits ~e^-60 below the prior's mode."""
+    from scipy import special
+
+    n, m, k, sigma, theta = 1500, 400, 120, 0.3, 2.0
+    log_p = np.array([0.0])                            # log P(K_t = j), j = 1..t
+    for t in range(1, n):
+        j = np.arange(1, t + 1)
+        stay = log_p + np.log(t - j * sigma)
+        move = log_p + np.log(theta + j * sigma)
+        log_p = np.logaddexp(np.append(stay, -np.inf), np.insert(move, 0, -np.inf)) - math.log(theta + t)
+    j = np.arange(1, n + 1, dtype=float)
+    # log C(l, k; σ) for l ≤ m by the recursion, in log space
+    log_c = np.full(m + 1, -np.inf)
+    rows = np.full(k + 1, -np.inf)
+    rows[0] = 0.0
+    for ell in range(m):
+        i = np.arange(1, k + 1)
+        rows[1:] = np.logaddexp(math.log(sigma) + rows[:-1],
+                                np.log(np.maximum(ell - i * sigma, 1e-300)) + rows[1:])
+        rows[0] = -np.inf
+        log_c[ell + 1] = rows[k]
+    r = np.arange(0, m - k + 1)                           # r = m − l
+    b = (n - j * sigma)[:, None]
+    log_terms = (special.gammaln(m + 1) - special.gammaln(r + 1) - special.gammaln(m - r + 1)
+                 + log_c[m - r][None, :] + special.gammaln(b + r) - special.gammaln(b))
+    log_noncentral = special.logsumexp(log_terms, axis=1)
+    # (θ/σ+1)_{j+k−1} C(n, j) ∝ P(K_n = j)·(θ/σ + j)_k: the thesis's weights with the chain's law
+    log_w = log_p + special.gammaln(theta / sigma + j + k) - special.gammaln(theta / sigma + j) + log_noncentral
+    post = np.exp(log_w - special.logsumexp(log_w))
+    assert post[np.argmax(log_p)] < 1e-20               # the posterior is far from the prior's mode
+    want = (theta + k * sigma + sigma * float(post @ j)) / (theta + n + m)
+    assert F.discovery_probability(n, m, k, sigma, theta) == pytest.approx(want, rel=1e-10)
+
+
+def test_discovery_probability_log_space_chain_agrees(monkeypatch):
+    """The log-space chain (used when the scaled chain cannot rule out under/overflow) gives the
+    same numbers; and extreme parameters that need it agree with mpmath."""
+    cases = [(500, 300, 300, 0.3, 1.0), (150, 150, 145, 0.9, -0.5), (120, 30, 0, 0.99, -0.98)]
+    scaled = [F.discovery_probability(*c) for c in cases]
+    used = []
+
+    class NoScaledChain(F._ScaledChain):
+        def __init__(self, *args):
+            raise F._NeedsLogSpace
+
+    class CountedLogChain(F._LogChain):
+        def __init__(self, *args):
+            used.append(args)
+            super().__init__(*args)
+
+    monkeypatch.setattr(F, "_ScaledChain", NoScaledChain)
+    monkeypatch.setattr(F, "_LogChain", CountedLogChain)
+    for c, want in zip(cases, scaled):
+        assert F.discovery_probability(*c) == pytest.approx(want, rel=1e-12)
+    assert len(used) >= len(cases)
+    monkeypatch.undo()
+    monkeypatch.setattr(F, "_LogChain", CountedLogChain)
+    used.clear()
+    # θ + σ ≈ 1e-300: a birth from one value has probability ~1e-300, beyond what the scaled chain can hold
+    exact = float(_discovery_mp40(60, 40, 3, 1e-300, 1e-300))
+    assert F.discovery_probability(60, 40, 3, 1e-300, 1e-300) == pytest.approx(exact, rel=1e-12)
+    assert used
+
+
+def test_discovery_probability_refuses_what_it_cannot_bound():
+    """m = 10^7 new draws after n = 2000 with k = 3: the likelihood needs more than 10^8 terms."""
+    with pytest.raises(ValueError, match="not computed"):
+        F.discovery_probability(2000, 10**7, 3, 0.5, 1.0)
 
 
 # ------------------------------------------------------------------ the confidential data as a frequency table (issue 13)

@@ -1,9 +1,9 @@
 """Fixtures of the end-to-end tests: the real app served on localhost, driven by headless
 Debian Chromium through Python Playwright (never a Playwright-downloaded browser).
 
-* ``app_url``: starts ``streamlit run app.py`` on a free localhost port, waits for
-  ``/_stcore/health`` and yields the base URL; the server is killed afterwards (its
-  whole process group, so no orphan script runner survives).
+* ``app_url``: starts ``streamlit run app.py`` on a free localhost port (one server per
+  test module), waits for ``/_stcore/health`` and yields the base URL; the server is
+  killed afterwards (its whole process group, so no orphan script runner survives).
 * ``browser`` / ``page``: a Chromium launched with ``executable_path=/usr/bin/chromium``.
   Without Chromium the tests are skipped with the reason, except under CI (environment
   variable ``CI`` set), where a missing browser is a failure: CI installs it with apt.
@@ -120,10 +120,13 @@ def streamlit_server(log_path: Path, *extra: str):
         log.close()
 
 
-@pytest.fixture(scope="session")
-def app_url(artifacts_dir):
-    """Base URL of a fresh ``streamlit run app.py`` on a free localhost port."""
-    with streamlit_server(artifacts_dir / "streamlit_server.log") as (url, _):
+@pytest.fixture(scope="module")
+def app_url(artifacts_dir, request):
+    """Base URL of a fresh ``streamlit run app.py`` on a free localhost port, one per test
+    module: a module never waits for work an earlier module's closed sessions left running
+    on a shared server (their scripts run to the end after the tab closes)."""
+    log = artifacts_dir / f"streamlit_server_{request.module.__name__}.log"
+    with streamlit_server(log) as (url, _):
         yield url
 
 

@@ -1,12 +1,15 @@
 """Waits and probes shared by the end-to-end tests of the Streamlit app.
 
-Streamlit reruns the whole script after every widget change. The frontend exposes the
-state of the run on the app root (``data-test-script-state`` = ``running`` /
-``notRunning``) and shows a "running" status widget while a run is in progress; a test
-must wait for the run it caused to *finish*, not merely for the app to look idle (it is
-idle for a moment right after the change, before the rerun starts). :func:`rerun_after`
-installs a MutationObserver before the action, so a rerun is counted even when it is
-shorter than a polling interval.
+Streamlit reruns the whole script after every widget change. A test must wait for the run
+its action caused to *finish*, not merely for the app to look idle (it is idle for a moment
+right after the change, before the rerun starts), and must fail when the action caused no
+run at all. Two events show a run: the app root's ``data-test-script-state`` attribute
+(``running`` / ``notRunning``) changing, and messages arriving on the app's websocket. The
+attribute alone misses short runs when the browser is busy: the frontend then handles the
+run's messages in one batch and React never writes the intermediate ``running`` value. So
+:func:`open_app` counts websocket messages from the page's first script on, and
+:func:`rerun_after` requires one of the two events after the action, then the app idle and
+quiet.
 """
 
 from __future__ import annotations
@@ -21,10 +24,24 @@ APP = '[data-testid="stApp"]'
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 RUNNING_WIDGET = '[data-testid="stStatusWidget"] [data-testid="stStatusWidgetRunningIcon"]'
 
+# Counts every message the app's websocket delivers (installed before the page's own scripts).
+_SOCKET_HOOK_JS = """(() => {
+  window.__stFrames = 0;
+  window.__stLastFrame = 0;
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', () => { window.__stFrames += 1; window.__stLastFrame = performance.now(); });
+    }
+  };
+})();"""
+
 _WATCH_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (window.__stWatch) window.__stWatch.disconnect();
   window.__stStateChanges = 0;
+  window.__stFramesBefore = window.__stFrames;
   window.__stLastChange = performance.now();
   window.__stWatch = new MutationObserver((records) => {
     window.__stStateChanges += records.length;
@@ -35,10 +52,12 @@ _WATCH_JS = """() => {
 
 _RERUN_DONE_JS = """(quietMs) => {
   const app = document.querySelector('[data-testid="stApp"]');
-  return window.__stStateChanges > 0 && app &&
+  const ran = window.__stStateChanges > 0 || window.__stFrames > window.__stFramesBefore;
+  const last = Math.max(window.__stLastChange, window.__stLastFrame);
+  return ran && app &&
          app.getAttribute('data-test-script-state') === 'notRunning' &&
          !document.querySelector('[data-testid="stStatusWidgetRunningIcon"]') &&
-         performance.now() - window.__stLastChange >= quietMs;
+         performance.now() - last >= quietMs;
 }"""
 
 
@@ -49,7 +68,8 @@ def wait_for_idle(page, timeout: float = 60_000) -> None:
 
 
 def open_app(page, url: str, timeout: float = 90_000) -> None:
-    """Load a page of the app and wait for its first run to finish."""
+    """Load a page of the app (counting its websocket messages) and wait for its first run to finish."""
+    page.add_init_script(_SOCKET_HOOK_JS)
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector(APP, timeout=timeout)
     wait_for_idle(page, timeout)
@@ -58,10 +78,11 @@ def open_app(page, url: str, timeout: float = 90_000) -> None:
 def rerun_after(page, action: Callable[[], None], timeout: float = 60_000, quiet_ms: float = 300) -> float:
     """Do ``action`` (a widget change) and wait for the reruns it triggers to finish.
 
-    Done when at least one run started and ended and the app then stayed idle for
-    ``quiet_ms``: some actions cause two runs back to back (replacing an uploaded file
-    first removes the old one, ~15 ms between the runs). Returns the seconds from just
-    before the action to the end of the last run (the quiet period excluded).
+    Done when the action caused a run (the script state changed or the server sent
+    messages), the app is idle and it stayed quiet for ``quiet_ms``: some actions cause two
+    runs back to back (replacing an uploaded file first removes the old one, ~15 ms between
+    the runs). An action that causes no run fails with a timeout. Returns the seconds from
+    just before the action to the end of the last run (the quiet period excluded).
     """
     page.evaluate(_WATCH_JS)
     start = time.perf_counter()
