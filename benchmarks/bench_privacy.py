@@ -9,8 +9,27 @@ global, simple bound, singleton term), the point guarantees at the selected ε, 
 inverse calibration (m* on the 30-point θ grid plus the selected θ); σ < 0: the δ bound
 on the grid, at ε, and both pure-DP thresholds — plus ``max_instance_synthetic_size``
 alone at the largest m* the column reaches (target ≤ 50 ms for m* up to 10^6).
+
+Then the global accounting on its own (``figures``: each with its target and whether it
+is met; the tests keep only hang guards of at least ten times these):
+
+* ``cli_max_synthetic_size_s`` — m* of the CLI example ``python -m core release
+  sample_data/cps_earnings.csv --column earnings --theta 2 --eps 2.5 --delta 0.999999``
+  (n = 13 501, m* = 151 157): target 1 s (it took 35 s before the branch-and-bound search);
+* ``cli_release_accounting_s`` — everything the CLI computes for that release's global
+  guarantee: m*, then δ*(ε) and its verdict at m*: target 1 s;
+* ``agency_max_synthetic_size_six_eps_s`` — m* at n = 10^8, θ = 2, δ = 10^-3 for six ε
+  (0.05 … 5): target 2 s;
+* ``extreme_max_synthetic_size_worst_s`` — the slowest m* over a grid of extremes
+  (n up to 10^12, θ from 10^-3 to 10^300, δ from 10^-12 to 0.999999, ε from 10^-12 to
+  709.5): target 2 s per call (several took over 30 s or raised before);
+* ``small_n_huge_release_worst_s`` — the slowest m* where the release dwarfs the data
+  (n from 10 to 300, ε from 7.5 to 12.5, δ = 0.999999: m* up to ~10^7 ≫ θ + n, where a
+  beta-binomial tail spans ~m/(θ + n) terms per decay length and every tail sums ~10^6–10^7
+  terms): target 30 s per call (the old code took up to ~2 min here).
 """
 
+import itertools
 import json
 import sys
 import time
@@ -23,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core import privacy  # noqa: E402
+from timing import timings  # noqa: E402
 
 EPS_GRID = np.geomspace(0.05, 12.0, 40)          # the page's δ(ε) grid
 EPS_GRID_SIZE_CURVE = np.geomspace(0.05, 12.0, 25)  # the page's ε-vs-m grid
@@ -83,10 +103,75 @@ def timed(fn, repeats):
     return best
 
 
+EXTREME_GRID = {
+    "n": [2, 100, 13_501, 10**6, 10**9, 10**12],
+    "theta": [1e-3, 2.0, 1e6, 1e300],
+    "delta": [1e-12, 1e-3, 0.5, 0.999999],
+    "eps": [1e-12, 1e-3, 0.1, 2.5, 30.0, 709.5],
+}
+
+
+SMALL_N_GRID = {"n": [10, 30, 100, 300], "theta": [1e-3, 2.0, 100.0], "eps": [7.5, 10.0, 12.5]}
+
+
+def figure(name, seconds, target, **extra):
+    """One benchmark figure: the measured seconds, the target and whether it is met."""
+    return {"figure": name, "seconds": seconds, "target_seconds": target, "met": bool(seconds <= target), **extra}
+
+
+def accounting_figures(repeats, quick):
+    cps = pd.read_csv(ROOT / "sample_data" / "cps_earnings.csv", usecols=["earnings"])
+    n_cps = int(cps["earnings"].notna().sum())
+    theta, eps, delta = 2.0, 2.5, 0.999999
+    out = []
+    m_star = privacy.max_synthetic_size(n_cps, theta, eps, delta, m_cap=10**6)   # the CLI's cap
+    t = min(timings(lambda: privacy.max_synthetic_size(n_cps, theta, eps, delta, m_cap=10**6), repeats))
+    out.append(figure("cli_max_synthetic_size_s", t, 1.0, n=n_cps, m_star=m_star))
+
+    def release():
+        m = privacy.max_synthetic_size(n_cps, theta, eps, delta, m_cap=10**6)
+        privacy.global_delta(n_cps, theta, m, eps)
+        privacy.global_delta_at_most(n_cps, theta, m, eps, delta)
+
+    out.append(figure("cli_release_accounting_s", min(timings(release, repeats)), 1.0))
+
+    def agency():
+        for e in (0.05, 0.1, 0.5, 1.0, 2.0, 5.0):
+            privacy.max_synthetic_size(10**8, 2.0, e, 1e-3)
+
+    out.append(figure("agency_max_synthetic_size_six_eps_s", min(timings(agency, repeats)), 2.0))
+
+    grid = EXTREME_GRID if not quick else {**EXTREME_GRID, "n": [100, 13_501, 10**9], "theta": [1e-3, 1e6]}
+    worst, where = 0.0, None
+    for n, th, d, e in itertools.product(grid["n"], grid["theta"], grid["delta"], grid["eps"]):
+        t = time.perf_counter()
+        privacy.max_synthetic_size(n, th, e, d)
+        t = time.perf_counter() - t
+        if t > worst:
+            worst, where = t, {"n": n, "theta": th, "delta": d, "eps": e}
+    out.append(figure("extreme_max_synthetic_size_worst_s", worst, 2.0, at=where,
+                      calls=int(np.prod([len(v) for v in grid.values()]))))
+
+    small = SMALL_N_GRID if not quick else {"n": [100], "theta": [2.0], "eps": [7.5]}
+    worst, where = 0.0, None
+    for n, th, e in itertools.product(small["n"], small["theta"], small["eps"]):
+        t = time.perf_counter()
+        m_star = privacy.max_synthetic_size(n, th, e, 0.999999)
+        t = time.perf_counter() - t
+        if t > worst:
+            worst, where = t, {"n": n, "theta": th, "eps": e, "delta": 0.999999, "m_star": m_star}
+    out.append(figure("small_n_huge_release_worst_s", worst, 30.0, at=where,
+                      calls=int(np.prod([len(v) for v in small.values()]))))
+    return out
+
+
 def main():
     quick = "--quick" in sys.argv
     repeats = 1 if quick else 3
     out = {}
+    out["figures"] = accounting_figures(repeats, quick)
+    for row in out["figures"]:
+        print(row, file=sys.stderr, flush=True)
     for name, counts in columns().items():
         counts = np.asarray(counts, dtype=np.int64)
         n = int(counts.sum())

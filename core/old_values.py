@@ -104,7 +104,7 @@ def old_values_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000,
     theta : float > −σ
     m : int in [1, 10^8]
         Iterations of the predictive (the release has random size ≤ m).
-    eps : float or array_like of float > 0 (``inf`` allowed)
+    eps : float or array_like of float > 0, any shape (``inf`` allowed)
     n_mc : int
         Monte Carlo replicates (σ > 0 only).
     seed : int or None
@@ -122,9 +122,10 @@ def old_values_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000,
 
         return instance_delta(counts, 0.0, theta, m, eps)
     m = check_integer("m", m, minimum=1, maximum=10**8)
-    out = old_values_monte_carlo(counts, sigma, theta, m, eps_arr, n_mc=n_mc, rng=np.random.default_rng(seed),
-                                 progress=progress).upper
-    return float(out[0]) if scalar else out
+    out = old_values_monte_carlo(counts, sigma, theta, m, eps_arr.ravel(), n_mc=n_mc,
+                                 rng=np.random.default_rng(seed), progress=progress).upper
+    # computed on the flattened ε values, returned in the shape of eps
+    return float(out[0]) if scalar else out.reshape(np.shape(eps))
 
 
 def old_values_monte_carlo(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000,
@@ -150,7 +151,7 @@ def old_values_monte_carlo(multiplicities, sigma, theta, m, eps, *, n_mc: int = 
     if not 0 < sigma < 1:
         raise ValueError(f"sigma must be in (0, 1) for the Monte Carlo estimator, got {sigma!r}")
     m = check_integer("m", m, minimum=1, maximum=10**8)
-    eps_arr, _ = check_eps(eps)
+    eps_arr = check_eps(eps)[0].ravel()        # MonteCarloDelta holds flat arrays, shape (E,)
     n_mc = check_integer("n_mc", n_mc, minimum=1, maximum=10**7)
     batch = check_integer("batch", batch, minimum=1, maximum=10**6)
     rng = check_rng(rng)

@@ -166,6 +166,25 @@ def test_monte_carlo_covers_the_enumerated_delta(mult, theta, sigma):
     np.testing.assert_array_equal(upper, mc.upper)
 
 
+@pytest.mark.parametrize("mult, theta, sigma, m", [([3], 1.0, 0.5, 4), ([2], 0.5, 0.3, 4), ([4], 2.0, 0.7, 3),
+                                                   ([5], -0.2, 0.4, 3), ([1], 1.0, 0.5, 4)])
+def test_monte_carlo_with_a_single_distinct_value_covers_the_enumerated_delta(mult, theta, sigma, m):
+    """k = 1: the only neighbour type replaces a record by a new value (this used to raise on
+    the empty list of old targets); estimate and upper bound against literal enumeration."""
+    exact, _ = enumerated_old_values_deltas(mult, sigma, theta, m, EPS)
+    for prune in (True, False):
+        mc = ov.old_values_monte_carlo(mult, sigma, theta, m, EPS, n_mc=40000, rng=np.random.default_rng(11),
+                                       prune=prune, confidence=0.999)
+        assert mc.n_types == 1
+        assert np.all(np.abs(mc.estimate - exact) <= 4.5 * np.sqrt(exact * (1 - exact) / mc.n_mc) + 2.0 / mc.n_mc)
+        assert np.all(mc.upper >= exact)
+    upper = privacy.old_values_delta(mult, sigma, theta, m, EPS, n_mc=40000, seed=11)
+    assert upper.shape == EPS.shape and np.all(upper >= mc.estimate)
+    assert isinstance(privacy.old_values_delta(mult, sigma, theta, m, 1.0, n_mc=2000, seed=1), float)
+    grid = privacy.old_values_delta(mult, sigma, theta, m, EPS.reshape(2, 4), n_mc=40000, seed=11)
+    np.testing.assert_array_equal(grid, upper.reshape(2, 4))
+
+
 def test_monte_carlo_pruning_is_exact():
     mult = [2, 2, 3, 5, 5, 9, 1]
     args = (mult, 0.4, 1.5, 30, np.array([0.3, 0.8, 2.0]))

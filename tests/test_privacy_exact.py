@@ -8,6 +8,7 @@ reference sums beta-binomial terms at 50 digits from exact log-gamma anchors
 """
 
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -253,3 +254,171 @@ def test_pure_verdict_exact_at_the_threshold(mult, alpha, m):
     z = len(mult) + 2
     assert P.instance_delta(mult, -alpha, z * alpha, m, hi) == 0
     assert P.instance_delta(mult, -alpha, z * alpha, m, lo) > 0
+
+
+# ------------------------------------------------ singleton limit: exact at any size
+def _m_sing_mpmath(n, theta, delta):
+    """⌊δ(θ + n − 1)/(1 − δ)⌋ with enough digits for θ up to 1e300 (an independent route)."""
+    with mpmath.workdps(800):
+        d = mpmath.mpf(delta)
+        return int(mpmath.floor(d * (mpmath.mpf(theta) + n - 1) / (1 - d)))
+
+
+@pytest.mark.parametrize("n", [1, 2, 13_501, 10**12])
+@pytest.mark.parametrize("theta", [1e-300, 1e-3, 2.0, 1e18, 1e300])
+@pytest.mark.parametrize("delta", [1e-300, 1e-12, 0.5, 0.999999, 1 - 2.0**-53])
+def test_singleton_limit_is_an_exact_python_int_at_extreme_sizes(n, theta, delta):
+    got = P.singleton_limit(n, theta, delta)
+    assert type(got) is int and got >= 0
+    assert got == _m_sing_mpmath(n, theta, delta)
+    # the verdict m/(m + θ + n − 1) ≤ δ holds at m_sing and fails at m_sing + 1, exactly
+    d, base = Fraction(delta), Fraction(theta) + n - 1
+    assert Fraction(got, 1) * (1 - d) <= d * base < Fraction(got + 1, 1) * (1 - d)
+
+
+@pytest.mark.parametrize("n,theta", [(2, 20.0), (13_501, 3.0), (10**12, 3 * 2.0**58), (6, 2.0**900)])
+@pytest.mark.parametrize("delta", [0.5, 0.75, 0.875, 0.25])
+def test_singleton_limit_when_the_quotient_is_an_integer(n, theta, delta):
+    """δ(θ + n − 1)/(1 − δ) is an integer for these binary δ and θ + n − 1: m_sing is that
+    integer (m/(m + θ + n − 1) = δ exactly is admissible)."""
+    value = Fraction(delta) / (1 - Fraction(delta)) * (Fraction(theta) + n - 1)
+    assert value.denominator == 1
+    assert P.singleton_limit(n, theta, delta) == int(value)
+    assert P.max_synthetic_size(n, theta, math.inf, delta, m_cap=P.MAX_ACCOUNTING_M) == min(
+        int(value), P.MAX_ACCOUNTING_M)
+
+
+# ------------------------------------------- the CLI case: δ close to 1, n = 13 501
+def _cps_n():
+    import pandas as pd
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "sample_data" / "cps_earnings.csv"
+    return int(pd.read_csv(path, usecols=["earnings"])["earnings"].notna().sum())
+
+
+@pytest.mark.slow
+def test_max_synthetic_size_near_delta_one_is_exact_at_the_cli_example():
+    """`python -m core release sample_data/cps_earnings.csv --theta 2 --eps 2.5 --delta 0.999999`:
+    m* from the branch and bound equals the scan of every row r = 2..n with float tails,
+    the binding rows rechecked in 50 digits on both sides of m*."""
+    n, theta, eps, delta = _cps_n(), 2.0, 2.5, 0.999999
+    assert n == 13_501
+    m_star = P.max_synthetic_size(n, theta, eps, delta, m_cap=10**6)
+    assert m_star == 151_157
+    N = theta + n
+    r = np.arange(2, n + 1, dtype=float)
+    c = mpmath.expm1(mpmath.mpf(eps))
+    s0 = np.array([float(mpmath.floor(c * (x - 1))) + 1 for x in r])
+    for m, admissible in ((m_star, True), (m_star + 1, False)):
+        live = s0 <= m
+        log_t, rel = betabinom.log_tail(m, r[live], theta + (n - r[live]), s0[live])
+        top = np.argsort(log_t)[-5:]
+        # every other row is clearly within δ in floating point
+        rest = np.ones(log_t.size, dtype=bool)
+        rest[top] = False
+        assert np.all(log_t[rest] + np.log1p(rel[rest]) + 1e-12 < math.log(delta))
+        exact = max(tail_exact(m, float(x), float(N - x), int(s)) for x, s in zip(r[live][top], s0[live][top]))
+        assert (exact <= delta) is admissible
+        assert P.global_delta_at_most(n, theta, m, eps, delta) is admissible
+        assert P.global_delta(n, theta, m, eps) >= float(exact)
+
+
+# ------------------------------------- tails with a shape parameter below 1 (θ < 1)
+def _tail_full_sum(m, a, b, s0):
+    """P(S ≥ s0), S ~ BB(m, a, b), summed term by term in 50 digits (no early stop)."""
+    with mpmath.workdps(50):
+        a, b = mpmath.mpf(a), mpmath.mpf(b)
+        total = mpmath.mpf(0)
+        for s in range(int(s0), m + 1):
+            total += mpmath.exp(mpmath.log(mpmath.binomial(m, s)) + mpmath.log(mpmath.beta(s + a, m - s + b))
+                                - mpmath.log(mpmath.beta(a, b)))
+        return total
+
+
+@pytest.mark.parametrize("m,a,b,s0", [
+    (2000, 13_501.0, 0.001, 1), (2000, 13_501.0, 0.001, 1990), (2000, 13_501.0, 0.001, 2000),
+    (3000, 5.0, 0.3, 2500), (3000, 2.0, 0.99, 10), (2500, 1e6, 0.5, 2499), (1500, 0.2, 2.0, 3),
+    (1500, 0.999, 40.0, 100), (1800, 1e-6, 1e4, 1), (1200, 3e4, 1e-6, 1199),
+])
+def test_tails_with_one_shape_below_one_match_a_full_mpmath_sum(m, a, b, s0):
+    """Rows with b < 1 ≤ a (the row r = n when θ < 1) and a < 1 ≤ b are summed over a window
+    with a geometric remainder bound (docs/mathematics.md §3.1), not over [s0, m]."""
+    exact = _tail_full_sum(m, a, b, s0)
+    log_t, rel = betabinom.log_tail(m, a, b, s0)
+    got = mpmath.exp(mpmath.mpf(float(log_t)))
+    assert abs(got / exact - 1) <= float(rel) + 1e-15
+    assert float(rel) < 1e-9
+    # the complement, which a target δ close to 1 depends on, is accurate too
+    if exact > 0.5:
+        assert abs((1 - got) - (1 - exact)) <= float(rel) * float(got) + 1e-15
+
+
+@pytest.mark.parametrize("m,a,b,s0", [
+    (10**7, 13_501.0, 0.001, 150_964), (10**7, 13_501.0, 0.001, 9_999_990), (3_744_012, 13_501.0, 0.001, 150_964),
+    (10**6, 1e9, 0.9, 999_999), (10**6, 2.0, 0.2, 999_000),
+])
+def test_tails_with_one_shape_below_one_at_large_m_match_mpmath(m, a, b, s0):
+    import time
+
+    start = time.perf_counter()
+    log_t, rel = betabinom.log_tail(m, a, b, s0)
+    assert time.perf_counter() - start < 10.0     # hang guard: these used to sum all m terms
+    exact = betabinom.log_tail_mp(m, a, b, s0, dps=50)
+    assert abs(mpmath.exp(mpmath.mpf(float(log_t)) - exact) - 1) <= float(rel) + 1e-15
+
+
+# ------------------------------------- θ far below the spacing of θ + n (θ ≪ n)
+def test_global_delta_keeps_theta_when_it_is_below_the_spacing_of_theta_plus_n():
+    """n = 10^12, θ = 0.00106: fl(θ + n) − n = 0.0011 (the spacing of 10^12 is 1.2e-4),
+    so a second shape computed as (θ + n) − r would be 4% too large for r = n and make
+    δ* = P(S_n = m) ≈ 1 − 1.06e-7 come out *below* its exact value. The row r = n binds
+    here (first bad count s(n) = m), and δ* must stay ≥ its 60-digit value."""
+    n, theta, m = 10**12, 0.00106, 10**8
+    with mpmath.workdps(60):
+        eps = float(mpmath.log1p((mpmath.mpf(m) - mpmath.mpf("0.5")) / (n - 1)))
+        assert start_exact(eps, n - 1) == m
+        a, b = mpmath.mpf(n), mpmath.mpf(theta)
+        exact = mpmath.exp(mpmath.loggamma(m + a) - mpmath.loggamma(a) + mpmath.loggamma(a + b)
+                           - mpmath.loggamma(m + a + b))       # P(S_n = m), S_n ~ BB(m, n, θ)
+    assert (theta + n) - n != theta
+    got = P.global_delta(n, theta, m, eps)
+    assert got >= exact and got - exact <= 1e-10 * exact
+    below = float(exact)
+    if below >= exact:
+        below = math.nextafter(below, 0.0)
+    assert P.global_delta_at_most(n, theta, m, eps, below) is False
+    assert P.global_delta_at_most(n, theta, m, eps, math.nextafter(below, 1.0)) is True
+
+
+# ------------------------------------------------ verdicts inside the error band
+@pytest.mark.parametrize("m,a,b,s0", [
+    (200_000, 15.0, 87.0, 6_500), (50_000, 13_501.0, 2.0, 49_990), (40_000, 30.0, 0.001, 39_000),
+    (100_000, 3.0, 1e6, 2), (20_000, 0.5, 40.0, 3),
+])
+def test_verdicts_inside_the_float_band_are_settled_exactly(m, a, b, s0):
+    """A target on the computed tail itself lies inside its error band: the verdict comes
+    from the extended-precision recheck (or mpmath) and equals the 50-digit one, on both
+    sides of the exact value."""
+    log_t, rel = betabinom.log_tail(m, a, b, s0)
+    exact = tail_exact(m, a, b, s0)
+    for target in (float(exact), math.nextafter(float(exact), 0.0), math.nextafter(float(exact), 1.0),
+                   float(exact) * (1 + 4e-16), float(exact) * (1 - 4e-16)):
+        if not 0 < target < 1:
+            continue
+        got = bool(betabinom.verdicts_at_most(log_t, rel, target, m, a, b, s0))
+        assert got is bool(exact <= target), (target, float(exact))
+    log_r, rel_r = betabinom.log_tail(m, a, b, s0, refined=True)
+    assert abs(mpmath.exp(mpmath.mpf(float(log_r))) / exact - 1) <= float(rel_r) + 1e-15
+    assert float(rel_r) <= float(rel)
+
+
+def test_mpmath_reference_keeps_its_digits_for_huge_shapes():
+    """θ = 1e300: the log-gamma sums of a log-pmf are ~1e302 and cancel to ~-686; the
+    reference raises its working precision by the digits they take (the binomial limit
+    m·a/b·(1 + O(m/b)) is then matched to 1e-12)."""
+    m, a, b = 50, 3.0, 1e300
+    ref = betabinom.log_tail_mp(m, a, b, 1)
+    assert abs(float(ref) - math.log(m * a / b)) < 1e-12 * abs(math.log(m * a / b))
+    log_t, rel = betabinom.log_tail(m, a, b, 1)
+    assert abs(mpmath.exp(mpmath.mpf(float(log_t)) - ref) - 1) <= float(rel) + 1e-15
