@@ -132,6 +132,14 @@ def log_uniform(lo: float, hi: float):
     return st.floats(math.log(lo), math.log(hi)).map(lambda t: min(hi, max(lo, math.exp(t))))
 theta_values = maybe(st.floats(0.05, 50.0))
 small_m = maybe(st.integers(1, 300))
+# ε near and beyond the float range of e^ε (expm1 overflows at ~709.78), and ε as arrays of any shape
+huge_eps = st.one_of(st.floats(690.0, 720.0), st.sampled_from([1e3, 1e308, math.inf]))
+eps_arrays = st.one_of(st.floats(0.01, 20.0).map(np.asarray),
+                       st.lists(st.floats(0.01, 800.0), min_size=1, max_size=3).map(np.asarray),
+                       st.lists(st.floats(0.01, 800.0), min_size=4, max_size=4).map(lambda v: np.reshape(v, (2, 2))))
+huge_theta = st.floats(math.log(1e-3), math.log(1e300)).map(math.exp)
+# data with a single distinct value (k = 1): one neighbour type only
+one_distinct_value = st.integers(1, 40).map(lambda v: [v])
 multiplicity_lists = st.one_of(
     st.lists(st.integers(1, 40), min_size=1, max_size=12),
     st.lists(st.integers(1, 40), min_size=1, max_size=12),
@@ -188,10 +196,21 @@ def test_privacy_beta_binomial_log_tail(m, a, b, s_min):
 
 
 @fuzz(300)
-@given(mult=multiplicity_lists, params=py_parameters(k=12), m=small_m, eps=eps_values)
+@given(mult=st.one_of(multiplicity_lists, one_distinct_value), params=py_parameters(k=12), m=small_m,
+       eps=st.one_of(eps_values, huge_eps, eps_arrays))
 def test_privacy_instance_delta(mult, params, m, eps):
     sigma, theta = params
     ok, out = attempt(PR.instance_delta, mult, sigma, theta, m, eps, n_mc=200, seed=1)
+    if ok:
+        assert probability(out), out
+        assert np.shape(out) == np.shape(eps)
+
+
+@fuzz(150)
+@given(mult=st.one_of(multiplicity_lists, one_distinct_value), sigma=maybe(st.floats(0.0, 0.9)),
+       theta=maybe(st.floats(0.1, 20.0)), m=maybe(st.integers(1, 60)), eps=st.one_of(eps_values, huge_eps, eps_arrays))
+def test_privacy_old_values_delta(mult, sigma, theta, m, eps):
+    ok, out = attempt(PR.old_values_delta, mult, sigma, theta, m, eps, n_mc=200, seed=1)
     if ok:
         assert probability(out), out
 
@@ -206,7 +225,8 @@ def test_privacy_tight_instance_delta(mult, theta, m, eps):
 
 
 @fuzz(300)
-@given(n=maybe(st.integers(1, 10**4)), theta=theta_values, m=small_m, eps=eps_values)
+@given(n=maybe(st.one_of(st.integers(1, 10**4), st.integers(1, 10**12))), theta=st.one_of(theta_values, huge_theta),
+       m=small_m, eps=st.one_of(eps_values, huge_eps, eps_arrays))
 def test_privacy_global_delta_and_simple_bound(n, theta, m, eps):
     ok, out = attempt(PR.global_delta, n, theta, m, eps)
     if ok:
@@ -225,7 +245,8 @@ def test_privacy_global_delta_huge_sizes(n, m, eps):
 
 
 @fuzz(300)
-@given(n=maybe(st.integers(1, 10**5)), theta=theta_values, delta=delta_values, eps=eps_values)
+@given(n=maybe(st.one_of(st.integers(1, 10**5), st.integers(1, 10**12))), theta=st.one_of(theta_values, huge_theta),
+       delta=delta_values, eps=st.one_of(eps_values, huge_eps))
 def test_privacy_singleton_limit_and_max_synthetic_size(n, theta, delta, eps):
     ok, out = attempt(PR.singleton_limit, n, theta, delta)
     if ok:
@@ -255,6 +276,9 @@ def test_privacy_max_instance_synthetic_size_and_curve(mult, theta, delta, eps, 
     if ok:
         assert isinstance(out, int) and 0 <= out <= m_cap
     ok, out = attempt(PR.synthetic_size_curve, 50, theta, eps, delta, multiplicities=mult, m_cap=m_cap)
+    if ok:
+        assert np.all(np.asarray(out) >= 0)
+    ok, out = attempt(PR.synthetic_size_curve, 50, theta, eps, delta, m_cap=m_cap)   # the global curve
     if ok:
         assert np.all(np.asarray(out) >= 0)
 
