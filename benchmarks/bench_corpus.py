@@ -8,6 +8,9 @@ options its case records) and, where the case has a releasable column and no rea
 options, released by ``python -m core release`` (m = 20), each in at most 5 s on the 2-core
 development machine (the files are small: the widest, ``columns_10000.csv``, is the one
 that matters). ``tests/test_corpus.py`` keeps only a hang guard of 10× this target.
+
+Also: a 10^6-row, one-column CSV read and reduced to its frequency table within 5 s of CPU
+time (``tests/test_data.py`` keeps a hang guard of 10× this).
 """
 
 import argparse
@@ -16,14 +19,17 @@ import io
 import json
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from timing import timings  # noqa: E402
 from core.cli import main as cli_main  # noqa: E402
-from core.data import read_table  # noqa: E402
+from core.data import frequency_table, read_table  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 TARGET_SECONDS = 5.0
@@ -62,6 +68,14 @@ def main():
             if target is not None:
                 release_s[name] = min(timings(lambda: _release(path, *target, Path(tmp) / "s.csv"),
                                               args.repeats))
+    rng = np.random.default_rng(5)
+    values = np.round(rng.lognormal(3.0, 1.0, 10**6), 2)
+    content = ("earnings\n" + "\n".join(map(repr, values.tolist())) + "\n").encode()
+    million_cpu_s = []
+    for _ in range(args.repeats):
+        start = time.process_time()
+        frequency_table(read_table(content, max_bytes=None).frame["earnings"])
+        million_cpu_s.append(time.process_time() - start)
     slowest_read = max(read_s, key=read_s.get)
     slowest_release = max(release_s, key=release_s.get)
     out = {
@@ -71,7 +85,9 @@ def main():
         "slowest_release": {"file": slowest_release, "seconds": release_s[slowest_release]},
         "read_seconds": read_s,
         "release_seconds": release_s,
-        "meets_target": max(read_s.values()) <= TARGET_SECONDS and max(release_s.values()) <= TARGET_SECONDS,
+        "million_rows_read_and_profiled_cpu_seconds": min(million_cpu_s),
+        "meets_target": (max(read_s.values()) <= TARGET_SECONDS and max(release_s.values()) <= TARGET_SECONDS
+                         and min(million_cpu_s) <= TARGET_SECONDS),
     }
     print(json.dumps(out, indent=2))
 
