@@ -2486,7 +2486,11 @@ def _dask_csv(inputs, positions, width, decisions, scheduler) -> tuple[pd.DataFr
                       keep_default_na=False, quotechar='"', doublequote=True, encoding=encoding,
                       compression="gzip" if gz else None, blocksize=blocksize, engine="c",
                       # read_table reads a blank line inside a one-column file as a missing cell
-                      skip_blank_lines=width > 1)
+                      skip_blank_lines=width > 1,
+                      # only the released columns are parsed: a wide file (10 000 columns) would
+                      # otherwise cost seconds per call in Dask's metadata alone; the rows' field
+                      # counts are still checked on every block below
+                      usecols=sorted({names[j] for j in positions}))
     columns = {f"v{i}": ddf[f"c{j}"] for i, j in enumerate(positions)}
     grouped = ddf.assign(**columns)[list(columns)].groupby(list(columns), dropna=False, sort=False).size()
     # pandas' parser fills a short row with empty cells and may drop a trailing separator:
