@@ -172,7 +172,9 @@ def _zip(files: list[tuple[str, bytes]]) -> bytes:
             info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            zf.writestr(info, payload)
+            # Level 1: each figure page embeds plotly.js (4.8 MB); level 1 deflates it in a
+            # third of the default's time for a 16 % larger file (1.7 MB instead of 1.5 MB).
+            zf.writestr(info, payload, compresslevel=1)
     return buffer.getvalue()
 
 
