@@ -42,7 +42,8 @@ import numpy as np
 import pandas as pd
 
 from . import plots, quality, utility
-from .recipe import CONFIDENTIAL_MARK, ReleaseResult
+from .formatting import CONFIDENTIAL_MARK
+from .recipe import ReleaseResult
 
 __all__ = [
     "CURATOR_BUNDLE_NAME",

@@ -3,7 +3,8 @@
 :func:`format_upper` prints every δ and every ε threshold of the project — on the pages, in
 the reports and public files, on the command line — rounded *up*, so that a printed
 privacy number is never smaller than the computed one. It lives here, without plotly, so
-that reports and the command line do not import the plotting stack.
+that reports and the command line do not import the plotting stack. :data:`CONFIDENTIAL_MARK`
+is the one wording that marks every curator-only file and figure.
 """
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ import numpy as np
 
 from .validation import check_integer
 
-__all__ = ["format_upper"]
+__all__ = ["CONFIDENTIAL_MARK", "format_upper"]
+
+#: Heads every curator-only file (the curator report, its figures and tables).
+CONFIDENTIAL_MARK = ("CONFIDENTIAL — curator record of a bnp-synth release: it states facts about the "
+                     "confidential data that no privacy guarantee covers. Do not publish it.")
 
 
 def format_upper(value, digits: int = 3) -> str:

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .recipe import CONFIDENTIAL_MARK
+from .formatting import CONFIDENTIAL_MARK
 from .validation import check_choice, check_integer, check_sample_weights
 
 __all__ = [

@@ -90,7 +90,7 @@ from . import __version__
 from . import data as data_layer
 from .coarsening import ColumnTransform, apply_coarsening, coarsening_label
 from .mechanisms import pypp_release
-from .formatting import format_upper
+from .formatting import CONFIDENTIAL_MARK, format_upper
 from .privacy import (
     dirichlet_multinomial_is_pure,
     dirichlet_multinomial_pure_epsilon,
@@ -114,7 +114,6 @@ from .validation import (
 )
 
 __all__ = [
-    "CONFIDENTIAL_MARK",
     "MAX_RECIPE_SIZE",
     "MECHANISMS",
     "SAMPLE_DIR",
@@ -151,8 +150,6 @@ SIZE_RULES = ("fixed", "global", "instance")
 #: Bundled samples (``sample_data/`` next to the package in a source checkout).
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 
-CONFIDENTIAL_MARK = ("CONFIDENTIAL — curator record of a bnp-synth release: it states facts about the "
-                     "confidential data that no privacy guarantee covers. Do not publish it.")
 
 _SAMPLE, _UPLOAD = "sample:", "upload"
 _COLUMN_FIELDS = ("name", "kind", "log", "bounds", "decimals", "scale", "categories")
