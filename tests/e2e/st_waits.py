@@ -91,6 +91,19 @@ def rerun_after(page, action: Callable[[], None], timeout: float = 60_000, quiet
     return time.perf_counter() - start - quiet_ms / 1000
 
 
+def press(page, name: str, timeout: float = 60_000) -> float:
+    """Press the button called ``name`` and wait for the run it triggers (:func:`rerun_after`).
+
+    The click is dispatched to the button element itself, not to screen coordinates: on a
+    loaded machine a button that has just appeared (an expander opening, a page still
+    laying out) can move between the moment Playwright finds it and the mouse event, and a
+    click at the old place is lost. A lost click still fails the test: no run follows.
+    """
+    button = page.get_by_role("button", name=name, exact=True)
+    button.wait_for(state="visible", timeout=timeout)
+    return rerun_after(page, lambda: button.dispatch_event("click"), timeout=timeout)
+
+
 # Plotly ≥ 6 ships numpy arrays as {dtype, bdata} (base64); the chart's ``data`` keeps
 # them that way, so decode them as plotly.js does.
 _DECODE_JS = """const __decode = (v) => {

@@ -31,7 +31,7 @@ def test_audit_page_on_cps_sample(page, app_url):
 
     # the empirical audit
     page.get_by_role("tab", name="Empirical audit").click()
-    w.rerun_after(page, lambda: page.get_by_role("button", name="Run audit").click())
+    w.press(page, "Run audit")
     page.get_by_text("The audit certifies", exact=False).first.wait_for(timeout=120_000)
     assert not w.has_exception(page)
     fig = w.figure_with_title(page, "Audit:")
@@ -41,7 +41,7 @@ def test_audit_page_on_cps_sample(page, app_url):
 
     # disclosure risk (curator only)
     page.get_by_role("tab", name="Disclosure risk").click()
-    w.rerun_after(page, lambda: page.get_by_role("button", name="Compute disclosure risk").click())
+    w.press(page, "Compute disclosure risk")
     page.get_by_text("released rows equal a confidential row", exact=False).first.wait_for(timeout=120_000)
     assert "Curator-only" in " ".join(w.alert_texts(page))
     assert not w.has_exception(page)

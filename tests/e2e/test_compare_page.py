@@ -16,7 +16,7 @@ def test_compare_page_and_eps_sweep_with_every_mechanism(page, app_url):
     w.open_app(page, app_url)
     w.go_to_page(page, "Compare")
     page.get_by_role("button", name="Run comparison").wait_for()
-    w.rerun_after(page, lambda: page.get_by_role("button", name="Run comparison").click(), timeout=180_000)
+    w.press(page, "Run comparison", timeout=180_000)
     fig = w.figure_with_title(page, "W1 to the confidential data", timeout=120.0)
     labels = {t["name"] for t in fig["traces"] if t["name"]}
     assert len(labels) >= len(DEFAULT_MECHANISMS), labels
@@ -26,7 +26,7 @@ def test_compare_page_and_eps_sweep_with_every_mechanism(page, app_url):
 
     page.get_by_role("tab", name="Utility frontier over ε").click()   # tabs switch in the browser, no rerun
     w.rerun_after(page, lambda: w.press_slider(page, "sweep_runs", "Home"))
-    w.rerun_after(page, lambda: page.get_by_role("button", name="Run ε sweep").click(), timeout=300_000)
+    w.press(page, "Run ε sweep", timeout=300_000)
     fig = w.figure_with_title(page, "median W1 against ε", timeout=300.0)
     assert len({t["name"] for t in fig["traces"] if t["name"]}) >= len(DEFAULT_MECHANISMS) - 1
     assert not w.has_exception(page)

@@ -219,7 +219,7 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path)
 
     # ---------------------------------------------------------------- synthetic data page
     w.go_to_page(page, "Synthetic data")
-    w.rerun_after(page, lambda: page.get_by_role("button", name="Generate release").click())
+    w.press(page, "Generate release")
     w.wait_for_idle(page)
     assert _metric(page, "released rows m") == f"{m:,}"
     downloaded = {}

@@ -66,7 +66,7 @@ def test_informativity_page(page, app_url, artifacts_dir):
     _set_number(page, "_w_inf_n_max", 3000)
     _set_number(page, "_w_inf_points", 4)
     _set_number(page, "_w_inf_runs", 30)
-    w.rerun_after(page, lambda: page.get_by_role("button", name="Run experiment").click())
+    w.press(page, "Run experiment")
     w.wait_for_idle(page)
     assert not w.has_exception(page)
     assert not [a for a in w.alert_texts(page) if "cannot be run" in a]
@@ -133,7 +133,7 @@ def test_inference_page(page, app_url, artifacts_dir):
     # repeated releases with small settings
     _set_number(page, "_w_rep_replicates", 20)
     _set_number(page, "_w_rep_draws", 200)
-    w.rerun_after(page, lambda: page.get_by_role("button", name="Run repeated releases").click())
+    w.press(page, "Run repeated releases")
     w.wait_for_idle(page)
     assert not w.has_exception(page)
     assert "R = 20 releases" in page.locator("body").inner_text()

@@ -50,9 +50,7 @@ def _add_column(page, column: str) -> None:
 
 
 def _click(page, name: str, timeout: float = 120_000) -> None:
-    button = page.get_by_role("button", name=name, exact=True)
-    button.wait_for()
-    w.rerun_after(page, button.click, timeout=timeout)
+    w.press(page, name, timeout=timeout)
     w.wait_for_idle(page)
 
 
