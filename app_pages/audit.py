@@ -1,7 +1,7 @@
 """Audit page: privacy loss distributions, trade-off curves, repeated releases, an
 empirical audit that tries to contradict the guarantee, and disclosure risk (docs/audit.md).
 
-Every number comes from ``core.pld`` and ``core.audit``; this page lays them out and
+Every number comes from ``core.privacy.pld`` and ``core.evaluation.audit``; this page lays them out and
 caches them (per session, keyed by the selection and the parameters).
 """
 
@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import audit as core_audit
-from core import pld as core_pld
+from core.evaluation import audit as core_audit
+from core.privacy import pld as core_pld
 from core import privacy
 from core.plots import audit as plots_audit
 from core.data import frequency_table
@@ -99,7 +99,7 @@ def run_pypp_audit(table_key: str, _multiplicities: np.ndarray, sigma: float, th
 @session_cache(max_entries=4)
 def run_histogram_audit(cal_key: tuple, _table, _calibration, name: str, n_sim: int,
                         confidence: float, seed: int):
-    """``core.audit.audit_histogram`` on the scaled data given as its frequency table
+    """``core.evaluation.audit.audit_histogram`` on the scaled data given as its frequency table
     (``compute.comparison_data``): the audit reads the cell counts only (cost in k, not n)."""
     bar, progress = widgets.progress_bar("Simulating releases on x and on its worst neighbour…")
     res = core_audit.audit_histogram(_table.atoms, _calibration.mechanism(name), _calibration.m, counts=_table.counts,

@@ -1,6 +1,6 @@
 """Compare page: PYPP against the histogram baselines at the same (ε, δ) and m (docs/mathematics.md).
 
-Calibration, runs, metrics and summaries all come from ``core.compare``; this page lays
+Calibration, runs, metrics and summaries all come from ``core.evaluation.compare``; this page lays
 them out.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import compare as core_compare
+from core.evaluation import compare as core_compare
 from core import plots
 from core.plots import quality as plots_quality
 from ui import compute, widgets
@@ -18,7 +18,7 @@ from ui.selection import session_cache
 @session_cache(max_entries=4)
 def quality_of_releases(selection_key: str, calibration_key: tuple, seed: int, columns: tuple[str, ...], _prepared,
                         _releases: dict):
-    """``core.compare.quality_by_mechanism`` of the one release per mechanism (cached by the
+    """``core.evaluation.compare.quality_by_mechanism`` of the one release per mechanism (cached by the
     data, calibration and seed), from the frequency table; with a progress bar."""
     bar, progress = widgets.progress_bar("Quality report of each mechanism's release…")
     out = core_compare.quality_by_mechanism(_prepared.table.atoms, _prepared.table.counts, _releases,

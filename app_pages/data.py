@@ -235,10 +235,10 @@ with st.expander("Preview of the prepared data (curator-only: confidential)"):
     # Arrow cannot hold Python ints beyond int64 (kept exact by core.data): show such columns as text
     st.dataframe(preview.astype({c: str for c in preview.columns if preview[c].dtype == object}), hide_index=True)
 
-# ------------------------------------------------------------------ coarsening advisor (issue 14)
+# ------------------------------------------------------------------ coarsening advisor
 # Guarded: the page works while ui/advisor.py does not exist yet.
 try:
-    from ui import advisor  # singleton-aware coarsening advisor, issue 14
+    from ui import advisor  # singleton-aware coarsening advisor
 except ImportError:
     advisor = None
 if advisor is not None:

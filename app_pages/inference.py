@@ -2,7 +2,7 @@
 
 Paper §4.1 and Appendix C.1: given a release Z of the Dirichlet-process
 posterior-predictive mechanism (σ = 0), the analyst's posterior is
-DP(θ + m, (θH + Σ δ_{Z_i})/(θ + m)). Every number comes from ``core.inference``; this page
+DP(θ + m, (θH + Σ δ_{Z_i})/(θ + m)). Every number comes from ``core.evaluation``; this page
 holds the widgets, the caches (keyed by the data's content and every parameter, seeds
 explicit) and the layout.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import inference
+from core import evaluation
 from core.plots import experiments as pe
 from ui import compute, release, state, widgets
 from ui import selection as sel
@@ -32,23 +32,23 @@ LEVEL = 0.95
 @sel.session_cache(max_entries=8)
 def posterior_summary(release_key: tuple, _release: np.ndarray, _confidential: np.ndarray, _counts: np.ndarray,
                       theta: float, bounds: tuple[float, float], n_draws: int, threshold: float, seed: int):
-    """``core.inference.dp_posterior_functionals`` with ``default_rng(seed)`` and the same functionals
+    """``core.evaluation.dp_posterior_functionals`` with ``default_rng(seed)`` and the same functionals
     of the confidential data, given as its frequency table (values, counts) (cached). Returns the
     summary table (with a ``confidential`` column)."""
-    posterior = inference.dp_posterior_functionals(_release, theta, bounds, n_draws, np.random.default_rng(seed),
+    posterior = evaluation.dp_posterior_functionals(_release, theta, bounds, n_draws, np.random.default_rng(seed),
                                                    thresholds=(threshold,))
-    truth = inference.empirical_functionals(_confidential, counts=_counts, thresholds=(threshold,))
+    truth = evaluation.empirical_functionals(_confidential, counts=_counts, thresholds=(threshold,))
     return posterior.summary(LEVEL, confidential=truth)
 
 
 @sel.session_cache(max_entries=4)
 def repeated_releases(data_key: tuple, _confidential: np.ndarray, _counts: np.ndarray, theta: float, m: int,
                       bounds: tuple[float, float], replicates: int, n_draws: int, threshold: float, seed: int):
-    """``core.inference.repeated_release_experiment`` on the confidential frequency table
+    """``core.evaluation.repeated_release_experiment`` on the confidential frequency table
     (values, counts) with ``default_rng(seed)`` (cached), with a progress bar driven by the
     experiment's progress callback."""
     bar, progress = widgets.progress_bar("Releasing and analysing repeatedly…")
-    result = inference.repeated_release_experiment(
+    result = evaluation.repeated_release_experiment(
         _confidential, theta, m, bounds, np.random.default_rng(seed), counts=_counts, replicates=replicates,
         n_draws=n_draws, thresholds=(threshold,), level=LEVEL, progress=progress)
     bar.empty()
@@ -57,8 +57,8 @@ def repeated_releases(data_key: tuple, _confidential: np.ndarray, _counts: np.nd
 
 @sel.session_cache(max_entries=32)
 def discovery_estimate(n: int, m: int, new_values: int, sigma: float, theta: float) -> float:
-    """``core.inference.discovery_probability`` (cached; deterministic, public inputs only)."""
-    return inference.discovery_probability(n, m, new_values, sigma, theta)
+    """``core.evaluation.discovery_probability`` (cached; deterministic, public inputs only)."""
+    return evaluation.discovery_probability(n, m, new_values, sigma, theta)
 
 
 # ------------------------------------------------------------------ data and mechanism
@@ -85,7 +85,7 @@ else:
                                delta=float(st.session_state.delta), seed=int(st.session_state.seed))
         n_conf, k_conf = selection.table.n, selection.table.k
         d_hat = discovery_estimate(n_conf, disc.m, disc.n_new_values, sigma, theta)
-        d_conf = inference.confidential_discovery_probability(n_conf, k_conf, sigma, theta)
+        d_conf = evaluation.confidential_discovery_probability(n_conf, k_conf, sigma, theta)
         how = ("at σ = 0 it is θ/(θ + n + m) exactly: the new-value probability does not depend on the number "
                "of distinct confidential values" if sigma == 0 else
                "the posterior mean of (θ + (K_n + K)σ)/(θ + n + m) given K, with generalized factorial "

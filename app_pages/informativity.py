@@ -1,8 +1,8 @@
 """Informativity page: how fast PYPP synthetic data recover the confidential data (docs/mathematics.md).
 
 Paper §4.2: W1 between a release and its confidential sample, against n on log–log
-axes. Every number comes from ``core.informativity`` (the experiment, release-size
-rules, slope fit) and ``core.simulation`` (the dyadic-geometric population); this page
+axes. Every number comes from ``core.evaluation.informativity`` (the experiment, release-size
+rules, slope fit) and ``core.evaluation.simulation`` (the dyadic-geometric population); this page
 holds the widgets, the caches (keyed by the population's content and every parameter,
 seeds explicit) and the layout.
 """
@@ -14,7 +14,8 @@ import math
 import numpy as np
 import streamlit as st
 
-from core import informativity, plots, simulation
+from core.evaluation import informativity, simulation
+from core import plots
 from ui import compute, state, widgets
 from ui import selection as sel
 
@@ -42,14 +43,14 @@ FORM_FIELDS = ("inf_p", "inf_population", "inf_population_seed", "inf_n_min", "i
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def dyadic_population(p: float, size: int, seed: int) -> np.ndarray:
-    """``core.simulation.sample_dyadic_geometric`` with ``default_rng(seed)`` (cached)."""
+    """``core.evaluation.simulation.sample_dyadic_geometric`` with ``default_rng(seed)`` (cached)."""
     return simulation.sample_dyadic_geometric(size, p, np.random.default_rng(seed))
 
 
 @sel.session_cache(max_entries=8)
 def run_experiment(population_key: str, _population: np.ndarray, n_grid: tuple[int, ...], rule: tuple,
                    theta: float, runs: int, seed: int, bounds: tuple[float, float]):
-    """``core.informativity.informativity_experiment`` with ``default_rng(seed)`` (cached), with a
+    """``core.evaluation.informativity.informativity_experiment`` with ``default_rng(seed)`` (cached), with a
     progress bar driven by the experiment's progress callback."""
     kind, first, second = rule
     size_rule = (informativity.PrivacySizeRule(first, second) if kind == "privacy"

@@ -1,6 +1,6 @@
-"""Release planner page: state the guarantee and the utility needed; get θ, m and a coarsening (issue 14 §3).
+"""Release planner page: state the guarantee and the utility needed; get θ, m and a coarsening.
 
-Every number comes from :func:`core.planner.plan_release` (docs/mathematics.md §3.6); this
+Every number comes from :func:`core.planning.plan_release` (docs/mathematics.md §3.6); this
 page lays out the targets, runs the seeded search with a progress bar and loads the
 recommended settings into the session keys the Privacy and Synthetic data pages read.
 """
@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import coarsening as core_coarsening
-from core import planner as core_planner
+from core import planning as core_planning
+from core import data as core_data
+from core.planning import planner as core_planner
 from core.formatting import format_upper
 from core.validation import PrivacyLeakWarning
 from ui import advisor, state, widgets
@@ -97,7 +98,7 @@ with st.container(border=True):
     frontier = st.session_state.get(advisor.FRONTIER_KEY) or ()
     choices = ["none", "applied", "frontier", "defaults"]
     labels = {"none": "none (as recorded)",
-              "applied": f"the applied coarsening ({core_coarsening.coarsening_label(applied) or 'none applied'})",
+              "applied": f"the applied coarsening ({core_data.coarsening_label(applied) or 'none applied'})",
               "frontier": f"the advisor's frontier ({len(frontier)} candidate(s); evaluate on the Data page)",
               "defaults": (f"default transforms of the numeric columns (public bounds, log; every combination up to "
                            f"{MAX_PLAN_CANDIDATES}, else one column at a time)")}
@@ -146,7 +147,7 @@ def _candidates(choice: str) -> tuple:
     if choice == "defaults":
         menus = {c: advisor.default_menu(c) for c in numeric}
         if math.prod(len(v) for v in menus.values()) <= MAX_PLAN_CANDIDATES:
-            return tuple(core_coarsening.candidate_grid(menus, max_candidates=MAX_PLAN_CANDIDATES))
+            return tuple(core_planning.candidate_grid(menus, max_candidates=MAX_PLAN_CANDIDATES))
         # Too many combinations: change one column at a time (the rest as recorded).
         return ((),) + tuple((t,) for menu in menus.values() for t in menu if t.kind != "identity")
     return ((),)
@@ -156,7 +157,7 @@ def _candidates(choice: str) -> tuple:
 def run_plan(data_key: str, _frame: pd.DataFrame, _counts, kinds: dict, guarantee: tuple, utility: tuple,
              candidates: tuple, thetas: tuple, m_min: int, m_max: int, runs: int, evaluations: int, seed: int,
              bounds: dict, log: dict) -> core_planner.Plan:
-    """``core.planner.plan_release`` with ``numpy.random.default_rng(seed)`` (cached: seeded, so
+    """``core.planning.plan_release`` with ``numpy.random.default_rng(seed)`` (cached: seeded, so
     the same arguments give the same plan)."""
     kind, targets, level = utility
     if kind == "w1":

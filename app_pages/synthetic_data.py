@@ -1,6 +1,6 @@
 """Synthetic data page: release m values with the current settings, compare, download.
 
-The release is a :class:`core.recipe.ReleaseRecipe` built from the settings and run by
+The release is a :class:`core.release.ReleaseRecipe` built from the settings and run by
 ``core`` (:mod:`ui.release`); the page offers its two artifacts apart: the public
 release and the CONFIDENTIAL curator record.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import bundle as core_bundle
+from core.release import bundle as core_bundle
 from core.plots import quality as plots_quality
 from ui import release, state, widgets
 

@@ -3,7 +3,7 @@ Prints JSON; not a test.
 
 Run: python benchmarks/bench_audit.py [--quick]
 
-* ``audit``: :func:`core.audit.audit_pypp` with 10^5 simulated releases per side,
+* ``audit``: :func:`core.evaluation.audit.audit_pypp` with 10^5 simulated releases per side,
   n = 10^4, m = 100 (target ≤ 5 s), for data with singletons and without (σ = 0), and
   for σ = 0.25; plus the Laplace-histogram audit at 10^5.
 * ``pld_composition``: building the exact PYPP PLD and composing it k = 100 times, then
@@ -31,8 +31,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from core import audit, pld, privacy  # noqa: E402
-from core.baselines import LaplaceHistogram  # noqa: E402
+from core.evaluation import audit
+from core.privacy import pld
+from core import privacy  # noqa: E402
+from core.mechanisms import LaplaceHistogram  # noqa: E402
 from timing import timings  # noqa: E402
 
 QUICK = "--quick" in sys.argv

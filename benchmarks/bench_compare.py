@@ -2,7 +2,7 @@
 
 Run: python benchmarks/bench_compare.py [--repeats 3]
 
-Target: R = 100 runs of every mechanism of ``core.compare`` (``DEFAULT_MECHANISMS`` and
+Target: R = 100 runs of every mechanism of ``core.evaluation.compare`` (``DEFAULT_MECHANISMS`` and
 ``BAYESIAN_FAMILY``) — PYPP, the
 old-values-only PYPP, the five histogram baselines, truncated-Dirichlet posterior sampling,
 the pseudo-posterior (record and scalar weights) and the bootstrap — n = 5·10^4, m = 2000,
@@ -30,9 +30,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from timing import timings  # noqa: E402
-from core.baselines import Bootstrap  # noqa: E402
-from core.compare import BAYESIAN_FAMILY, DEFAULT_MECHANISMS, calibrate, run_comparison  # noqa: E402
-from core.utility import wasserstein1_runs  # noqa: E402
+from core.mechanisms import Bootstrap  # noqa: E402
+from core.evaluation.compare import BAYESIAN_FAMILY, DEFAULT_MECHANISMS, calibrate, run_comparison  # noqa: E402
+from core.evaluation import wasserstein1_runs  # noqa: E402
 
 N, M, RUNS, EPS, DELTA, THETA, BINS = 50_000, 2000, 100, 2.5, 0.05, 2.0, 25
 AGENCY_N = 10**8

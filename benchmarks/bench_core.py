@@ -3,7 +3,7 @@
 Run: python benchmarks/bench_core.py
 Each figure is the best of a few repeats; ratios compare against a reference measured
 in the same run on the same machine. Also the exact joint W1 of many runs
-(:func:`core.utility.joint_w1_runs`, target 2 s; the test keeps only a hang guard).
+(:func:`core.evaluation.joint_w1_runs`, target 2 s; the test keeps only a hang guard).
 """
 
 import json
@@ -17,8 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from timing import timings  # noqa: E402
 from core import privacy  # noqa: E402
-from core.mechanisms import UniformBase, pypp_release  # noqa: E402
-from core.utility import joint_w1_runs  # noqa: E402
+from core.data import UniformBase
+from core.mechanisms import pypp_release  # noqa: E402
+from core.evaluation import joint_w1_runs  # noqa: E402
 from reference_pypp import literal_algorithm_1  # noqa: E402
 
 #: Exact joint W1 of 100 runs of m = 1000 against 1000 all-distinct rows in 3-D.

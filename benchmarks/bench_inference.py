@@ -3,7 +3,7 @@
 Run: python benchmarks/bench_inference.py [--repeats 5]
 
 Target: posterior inference from a release of m = 10^4 values with 2000 posterior draws
-(mean, quartiles and one tail probability, :func:`core.inference.dp_posterior_functionals`)
+(mean, quartiles and one tail probability, :func:`core.evaluation.dp_posterior_functionals`)
 in at most 0.5 s on the 2-core development machine. Two releases: one from grid data
 (ties: ~10^2 distinct released values, the paper's Appendix C.1 setting) and the worst
 case where all 10^4 released values are distinct.
@@ -23,7 +23,7 @@ repeated-release experiment) runs on the data's frequency table (``counts=``); t
 the grid data's table standing for n = 5·10^4 and for n = 10^8 records (whose rows, 800 MB,
 are never built), same distinct values: the cost is the same.
 
-Discovery probability (:func:`core.inference.discovery_probability`, thesis §6.3): the
+Discovery probability (:func:`core.evaluation.discovery_probability`, thesis §6.3): the
 Inference page's estimate D̂, computed to a certified 1e-14 (docs/bayesian_family.md §4),
 at the point where a prior-truncated computation was wrong by 6% (n = 500, m = k = 300),
 at page sizes (target 5 s each: n up to 10^5, m up to 2000) and where the posterior of K_n
@@ -40,15 +40,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from timing import timings  # noqa: E402
-from core.inference import (  # noqa: E402
+from core.evaluation import (
     discovery_probability,
     dp_posterior_functionals,
     empirical_functionals,
     repeated_release_experiment,
     stick_breaking_dp,
 )
-from core.mechanisms import UniformBase, pypp_release  # noqa: E402
-from core.simulation import sample_grid_beta_mixture  # noqa: E402
+from core.data import UniformBase
+from core.mechanisms import pypp_release  # noqa: E402
+from core.evaluation.simulation import sample_grid_beta_mixture  # noqa: E402
 
 M, DRAWS, THETA, THRESHOLD = 10_000, 2000, 1.0, 0.8
 LO, HI = 0.0, 1.0

@@ -6,10 +6,10 @@ years), education (7 levels), region (4 levels). Measures, in this run:
 * advisor: 10^5 rows × 4 columns, a grid of ≥ 20 candidates (target ≤ 3 s);
 * quality report of a 10^5-row release against the 10^5 rows;
 * joint W1 of R = 100 PYPP releases (n = m = 1000, 3 all-distinct columns): the residual
-  exact method against one full ``ot.emd2`` per run (``core.utility.wasserstein1``),
+  exact method against one full ``ot.emd2`` per run (``core.evaluation.wasserstein1``),
   timed on 5 runs and scaled to 100 (target ≤ 2 s, method reported);
 * the Compare page's joint W1: every mechanism × R = 100 runs, n = m = 1000 all-distinct
-  rows in 2 columns (``core.compare._joint_w1``; target ≤ 2 s, method reported);
+  rows in 2 columns (``core.evaluation.compare._joint_w1``; target ≤ 2 s, method reported);
 * planner on 28 155 rows × 4 columns (the size of the public wage file of the issue)
   with 16 coarsenings × 4 θ (target ≤ 10 s).
 
@@ -29,12 +29,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from core.coarsening import ColumnTransform, advise, candidate_grid, default_transforms  # noqa: E402
-from core.compare import _joint_w1, calibrate  # noqa: E402
-from core.mechanisms import UniformBase, pypp_release  # noqa: E402
-from core.planner import GuaranteeTarget, UtilityTarget, plan_release  # noqa: E402
-from core.quality import quality_report  # noqa: E402
-from core.utility import joint_w1_runs, wasserstein1  # noqa: E402
+from core.data import ColumnTransform
+from core.planning import advise, candidate_grid, default_transforms  # noqa: E402
+from core.evaluation.compare import _joint_w1, calibrate  # noqa: E402
+from core.data import UniformBase
+from core.mechanisms import pypp_release  # noqa: E402
+from core.planning import GuaranteeTarget, UtilityTarget, plan_release  # noqa: E402
+from core.evaluation.quality import quality_report  # noqa: E402
+from core.evaluation import joint_w1_runs, wasserstein1  # noqa: E402
 from timing import timings  # noqa: E402
 
 

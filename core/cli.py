@@ -1,4 +1,4 @@
-"""Command line: release PYPP synthetic data from a CSV file (issue 2 item 5, issue 10, issue 15).
+"""Command line: release PYPP synthetic data from a CSV file.
 
 .. code-block:: text
 
@@ -25,10 +25,10 @@ DATA is itself a frequency table (value(s), count). How the file was read is pri
 stderr (``note: ...``) and recorded in the report (``data.reading``).
 
 (``python -m core`` is the same program.) The flags build a
-:class:`core.recipe.ReleaseRecipe`, or ``--recipe`` reads one (a bundle's recipe; the
-data path may be given to override the recipe's source). :func:`core.recipe.run_recipe`
+:class:`core.release.ReleaseRecipe`, or ``--recipe`` reads one (a bundle's recipe; the
+data path may be given to override the recipe's source). :func:`core.release.run_recipe`
 draws the release — the same function and the same bytes as the dashboard — and
-:mod:`core.bundle` writes the public release and the curator's record as two zip files.
+:mod:`core.release.bundle` writes the public release and the curator's record as two zip files.
 ``--report`` is the curator's JSON report (instance-level guarantees, k, singletons:
 confidential). Every guarantee that misses the δ target, and every choice that weakens
 one (bounds read off the data), is named on stderr (``warning: ...``) and in the
@@ -50,9 +50,17 @@ import sys
 from pathlib import Path
 
 from . import data as data_layer
-from .coarsening import ColumnTransform
-from .bundle import CURATOR_BUNDLE_NAME, comparison_figures, write_bundles
-from .recipe import MAX_RECIPE_SIZE, SAMPLE_DIR, ReleaseRecipe, run_recipe, sample_source
+from .data import ColumnTransform
+from .release import (
+    CURATOR_BUNDLE_NAME,
+    MAX_RECIPE_SIZE,
+    SAMPLE_DIR,
+    ReleaseRecipe,
+    run_recipe,
+    sample_source,
+    write_bundles,
+)
+from .release.bundle import comparison_figures
 
 __all__ = ["build_parser", "main", "recipe_from_args", "run_compare", "run_release"]
 
@@ -179,8 +187,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
 
 def _add_compare_parser(commands) -> None:
-    """``compare``: every mechanism calibrated to one (ε, δ) and m, R runs each (issues 3, 11)."""
-    from .compare import ALL_MECHANISMS, DEFAULT_MECHANISMS
+    """``compare``: every mechanism calibrated to one (ε, δ) and m, R runs each."""
+    from .evaluation.compare import ALL_MECHANISMS, DEFAULT_MECHANISMS
 
     cmp = commands.add_parser(
         "compare", help="compare the mechanisms at one (eps, delta) and release size m",
@@ -217,10 +225,10 @@ def _add_compare_parser(commands) -> None:
 
 def run_compare(args: argparse.Namespace) -> int:
     """Run ``compare`` with parsed arguments; raises ValueError on bad input (no math here:
-    :func:`core.compare.calibrate`, :func:`~core.compare.run_comparison`, :func:`~core.compare.comparison_summary`)."""
+    :func:`core.evaluation.compare.calibrate`, :func:`~core.evaluation.compare.run_comparison`, :func:`~core.evaluation.compare.comparison_summary`)."""
     import numpy as np
 
-    from . import compare as core_compare
+    from .evaluation import compare as core_compare
 
     m = args.m if args.m == "largest" else _int_option("--m", args.m)
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
@@ -357,7 +365,7 @@ def _check_outputs(args: argparse.Namespace) -> list[str]:
 
 
 def recipe_from_args(args: argparse.Namespace) -> ReleaseRecipe:
-    """The :class:`~core.recipe.ReleaseRecipe` the flags describe (validated)."""
+    """The :class:`~core.release.ReleaseRecipe` the flags describe (validated)."""
     if args.data is None:
         raise UsageError("give the data file DATA.csv (or --recipe recipe.json)")
     if args.theta is None:

@@ -2,7 +2,7 @@
 
 Every public function of :mod:`core` validates its inputs here, so that a bad value
 always raises :class:`ValueError` with the parameter's name, the value received and
-the admissible range (SPEC §7), never an ``assert`` or a silent wrong answer.
+the admissible range (docs/mathematics.md §7), never an ``assert`` or a silent wrong answer.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ MAX_THETA = 1e300
 
 
 def check_py_parameters(sigma, theta, k: int | None = None) -> tuple[float, float, int | None]:
-    """Admissible Pitman–Yor parameters (SPEC §2).
+    """Admissible Pitman–Yor parameters (docs/mathematics.md §2).
 
     * ``σ ∈ [0, 1)`` with ``θ > −σ``;
     * ``σ < 0`` with ``θ = z·|σ|`` for an integer ``z ≥ k`` (the size of a public
@@ -309,7 +309,7 @@ def check_sample_weights(weights, size: int, name: str = "weights") -> np.ndarra
 def check_unit_data(data, name: str = "data") -> np.ndarray:
     """Confidential data already scaled to the unit box: shape ``(n,)`` or ``(n, d)``, values in [0, 1].
 
-    The scaling must use public bounds (SPEC §4); a value outside [0, 1] means the bounds
+    The scaling must use public bounds (docs/mathematics.md §4); a value outside [0, 1] means the bounds
     did not cover the data.
     """
     arr = check_sample(data, name)
@@ -378,7 +378,7 @@ __all__ += ["KDE_MIN_BANDWIDTH", "MAX_ABS_VALUE", "MAX_RECORDS", "MAX_RELEASE_SI
             "check_real", "check_release_budget", "check_release_size", "check_row_counts"]
 
 #: Largest number of confidential records ``n = Σ n_i``: counts and ``n`` stay exact in
-#: float64 (2**53), so every formula of SPEC §3 sees the integers it was given.
+#: float64 (2**53), so every formula of docs/mathematics.md §3 sees the integers it was given.
 MAX_RECORDS = 2**53
 #: Largest synthetic sample size ``m`` of one release. A release needs about 25 bytes per
 #: value (index, flag and value), so the limit keeps one release below ~250 MB.
@@ -484,7 +484,7 @@ def check_metric_sample(values, name: str, *, ndim: int | None = None, min_size:
     return arr
 
 
-# ---------------------------------------------------------------- release recipes (core.recipe)
+# ---------------------------------------------------------------- release recipes (core.release.recipe)
 __all__ += ["check_choice", "check_fields", "check_flag", "check_seed"]
 
 

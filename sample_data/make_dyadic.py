@@ -7,7 +7,7 @@ Run from the repository root (the project installed with ``pip install -e .``):
     python sample_data/make_dyadic.py
 
 It draws ``N = 10 000`` iid values :math:`g(Y)`, :math:`Y \\sim \\mathrm{Geometric}(p = 0.1)`
-on :math:`\\{1, 2, \\dots\\}`, with :func:`core.simulation.sample_dyadic_geometric` and the
+on :math:`\\{1, 2, \\dots\\}`, with :func:`core.evaluation.simulation.sample_dyadic_geometric` and the
 fixed seed below, and writes them as one column ``x``. Every value is a dyadic rational
 of (0, 1), exact in binary, and pandas writes the shortest decimal that round-trips, so
 reading the file back gives the drawn numbers exactly. Re-running reproduces the file
@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 
 try:
-    from core.simulation import sample_dyadic_geometric
+    from core.evaluation.simulation import sample_dyadic_geometric
 except ImportError:  # run from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from core.simulation import sample_dyadic_geometric
+    from core.evaluation.simulation import sample_dyadic_geometric
 
 OUT = Path(__file__).with_name("dyadic_geometric.csv")
 SEED = 20260402

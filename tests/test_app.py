@@ -23,7 +23,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import plots, privacy
-from core.compare import DEFAULT_MECHANISMS
+from core.evaluation.compare import DEFAULT_MECHANISMS
 
 N_COMPARED = len(DEFAULT_MECHANISMS)   # every private mechanism and the bootstrap (last)
 from ui.selection import content_hash

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.coarsening import apply_coarsening
+from core.data import apply_coarsening
 from core.data import ColumnSpec, frequency_table, prepare
 from core.privacy import max_instance_synthetic_size
 # The download recorder and the command-line replay of the app's release tests.
@@ -192,7 +192,7 @@ def test_planner_on_a_large_upload_works_on_its_frequency_table(monkeypatch):
     (never expanding to the records), and its default m is the number of records."""
     import numpy as np
 
-    from core import planner as core_planner
+    from core.planning import planner as core_planner
     from ui.selection import FULL_READ_MAX_BYTES, content_hash
 
     rng = np.random.default_rng(2)

@@ -26,7 +26,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from core import inference, informativity, privacy, simulation
+from core import evaluation as inference, privacy
+from core.evaluation import informativity, simulation
 from core.plots import experiments as pe
 
 REPO = Path(__file__).resolve().parents[1]

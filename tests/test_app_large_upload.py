@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.coarsening import ColumnTransform
+from core.data import ColumnTransform
 from ui import selection, state
 from ui.selection import content_hash
 
@@ -338,7 +338,7 @@ def test_a_stale_transform_widget_of_a_replaced_file_is_ignored():
 
 # --------------------------------------------------------------------------- helpers used by the pages
 def test_singleton_stand_ins_give_the_exact_match_counts():
-    from core import audit as core_audit
+    from core.evaluation import audit as core_audit
     from core import data as core_data
     from ui import compute
 

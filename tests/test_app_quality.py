@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_app import APP, SAMPLE, TIMEOUT, downloads  # noqa: F401  (downloads is a fixture)
 
-from core.quality import quality_report
+from core.evaluation.quality import quality_report
 
 QUALITY_LABEL = "Download quality report (CSV)"
 

@@ -1,4 +1,4 @@
-"""Empirical audit and disclosure risk (core.audit, docs/audit.md §4–§5)."""
+"""Empirical audit and disclosure risk (core.evaluation.audit, docs/audit.md §4–§5)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from core import audit, privacy
-from core.baselines import GaussianHistogram, LaplaceHistogram
+from core.evaluation import audit
+from core import privacy
+from core.mechanisms import GaussianHistogram, LaplaceHistogram
 from core.mechanisms import py_predictive_counts
 
 

@@ -1,4 +1,4 @@
-"""Tests of core.baselines (SPEC §4): calibration against external oracles and brute force,
+"""Tests of core.mechanisms (SPEC §4): calibration against external oracles and brute force,
 samplers against their literal laws, statistical sanity, bad input."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from scipy import optimize, special, stats
 
-from core import baselines as bl
-from core.baselines import (
+from core import mechanisms as bl
+from core.privacy import calibration as cal
+from core.mechanisms import (
     Bootstrap,
     DirichletMultinomialHistogram,
     DirichletPosteriorSampling,
@@ -21,17 +22,19 @@ from core.baselines import (
     LaplaceHistogram,
     SmoothedHistogram,
     cells_to_points,
+    histogram_counts,
+)
+from core.privacy import (
     dirichlet_multinomial_alpha,
     dirichlet_sampling_alpha,
     dirichlet_sampling_epsilon,
     gaussian_sigma,
-    histogram_counts,
     smoothed_histogram_epsilon,
     smoothed_histogram_lambda,
     truncated_dirichlet_epsilon,
     truncated_dirichlet_p_min,
 )
-from core.utility import wasserstein1_runs
+from core.evaluation import wasserstein1_runs
 
 SQRT2 = math.sqrt(2.0)
 
@@ -127,7 +130,7 @@ def test_gaussian_sigma_array_and_limits():
     assert gaussian_sigma(math.inf, 1e-5, SQRT2) == 0.0
     # Scale invariance: σ is proportional to the sensitivity.
     assert gaussian_sigma(1.0, 1e-5, 3.0) == pytest.approx(3.0 * gaussian_sigma(1.0, 1e-5, 1.0), rel=1e-12)
-    assert bl.gaussian_delta(arr[1], 1.0, SQRT2) == pytest.approx(1e-5, rel=1e-10)
+    assert cal.gaussian_delta(arr[1], 1.0, SQRT2) == pytest.approx(1e-5, rel=1e-10)
 
 
 # ------------------------------------------------------- smoothed histogram
@@ -135,7 +138,7 @@ def test_smoothed_lambda_closed_form():
     n, cells, m, eps = 1000, 25, 200, 2.5
     lam = smoothed_histogram_lambda(n, cells, m, eps)
     assert lam == pytest.approx(cells / (cells + n * math.expm1(eps / m)), rel=1e-14)
-    assert bl.smoothed_histogram_epsilon(n, cells, m, lam) <= eps
+    assert cal.smoothed_histogram_epsilon(n, cells, m, lam) <= eps
     arr = smoothed_histogram_lambda(n, cells, m, [0.5, 2.5, math.inf])
     assert arr[1] == lam and arr[2] == 0.0 and arr[0] > arr[1]
 
@@ -385,7 +388,7 @@ def test_gaussian_sigma_is_safe_and_tight_on_an_extreme_grid(delta, sensitivity)
         achieved = _mp_delta(sigma, eps, sensitivity)
         assert 0 < achieved <= target, case                                        # (ε, δ)-DP exactly
         assert _mp_delta(sigma * (1 - 1e-9), eps, sensitivity) > target, case      # not more noise than needed
-        reported = bl.gaussian_delta(sigma, eps, sensitivity)
+        reported = cal.gaussian_delta(sigma, eps, sensitivity)
         assert achieved <= reported <= delta and _within(reported, achieved), case  # δ(σ) rounded up
 
 
@@ -477,9 +480,9 @@ def test_smallest_float_search_finds_the_threshold_from_any_guess():
     for _ in range(300):
         threshold = float(10 ** rng.uniform(-323, 307))
         guess = min(threshold * 10 ** rng.uniform(-8, 8), 1e308)
-        assert bl._smallest_float_where(lambda v, t=threshold: v >= t, guess, 5e-324, 1.7e308) == threshold
-    assert bl._smallest_float_where(lambda v: True, 0.5, 5e-324, 1.0) == 5e-324
-    assert bl._smallest_float_where(lambda v: v >= 1.0, 1e-300, 5e-324, 1.0) == 1.0
+        assert cal._smallest_float_where(lambda v, t=threshold: v >= t, guess, 5e-324, 1.7e308) == threshold
+    assert cal._smallest_float_where(lambda v: True, 0.5, 5e-324, 1.0) == 5e-324
+    assert cal._smallest_float_where(lambda v: v >= 1.0, 1e-300, 5e-324, 1.0) == 1.0
 
 
 def test_calibrations_agree_across_threads():
@@ -488,12 +491,12 @@ def test_calibrations_agree_across_threads():
     from concurrent.futures import ThreadPoolExecutor
     jobs = [(e, d) for e in (0.001, 0.1, 1.0, 5.0) for d in (1e-300, 1e-5, 0.3)]
     expected = [gaussian_sigma(e, d, SQRT2) for e, d in jobs]
-    main_context = bl._mp()
+    main_context = cal._mp()
     with ThreadPoolExecutor(6) as pool:
         got = list(pool.map(lambda job: gaussian_sigma(job[0], job[1], SQRT2), jobs * 3))
-        others = list(pool.map(lambda _: bl._mp(), range(12)))
+        others = list(pool.map(lambda _: cal._mp(), range(12)))
     assert got == expected * 3
-    assert all(ctx is not main_context and ctx.dps == bl._MP_DPS for ctx in others)
+    assert all(ctx is not main_context and ctx.dps == cal._MP_DPS for ctx in others)
 
 
 # ------------------------------------------------------- histogram helpers
@@ -693,12 +696,12 @@ def test_release_in_blocks_when_there_are_many_cells():
 def test_calibrations_at_extreme_parameters_answer_or_refuse_clearly():
     # ε far beyond the float range of e^{ε/m}: λ underflows to the smallest float and still satisfies the condition.
     lam = smoothed_histogram_lambda(10, 10, 10, 1e300)
-    assert 0 < lam <= 1e-300 and bl.smoothed_histogram_epsilon(10, 10, 10, lam) <= 1e300
+    assert 0 < lam <= 1e-300 and cal.smoothed_histogram_epsilon(10, 10, 10, lam) <= 1e300
     with pytest.raises(ValueError, match=r"cells must be an integer in \[1, 9007199254740992\]"):
         smoothed_histogram_lambda(10, 10**400, 10, 1.0)
     assert 0 < gaussian_sigma(1e300, 0.1, 1.0) < 1e-140
     # δ(σ) is positive but below every float: rounded up, it is the smallest positive float.
-    assert bl.gaussian_delta(1e300, 1e300, 1.0) == 5e-324
+    assert cal.gaussian_delta(1e300, 1e300, 1.0) == 5e-324
     with pytest.raises(ValueError, match=r"l2_sensitivity must be in \[1e-100, 1e\+100\]"):
         gaussian_sigma(1.0, 0.1, 1e308)
     for alpha in (1e-300, 1e300, math.inf, math.nan):
@@ -707,10 +710,10 @@ def test_calibrations_at_extreme_parameters_answer_or_refuse_clearly():
     with pytest.raises(ValueError, match="l2_sq"):
         dirichlet_sampling_epsilon(1.0, 0.1, l2_sq=1e308)
     with pytest.raises(ValueError, match="DIRICHLET_ALPHA_RANGE"):
-        bl.dirichlet_sampling_alpha(1e-300, 0.5)
-    assert bl.dirichlet_sampling_alpha(1e300, 0.5) == bl.DIRICHLET_ALPHA_RANGE[0]
-    alpha = bl.dirichlet_multinomial_alpha(714.022741823441, 283)  # used to step ulp by ulp for minutes
-    assert bl._log1p_ratio(283, alpha) <= 714.022741823441
+        cal.dirichlet_sampling_alpha(1e-300, 0.5)
+    assert cal.dirichlet_sampling_alpha(1e300, 0.5) == cal.DIRICHLET_ALPHA_RANGE[0]
+    alpha = cal.dirichlet_multinomial_alpha(714.022741823441, 283)  # used to step ulp by ulp for minutes
+    assert cal._log1p_ratio(283, alpha) <= 714.022741823441
 
 
 def test_guarantee_label_rounds_delta_up():
@@ -733,7 +736,7 @@ def test_release_limits_are_stated():
 # ================================================ issue 11: truncated Dirichlet (seed 001)
 from scipy import integrate  # noqa: E402
 
-from core.baselines import (  # noqa: E402
+from core.mechanisms import (
     PseudoPosteriorMechanism,
     TruncatedDirichlet,
     TruncatedDirichletPosteriorSampling,

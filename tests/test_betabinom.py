@@ -1,10 +1,10 @@
-"""core.betabinom: log-gamma ratios and beta-binomial tails against mpmath, with their stated error bounds."""
+"""core.privacy.betabinom: log-gamma ratios and beta-binomial tails against mpmath, with their stated error bounds."""
 
 import mpmath
 import numpy as np
 import pytest
 
-from core import betabinom
+from core.privacy import betabinom
 
 mpmath.mp.dps = 50
 

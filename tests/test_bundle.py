@@ -1,4 +1,4 @@
-"""Tests of the two release artifacts (core.bundle): the public release leaks no statistic of
+"""Tests of the two release artifacts (core.release.bundle): the public release leaks no statistic of
 the confidential data; the curator's record holds them, marked CONFIDENTIAL (issue 15 §1)."""
 
 from __future__ import annotations
@@ -14,18 +14,13 @@ import pandas as pd
 import pytest
 
 from core import privacy
-from core.bundle import (
-    CURATOR_BUNDLE_NAME,
-    PUBLIC_BUNDLE_NAME,
-    build_bundles,
-    comparison_figures,
-    write_bundles,
-)
+from core.release import CURATOR_BUNDLE_NAME, PUBLIC_BUNDLE_NAME, build_bundles, write_bundles
+from core.release.bundle import comparison_figures
 from core.data import ColumnSpec
 from core.formatting import format_upper
-from core.quality import quality_report
-from core.recipe import ReleaseRecipe, run_recipe, sample_source, upload_source
-from core.utility import column_summary
+from core.evaluation.quality import quality_report
+from core.release import ReleaseRecipe, run_recipe, sample_source, upload_source
+from core.evaluation import column_summary
 
 
 def multi_column_frame(n: int = 700) -> pd.DataFrame:

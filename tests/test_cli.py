@@ -228,9 +228,9 @@ import shutil  # noqa: E402
 import time  # noqa: E402
 import zipfile  # noqa: E402
 
-from core.bundle import build_bundles  # noqa: E402
+from core.release import build_bundles  # noqa: E402
 from core.data import ColumnSpec  # noqa: E402
-from core.recipe import MAX_RECIPE_SIZE, ReleaseRecipe, run_recipe, sample_source, upload_source  # noqa: E402
+from core.release import MAX_RECIPE_SIZE, ReleaseRecipe, run_recipe, sample_source, upload_source  # noqa: E402
 
 SAMPLES = REPO / "sample_data"
 
@@ -436,7 +436,7 @@ def test_planned_repeated_releases_are_recorded_with_their_composition(data_csv,
 
 def test_replay_with_a_coarsening(multi_csv, tmp_path, capsys):
     """A recipe with a coarsening (issue 14) replays byte for byte on the command line."""
-    from core.coarsening import ColumnTransform
+    from core.data import ColumnTransform
 
     coarsening = (ColumnTransform("wage", "log_round", step=0.1), ColumnTransform("hours", "round", step=5),
                   ColumnTransform("sex", "min_count", min_count=150))

@@ -5,16 +5,16 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from core.coarsening import (
+from core.planning import (
     AdvisorResult,
     CoarseningCandidate,
-    ColumnTransform,
     advise,
     apply_candidate,
     candidate_grid,
     default_transforms,
     frontier,
 )
+from core.data import ColumnTransform
 from core.data import frequency_table
 from core.privacy import max_instance_synthetic_size
 

@@ -1,4 +1,4 @@
-"""Tests of core.compare: calibration to a common (ε, δ, m), the R-run comparison, bad input."""
+"""Tests of core.evaluation.compare: calibration to a common (ε, δ, m), the R-run comparison, bad input."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from scipy import stats
 from scipy.spatial import distance
 
 from core import privacy
-from core.baselines import (
+from core.privacy import (
     dirichlet_multinomial_alpha,
     dirichlet_sampling_alpha,
     gaussian_sigma,
     smoothed_histogram_lambda,
     truncated_dirichlet_p_min,
 )
-from core.compare import (
+from core.evaluation.compare import (
     ALL_MECHANISMS,
     DEFAULT_MECHANISMS,
     OldValuesPYPPMechanism,
@@ -34,7 +34,7 @@ from core.compare import (
     run_comparison,
     sweep_comparison,
 )
-from core.utility import kde_grid, kde_l2
+from core.evaluation import kde_grid, kde_l2
 from guards import HANG_GUARD_S
 
 
@@ -399,7 +399,7 @@ def test_comparison_joint_w1_of_all_distinct_data():
 
 
 def test_quality_by_mechanism_from_the_table_equals_the_rows():
-    from core.quality import quality_report
+    from core.evaluation.quality import quality_report
 
     rng = np.random.default_rng(24)
     x = np.round(rng.random((300, 2)), 1)

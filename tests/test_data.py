@@ -11,15 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.data import (
-    ColumnSpec,
-    FrequencyTable,
-    frequency_table,
-    prepare,
-    read_csv,
-    rounding_profile,
-)
-from core.mechanisms import CategoricalBase, UniformBase, pypp_release
+from core.data import ColumnSpec, FrequencyTable, frequency_table, prepare, read_csv, rounding_profile
+from core.data import CategoricalBase, UniformBase
+from core.mechanisms import pypp_release
 from core.validation import PrivacyLeakWarning
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data" / "cps_earnings.csv"

@@ -34,17 +34,17 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from core import baselines as B
-from core import compare as C
+from core import mechanisms as B
+from core.evaluation import compare as C
 from core import data as D
-from core import inference as I
-from core import informativity as F
+from core import evaluation as I
+from core.evaluation import informativity as F
 from core import mechanisms as M
 from core import plots as P
 from core.plots import experiments as PE
 from core import privacy as PR
-from core import simulation as S
-from core import utility as U
+from core.evaluation import simulation as S
+from core import evaluation as U
 from core import validation as V
 
 HARD_LIMIT_SECONDS = 20
@@ -380,7 +380,7 @@ def test_data_prepare_numeric(values, bounds, decimals, log, scale):
        sigma=maybe(st.floats(0.0, 0.95)), strength=maybe(st.floats(1e-3, 1e3)), rng=maybe_rng,
        sizes=st.booleans())
 def test_mechanisms_crp_tables(customers, sigma, strength, rng, sizes):
-    ok, out = attempt(M.crp_tables, customers, sigma, strength, rng, return_sizes=sizes)
+    ok, out = attempt(PR.crp_tables, customers, sigma, strength, rng, return_sizes=sizes)
     if not ok:
         return
     total = np.asarray(customers).sum()
@@ -421,13 +421,13 @@ def test_mechanisms_pypp_release(k, d, params, m, rng, kind, decimals):
     mult = np.arange(1, k + 1)
     width = 1 if d is None else d
     if kind == "uniform":
-        base = M.UniformBase(0.0, 10.0)
+        base = D.UniformBase(0.0, 10.0)
     elif kind == "categorical":
-        base = M.CategoricalBase(tuple(f"c{i}" for i in range(20)))
+        base = D.CategoricalBase(tuple(f"c{i}" for i in range(20)))
     elif kind == "none":
         base = None
     else:
-        base = [M.UniformBase(0, 1)] * (width + 1)
+        base = [D.UniformBase(0, 1)] * (width + 1)
     ok, rel = attempt(M.pypp_release, atoms, mult, params[0], params[1], m, rng, base=base,
                       decimals=decimals if kind == "uniform" else None)
     if ok:
@@ -440,12 +440,12 @@ def test_mechanisms_pypp_release(k, d, params, m, rng, kind, decimals):
        categories=st.one_of(st.none(), st.lists(st.sampled_from("abcdefgh"), unique=True, min_size=1).map(tuple)),
        observed=st.one_of(st.none(), st.lists(st.sampled_from("abcdefgh"), max_size=5)))
 def test_mechanisms_base_measures(lo, hi, size, rng, categories, observed):
-    ok, base = attempt(M.UniformBase, lo, hi)
+    ok, base = attempt(D.UniformBase, lo, hi)
     if ok:
         ok, out = attempt(base.sample, size, rng)
         if ok:
             assert out.shape == (size,) and np.all((out >= base.lo) & (out <= base.hi))
-    ok, out = attempt(M.CategoricalBase(categories).sample, size, rng, observed=observed)
+    ok, out = attempt(D.CategoricalBase(categories).sample, size, rng, observed=observed)
     if ok:
         assert out.shape == (size,) and len(set(out.tolist())) == size
 
@@ -458,7 +458,7 @@ def test_baselines_gaussian_sigma_and_delta(eps, delta, sens):
     if ok:
         assert math.isfinite(s) and s >= 0
         if s > 0:
-            ok, d = attempt(B.gaussian_delta, s, eps, sens)
+            ok, d = attempt(PR.gaussian_delta, s, eps, sens)
             assert ok and probability(d) and d <= delta      # safe side, exactly
 
 
@@ -471,12 +471,12 @@ def test_baselines_smoothed_histogram(n, cells, m, eps, lam):
     if ok:
         assert probability(out)
         if 0 < out and math.isfinite(eps):
-            ok, achieved = attempt(B.smoothed_histogram_epsilon, n, cells, m, out)
+            ok, achieved = attempt(PR.smoothed_histogram_epsilon, n, cells, m, out)
             assert ok and achieved <= eps
             # λ is never below the exact λ_min = k_B / (k_B + n·expm1(ε/m)) (50 digits)
             with mpmath.workdps(50):
                 assert mpmath.mpf(out) >= cells / (cells + n * mpmath.expm1(mpmath.mpf(eps) / m))
-    ok, out = attempt(B.smoothed_histogram_epsilon, n, cells, m, lam)
+    ok, out = attempt(PR.smoothed_histogram_epsilon, n, cells, m, lam)
     if ok:
         assert out >= 0 and not math.isnan(out)
 
@@ -493,16 +493,16 @@ def test_baselines_dirichlet_sampling_epsilon(alpha, delta, l2_sq, linf):
 @fuzz(100)
 @given(eps=maybe(st.floats(1e-3, 1e3)), delta=delta_values)
 def test_baselines_dirichlet_sampling_alpha(eps, delta):
-    ok, alpha = attempt(B.dirichlet_sampling_alpha, eps, delta)
+    ok, alpha = attempt(PR.dirichlet_sampling_alpha, eps, delta)
     if ok:
-        assert B.DIRICHLET_ALPHA_RANGE[0] <= alpha <= B.DIRICHLET_ALPHA_RANGE[1]
+        assert PR.DIRICHLET_ALPHA_RANGE[0] <= alpha <= PR.DIRICHLET_ALPHA_RANGE[1]
         assert B.dirichlet_sampling_epsilon(alpha, delta) <= eps
 
 
 @fuzz(300)
 @given(eps=maybe(log_uniform(1e-6, 1e4)), m=maybe(st.integers(1, 10**9)))
 def test_baselines_dirichlet_multinomial_alpha(eps, m):
-    ok, alpha = attempt(B.dirichlet_multinomial_alpha, eps, m)
+    ok, alpha = attempt(PR.dirichlet_multinomial_alpha, eps, m)
     if ok:
         assert math.isfinite(alpha) and alpha > 0
         with mpmath.workdps(50):     # global ε-DP iff m ≤ (e^ε − 1)·α, exactly
@@ -513,13 +513,13 @@ def test_baselines_dirichlet_multinomial_alpha(eps, m):
 @given(cells=maybe(st.integers(1, 10**6)), slack=st.one_of(log_uniform(1e-300, 1e-3), st.floats(0.0, 1.0)),
        eps=maybe(log_uniform(1e-300, 700.0)))
 def test_baselines_truncated_dirichlet_p_min_and_epsilon(cells, slack, eps):
-    ok, p = attempt(B.truncated_dirichlet_p_min, eps, cells)
+    ok, p = attempt(PR.truncated_dirichlet_p_min, eps, cells)
     if ok:
         assert 0 < p <= 1 / cells
-        ok, achieved = attempt(B.truncated_dirichlet_epsilon, p, cells)
+        ok, achieved = attempt(PR.truncated_dirichlet_epsilon, p, cells)
         assert ok and achieved <= eps
     if isinstance(cells, int) and cells >= 1:
-        ok, out = attempt(B.truncated_dirichlet_epsilon, (1 - slack) / cells, cells)
+        ok, out = attempt(PR.truncated_dirichlet_epsilon, (1 - slack) / cells, cells)
         if ok:
             assert out >= 0 and not math.isnan(out)
 

@@ -1,4 +1,4 @@
-"""core.inference: the analyst's DP posterior given a release (SPEC §6, paper §4.1 / C.1)."""
+"""core.evaluation: the analyst's DP posterior given a release (SPEC §6, paper §4.1 / C.1)."""
 
 import functools
 import math
@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core import inference as F
-from core.mechanisms import UniformBase, pypp_release
-from core.simulation import sample_grid_beta_mixture
+from core import evaluation as F
+from core.evaluation import discovery as FD
+from core.data import UniformBase
+from core.mechanisms import pypp_release
+from core.evaluation.simulation import sample_grid_beta_mixture
 
 LO, HI = 0.0, 1.0
 
@@ -453,22 +455,22 @@ def test_discovery_probability_log_space_chain_agrees(monkeypatch):
     scaled = [F.discovery_probability(*c) for c in cases]
     used = []
 
-    class NoScaledChain(F._ScaledChain):
+    class NoScaledChain(FD._ScaledChain):
         def __init__(self, *args):
-            raise F._NeedsLogSpace
+            raise FD._NeedsLogSpace
 
-    class CountedLogChain(F._LogChain):
+    class CountedLogChain(FD._LogChain):
         def __init__(self, *args):
             used.append(args)
             super().__init__(*args)
 
-    monkeypatch.setattr(F, "_ScaledChain", NoScaledChain)
-    monkeypatch.setattr(F, "_LogChain", CountedLogChain)
+    monkeypatch.setattr(FD, "_ScaledChain", NoScaledChain)
+    monkeypatch.setattr(FD, "_LogChain", CountedLogChain)
     for c, want in zip(cases, scaled):
         assert F.discovery_probability(*c) == pytest.approx(want, rel=1e-12)
     assert len(used) >= len(cases)
     monkeypatch.undo()
-    monkeypatch.setattr(F, "_LogChain", CountedLogChain)
+    monkeypatch.setattr(FD, "_LogChain", CountedLogChain)
     used.clear()
     # θ + σ ≈ 1e-300: a birth from one value has probability ~1e-300, beyond what the scaled chain can hold
     exact = float(_discovery_mp40(60, 40, 3, 1e-300, 1e-300))

@@ -1,4 +1,4 @@
-"""core.informativity: the informativity experiment of SPEC §6 (paper §4.2)."""
+"""core.evaluation.informativity: the informativity experiment of SPEC §6 (paper §4.2)."""
 
 import math
 
@@ -7,10 +7,12 @@ import ot
 import pytest
 from scipy import special, stats
 
-from core import informativity as I
-from core.mechanisms import UniformBase, crp_tables, pypp_release
+from core.evaluation import informativity as I
+from core.data import UniformBase
+from core.privacy import crp_tables
+from core.mechanisms import pypp_release
 from core.privacy import global_delta, max_synthetic_size
-from core.simulation import sample_dyadic_geometric
+from core.evaluation.simulation import sample_dyadic_geometric
 
 
 @pytest.fixture(scope="module")

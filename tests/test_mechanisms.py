@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.mechanisms import (CategoricalBase, UniformBase, crp_tables, py_predictive_counts,
-                             pypp_release)
+from core.data import CategoricalBase, UniformBase
+from core.privacy import crp_tables
+from core.mechanisms import py_predictive_counts, pypp_release
 from reference_pypp import literal_algorithm_1
 
 REPLICATES = 3000
@@ -209,12 +210,12 @@ def test_release_requires_base_measure_when_new_values_appear():
 def test_feller_coupling_matches_table_by_table_seating():
     """σ = 0, one restaurant with many expected tables: the Feller-coupling path has the law
     of the size-biased loop (K, the first table's size, the largest table)."""
-    from core import mechanisms
+    from core.privacy import crp
 
     L, strength, reps = 400, 150.0, 3000
-    assert mechanisms._expected_tables(L, 0.0, strength) > mechanisms._FELLER_TABLES / 10
+    assert crp._expected_tables(L, 0.0, strength) > crp._FELLER_TABLES / 10
     rng = np.random.default_rng(21)
-    feller = [mechanisms._feller_table_sizes(L, strength, rng) for _ in range(reps)]
+    feller = [crp._feller_table_sizes(L, strength, rng) for _ in range(reps)]
     _, owners, sizes = crp_tables(np.full(reps, L), 0.0, strength, rng, return_sizes=True)
     loop = np.split(sizes[np.argsort(owners, kind="stable")], np.cumsum(np.bincount(owners, minlength=reps))[:-1])
     for stat in (len, lambda s: s[0], max):
@@ -246,7 +247,7 @@ def test_crp_tables_seats_ten_million_customers_and_refuses_runaway_tables():
 def test_split_dirichlet_multinomial_matches_dense_draws(monkeypatch):
     """σ < 0: the halving split of the unobserved categories has the law of the dense
     Dirichlet draw (S_1, L, K and the largest new count), forced here on z = 9 categories."""
-    from core import mechanisms
+    from core.mechanisms import pypp as mechanisms
 
     mult, alpha, z, m, reps = [3, 1, 2], 0.6, 9, 30, 3000
     dense = np.empty((reps, 4), dtype=int)

@@ -1,4 +1,4 @@
-"""Old-values-only PYPP (thesis Algorithm 3; core.old_values, core.privacy.old_values_delta).
+"""Old-values-only PYPP (thesis Algorithm 3; core.privacy.old_values, core.privacy.old_values_delta).
 
 The released output is enumerated literally: every m-step predictive sequence of the
 reference (tests/reference_pypp.py, no code shared with core) is mapped to its subsequence
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from core import old_values as ov
+from core.privacy import old_values as ov
 from core import privacy
 from reference_pypp import enumerate_outputs, enumerated_deltas, literal_algorithm_1
 

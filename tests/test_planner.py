@@ -5,15 +5,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from core.coarsening import ColumnTransform, candidate_grid
-from core.planner import (
-    GuaranteeTarget,
-    UtilityTarget,
-    _prepare_column,
-    _run_metrics,
-    plan_release,
-    predict_utility,
-)
+from core.data import ColumnTransform
+from core.planning import candidate_grid
+from core.planning import GuaranteeTarget, UtilityTarget, plan_release, predict_utility
+from core.planning.planner import _prepare_column, _run_metrics
 from core.formatting import format_upper
 from core.privacy import global_delta, instance_delta, max_instance_synthetic_size, max_synthetic_size
 from core.validation import PrivacyLeakWarning

@@ -1,4 +1,4 @@
-"""Privacy loss distributions (core.pld, docs/audit.md §1–§3).
+"""Privacy loss distributions (core.privacy.pld, docs/audit.md §1–§3).
 
 References independent of the code under test: an mpmath sum of the hockey-stick
 divergence over the beta-binomial law, brute-force enumeration of every output sequence
@@ -18,8 +18,9 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from scipy import stats
 
-from core import pld, privacy
-from core.compare import calibrate
+from core.privacy import pld
+from core import privacy
+from core.evaluation.compare import calibrate
 
 EPS = np.array([0.0, 0.01, 0.1, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, np.inf])
 
@@ -186,7 +187,7 @@ def test_pure_eps_generic_pld():
 
 def test_smoothed_histogram_is_pure_eps():
     n, cells, m, eps = 500, 20, 50, 1.0
-    from core.baselines import smoothed_histogram_lambda
+    from core.privacy import smoothed_histogram_lambda
 
     lam = smoothed_histogram_lambda(n, cells, m, eps)
     loss = pld.smoothed_histogram_loss(n, cells, m, lam)

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from core import audit, pld
+from core.evaluation import audit
+from core.privacy import pld
 from core.plots import audit as plots_audit
 
 

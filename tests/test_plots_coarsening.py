@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.coarsening import ColumnTransform, advise, candidate_grid
+from core.data import ColumnTransform
+from core.planning import advise, candidate_grid
 from core.plots.coarsening import coarsening_frontier_figure
 
 

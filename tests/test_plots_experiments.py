@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from core import inference
+from core import evaluation as inference
 from core.plots import experiments as pe
 
 
@@ -19,7 +19,7 @@ def _trace(fig: go.Figure, name: str):
 
 @pytest.fixture(scope="module")
 def summary() -> pd.DataFrame:
-    """A real posterior summary from core.inference (mean, quartiles, two tails)."""
+    """A real posterior summary from core.evaluation (mean, quartiles, two tails)."""
     rng = np.random.default_rng(3)
     release = rng.choice(np.linspace(0.05, 0.95, 19), size=300)
     confidential = rng.choice(np.linspace(0.05, 0.95, 19), size=1000)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from core.plots import quality as plots_quality
-from core.quality import quality_report
+from core.evaluation.quality import quality_report
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core import betabinom, privacy as P
+from core.privacy import betabinom
+from core import privacy as P
+from core.privacy import global_accounting
 from reference_pypp import enumerate_outputs, enumerated_deltas
 
 ROUNDING = 2e-10
@@ -379,7 +381,7 @@ def _row_starts(n, eps):
 
 
 def _global_brute_force(n, theta, m, eps, rows=None):
-    """max over every r = 1..n of T_r(ε) from core.betabinom's tails, with their error
+    """max over every r = 1..n of T_r(ε) from core.privacy.betabinom's tails, with their error
     bounds: a (lower, upper) bracket of the exact δ*, independent of the candidate search."""
     single = m / (m + theta + n - 1)
     lo = hi = single
@@ -399,15 +401,15 @@ def _search_constants(tiny: bool):
     the branch and bound (splits by 16 and by 4, intervals without exact tails, the
     bracketed m* loop) instead of the shortcuts for few rows."""
     names = {"_DIRECT_ROWS": 1, "_EXACT_WIDE": 2, "_VALUE_ROWS": 1, "_FINE_WIDTH": 20, "_DIRECT_SIZE_ROWS": 0}
-    saved = {k: getattr(P, k) for k in names}
+    saved = {k: getattr(global_accounting, k) for k in names}
     if tiny:
         for k, v in names.items():
-            setattr(P, k, v)
+            setattr(global_accounting, k, v)
     try:
         yield
     finally:
         for k, v in saved.items():
-            setattr(P, k, v)
+            setattr(global_accounting, k, v)
 
 
 @pytest.mark.parametrize("tiny", [False, True])
@@ -415,7 +417,7 @@ def _search_constants(tiny: bool):
 @given(n=st.integers(1, 1500), theta=st.floats(0.01, 1e5), m=st.integers(1, 3000),
        eps=st.floats(1e-3, 30.0), where=st.floats(-3.0, 3.0))
 def test_branch_and_bound_maximum_and_verdicts_equal_every_row(tiny, n, theta, m, eps, where):
-    """The branch and bound over candidate rows (core.privacy._global_search) gives the same
+    """The branch and bound over candidate rows (core.privacy.global_accounting._global_search) gives the same
     δ* and the same verdicts as evaluating every r = 1..n (docs/mathematics.md §3.1)."""
     with _search_constants(tiny):
         _check_against_every_row(n, theta, m, eps, where)

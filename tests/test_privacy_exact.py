@@ -4,7 +4,7 @@ Every δ returned must be ≥ the exact value and within 1e-8 relative of it (n 
 m up to 10^4, δ down to 1e-300); every verdict (meets the target, largest admissible m,
 pure ε-DP) must equal the exact one, including at constructed borderline targets. The
 reference sums beta-binomial terms at 50 digits from exact log-gamma anchors
-(core.betabinom.log_tail_mp), with first bad counts from mpmath's e^ε.
+(core.privacy.betabinom.log_tail_mp), with first bad counts from mpmath's e^ε.
 """
 
 import math
@@ -14,7 +14,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from core import betabinom, privacy as P
+from core.privacy import betabinom
+from core import privacy as P
 
 mpmath.mp.dps = 50
 REL = 1e-8

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats
 
-from core.quality import (
+from core.evaluation.quality import (
     contingency_similarity,
     correlation_similarity,
     ks_complement,

@@ -1,4 +1,4 @@
-"""Tests of the release recipe (core.recipe): JSON form, validation, run_recipe, public report."""
+"""Tests of the release recipe (core.release.recipe): JSON form, validation, run_recipe, public report."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from core import privacy
 from core.data import ColumnSpec, prepare, read_csv
 from core.mechanisms import pypp_release
-from core.recipe import (
+from core.release import (
     resolve_release_size,
     MAX_RECIPE_SIZE,
     SAMPLE_DIR,
@@ -325,7 +325,7 @@ def test_recipe_records_planned_repeated_releases(frame):
 
 
 # ----------------------------------------------------------------------------- coarsening (issue 14)
-from core.coarsening import ColumnTransform, apply_coarsening  # noqa: E402
+from core.data import ColumnTransform, apply_coarsening  # noqa: E402
 
 COARSE = (ColumnTransform("wage", "signif", digits=1), ColumnTransform("sex", "keep", keep=("female",)))
 

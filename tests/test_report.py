@@ -1,4 +1,4 @@
-"""The release report (core.report): guarantees carry the accounting's numbers and say their kind."""
+"""The release report (core.release.report): guarantees carry the accounting's numbers and say their kind."""
 
 import json
 
@@ -7,7 +7,7 @@ import pytest
 
 from core import privacy as P
 from core.privacy import ReleaseSpec
-from core.report import guarantees, release_report
+from core.release import guarantees, release_report
 
 MULT = [1, 2, 3, 3, 1, 7]
 
@@ -86,7 +86,7 @@ def test_report_records_repeated_releases_and_their_composition():
     ten = release_report(multiplicities=MULT, sigma=0.0, theta=2.0, m=4, eps=1.5, delta=0.5, seed=1, releases=10)
     comp = ten["composition"]
     assert ten["release"]["releases"] == 10 and comp["releases"] == 10
-    from core import pld
+    from core.privacy import pld
     single = float(pld.pypp_global_loss(sum(MULT), 2.0, 4).delta(1.5, 1))
     # composing ten releases costs more than one; the singleton bound 1 − (1 − T₁)^10 is a floor
     t1 = 4 / (4 + 2.0 + sum(MULT) - 1)

@@ -22,7 +22,7 @@ import pytest
 
 from core import data as D
 from core.cli import main
-from core.recipe import ReleaseRecipe, run_recipe
+from core.release import ReleaseRecipe, run_recipe
 from core.validation import PrivacyLeakWarning
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -299,7 +299,7 @@ def test_engine_options_are_checked():
 def test_a_coarsening_applied_to_the_distinct_values_equals_coarsening_the_rows(tmp_path):
     """aggregate(coarsening=) weights min_count by the counts: the same table as coarsening
     every row and preparing them, for a raw file and for its frequency table."""
-    from core.coarsening import ColumnTransform, apply_coarsening
+    from core.data import ColumnTransform, apply_coarsening
 
     rng = np.random.default_rng(3)
     frame = pd.DataFrame({"x": rng.integers(0, 10_000, 4000).astype(float),
@@ -341,7 +341,7 @@ def test_read_head_is_what_aggregate_decides_on(tmp_path):
 def test_distinct_values_once_then_any_transforms_equal_aggregate(tmp_path):
     """The dashboard reads a large file once (distinct_values) and re-prepares on each change
     of transforms: the same tables as aggregate, for several specs and a coarsening."""
-    from core.coarsening import ColumnTransform
+    from core.data import ColumnTransform
 
     rng = np.random.default_rng(5)
     frame = pd.DataFrame({"w": np.round(rng.lognormal(3, 1, 40_000), 2), "g": rng.choice(["a", "b", "c"], 40_000)})

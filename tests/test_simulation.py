@@ -1,4 +1,4 @@
-"""core.simulation: the dyadic map g and the simulated populations of SPEC §6."""
+"""core.evaluation.simulation: the dyadic map g and the simulated populations of SPEC §6."""
 
 import importlib.util
 from fractions import Fraction
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from core.simulation import (
+from core.evaluation.simulation import (
     DYADIC_MAX_INDEX,
     dyadic_midpoint,
     grid_beta_mixture,

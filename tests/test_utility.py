@@ -1,4 +1,4 @@
-"""Tests of core.utility (SPEC §5): W1 against scipy / an independent LP / POT, KDE against
+"""Tests of core.evaluation (SPEC §5): W1 against scipy / an independent LP / POT, KDE against
 gaussian_kde and a closed form, summaries, bad input."""
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from guards import HANG_GUARD_S
 from hypothesis import given, settings, strategies as st
 from scipy import optimize, stats
 
-from core.mechanisms import UniformBase, pypp_release
+from core.data import UniformBase
+from core.mechanisms import pypp_release
 
-from core.utility import (
+from core.evaluation import (
     batched_wasserstein1,
     W1Distance,
     binned_kde_runs,
@@ -269,7 +270,7 @@ def test_batched_wasserstein1_validates():
 
 # ------------------------------------------------------- extreme inputs (issue 9)
 def test_kde_on_extreme_columns_gives_a_clear_error_not_a_scipy_traceback():
-    from core import utility as U
+    from core import evaluation as U
 
     for values in ([-1e308, 1e308, 0.0], [1e141, 0.0, 1.0]):
         for call in (lambda v=values: U.kde_grid(v), lambda v=values: U.scott_bandwidth(v),
@@ -291,7 +292,7 @@ def test_summary_table_kde_l2_of_samples_without_a_density():
     """A single distinct value (Scott bandwidth 0) is a point mass: KDE-L2 is the h → 0 limit,
     +∞ against a density or another point mass and 0 against the same one; a bandwidth below
     KDE_MIN_BANDWIDTH is taken at the same limit. Never NaN; W1 and the summaries stay finite."""
-    from core import utility as U
+    from core import evaluation as U
 
     x = np.array([0.1, 0.4, 0.5, 0.9])
     table = U.summary_table(x, {"one value": np.array([0.3, 0.3]), "one record": np.array([0.3]),
@@ -326,7 +327,7 @@ def test_summary_table_kde_l2_of_samples_without_a_density():
 
 
 def test_kde_l2_runs_validates_and_marks_rows_without_a_kde():
-    from core import utility as U
+    from core import evaluation as U
 
     grid = np.linspace(-1, 2, 64)
     ref = U.binned_kde_runs(np.array([[0.1, 0.5, 0.9]]), grid)[0]
@@ -338,7 +339,7 @@ def test_kde_l2_runs_validates_and_marks_rows_without_a_kde():
 
 
 def test_sliced_w1_refuses_unbounded_work_and_bad_directions():
-    from core import utility as U
+    from core import evaluation as U
 
     rng = np.random.default_rng(0)
     z, x = rng.random((2, 5, 2)), rng.random((6, 2))
@@ -487,7 +488,7 @@ def _table_and_records(rng, k=60, d=1):
 
 
 def test_w1_runs_against_a_weighted_table_equal_the_repeated_records():
-    from core.utility import wasserstein1_runs
+    from core.evaluation import wasserstein1_runs
 
     rng = np.random.default_rng(70)
     atoms, counts, records = _table_and_records(rng)
@@ -502,7 +503,7 @@ def test_w1_runs_against_a_weighted_table_equal_the_repeated_records():
 def test_joint_w1_against_a_table_equals_the_repeated_records():
     from scipy.spatial import distance
 
-    from core.utility import joint_w1_runs, sliced_wasserstein1_runs
+    from core.evaluation import joint_w1_runs, sliced_wasserstein1_runs
 
     rng = np.random.default_rng(71)
     atoms = np.round(rng.random((40, 2)), 1)
@@ -527,7 +528,7 @@ def test_joint_w1_against_a_table_equals_the_repeated_records():
 
 
 def test_binned_kde_and_scott_bandwidth_of_a_table_equal_the_repeated_records():
-    from core.utility import binned_kde_runs, scott_bandwidth
+    from core.evaluation import binned_kde_runs, scott_bandwidth
 
     rng = np.random.default_rng(72)
     atoms, counts, records = _table_and_records(rng)

@@ -1,4 +1,4 @@
-"""Who may open the dashboard (issue 15 §2).
+"""Who may open the dashboard.
 
 * When ``.streamlit/secrets.toml`` has an ``[auth]`` section, every page requires a login
   with Streamlit's built-in OpenID Connect support (``st.login``): until the visitor has

@@ -1,10 +1,10 @@
-"""The singleton-aware coarsening advisor of the Data page (issue 14 §1; docs/mathematics.md §3.5).
+"""The singleton-aware coarsening advisor of the Data page (docs/mathematics.md §3.5).
 
 :func:`render_advisor` offers, per released column, data-independent coarsening
-transforms (:func:`core.coarsening.default_transforms` from the column's public settings,
+transforms (:func:`core.planning.default_transforms` from the column's public settings,
 rounding steps the user types, a public list of categories to keep, and the flagged
 data-dependent ``min_count`` rule), evaluates every combination with
-:func:`core.coarsening.advise` at the current (ε, δ, θ) and lets the user apply one: it
+:func:`core.planning.advise` at the current (ε, δ, θ) and lets the user apply one: it
 sets ``st.session_state.coarsening`` (applied by :mod:`ui.selection` before
 ``core.data.prepare``) and ``st.session_state.coarsening_chosen_from_data`` (recorded in
 the recipe: choosing by looking at the data is a data-dependent choice).
@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import coarsening as core_coarsening
+from core import planning as core_planning
+from core import data as core_data
 from core.plots.coarsening import coarsening_frontier_figure
 
 from . import selection as sel
@@ -39,21 +40,21 @@ def _public_settings(column: str) -> dict:
     return st.session_state.transforms.get(column, {"kind": "numeric", "log": False, "bounds_public": False})
 
 
-def default_menu(column: str) -> list[core_coarsening.ColumnTransform]:
+def default_menu(column: str) -> list[core_data.ColumnTransform]:
     """The data-independent default transforms of ``column`` from its public settings on the
     Data page: bounds only when public, log-scale steps when the column uses log."""
     t = _public_settings(column)
     if t.get("kind") == "categorical":
-        return core_coarsening.default_transforms(column, "categorical")
+        return core_planning.default_transforms(column, "categorical")
     bounds = (float(t["lo"]), float(t["hi"])) if t.get("bounds_public") and float(t["lo"]) < float(t["hi"]) else None
-    return core_coarsening.default_transforms(column, "numeric", bounds=bounds, log=bool(t.get("log")))
+    return core_planning.default_transforms(column, "numeric", bounds=bounds, log=bool(t.get("log")))
 
 
 def _parse_list(text: str) -> list[str]:
     return [part.strip() for part in str(text or "").split(",") if part.strip()]
 
 
-def _steps(text: str, column: str) -> list[core_coarsening.ColumnTransform]:
+def _steps(text: str, column: str) -> list[core_data.ColumnTransform]:
     out = []
     for part in _parse_list(text):
         try:
@@ -62,7 +63,7 @@ def _steps(text: str, column: str) -> list[core_coarsening.ColumnTransform]:
             raise ValueError(f"rounding step {part!r} of column {column!r} is not a number") from None
         if not math.isfinite(step) or step <= 0:
             raise ValueError(f"rounding step {part!r} of column {column!r} must be a finite number > 0")
-        out.append(core_coarsening.ColumnTransform(column, "round", step=step))
+        out.append(core_data.ColumnTransform(column, "round", step=step))
     return out
 
 
@@ -99,25 +100,25 @@ def _menus(columns: list[str], frame: pd.DataFrame) -> dict:
                                    help="Type categories known from public sources, not read off this file.")
             min_count = right.number_input(f"Merge categories with fewer records (0 = off; data-dependent) — {c}",
                                            min_value=0, max_value=10**9, value=0, step=1, key=f"_adv_min_{c}")
-            menu = [core_coarsening.ColumnTransform(c)]
+            menu = [core_data.ColumnTransform(c)]
             labels = _parse_list(keep)
             if labels:
-                menu.append(core_coarsening.ColumnTransform(c, "keep", keep=_keep_labels(labels, frame, c)))
+                menu.append(core_data.ColumnTransform(c, "keep", keep=_keep_labels(labels, frame, c)))
             if min_count >= 2:
-                menu.append(core_coarsening.ColumnTransform(c, "min_count", min_count=int(min_count)))
+                menu.append(core_data.ColumnTransform(c, "min_count", min_count=int(min_count)))
         if not any(t.kind == "identity" for t in menu):
-            menu.insert(0, core_coarsening.ColumnTransform(c))   # "as recorded" is always a candidate
+            menu.insert(0, core_data.ColumnTransform(c))   # "as recorded" is always a candidate
         menus[c] = menu
     return menus
 
 
 @sel.session_cache(max_entries=4)
 def evaluate(data_key: str, _frame: pd.DataFrame, _counts, grid: tuple, eps: float, delta: float,
-             theta: float) -> core_coarsening.AdvisorResult:
-    """``core.coarsening.advise`` of ``grid`` (cached per session by the data's key, the grid and
+             theta: float) -> core_planning.AdvisorResult:
+    """``core.planning.advise`` of ``grid`` (cached per session by the data's key, the grid and
     (ε, δ, θ); deterministic: no random numbers)."""
     bar, progress = widgets.progress_bar(f"Evaluating {len(grid)} coarsening candidates …")
-    result = core_coarsening.advise(_frame, grid, eps=eps, delta=delta, theta=theta, counts=_counts,
+    result = core_planning.advise(_frame, grid, eps=eps, delta=delta, theta=theta, counts=_counts,
                                     progress=progress)
     bar.empty()
     return result
@@ -154,7 +155,7 @@ def show_applied() -> None:
         return
     dependent = [t.label for t in applied if t.data_dependent]
     chosen = st.session_state.get("coarsening_chosen_from_data", False)
-    st.info(f"**Coarsening applied before the transforms:** {core_coarsening.coarsening_label(applied)}. The "
+    st.info(f"**Coarsening applied before the transforms:** {core_data.coarsening_label(applied)}. The "
             "profile above and every release use the coarsened data; the recipe records the coarsening.",
             icon="🧱")
     if dependent or chosen:
@@ -164,7 +165,7 @@ def show_applied() -> None:
     st.button("Clear coarsening", key="_adv_clear", on_click=clear)
 
 
-def _shown_table(result: core_coarsening.AdvisorResult, table: pd.DataFrame) -> pd.DataFrame:
+def _shown_table(result: core_planning.AdvisorResult, table: pd.DataFrame) -> pd.DataFrame:
     """Frontier first (by m* then singletons), then the rest; one row per candidate, at most SHOWN."""
     order = table.sort_values(["on_relative_frontier", "m_star", "singletons", "relative_cost"],
                               ascending=[False, False, True, True])
@@ -192,7 +193,7 @@ def render_advisor() -> None:
                    "bounds set above. Curator-only: they describe the confidential data.")
         with widgets.show_errors("The advisor cannot run: ", stop=False):
             menus = _menus(columns, frame)
-            grid = core_coarsening.candidate_grid(menus)
+            grid = core_planning.candidate_grid(menus)
             st.caption(f"{len(grid)} candidate(s).")
             if st.button("Evaluate candidates", key="_adv_run", type="primary"):
                 st.session_state[_ON_KEY] = True
@@ -203,7 +204,7 @@ def render_advisor() -> None:
             _show_result(result)
 
 
-def _show_result(result: core_coarsening.AdvisorResult) -> None:
+def _show_result(result: core_planning.AdvisorResult) -> None:
     table = result.table()
     st.session_state[FRONTIER_KEY] = tuple(c.transforms for c in result.frontier(by="relative"))
     st.warning(result.caveat, icon="⚠️")

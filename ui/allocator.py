@@ -1,4 +1,4 @@
-"""Give the memory of a closed session back to the operating system (issue 15 §3).
+"""Give the memory of a closed session back to the operating system.
 
 When a session ends, Streamlit drops its state and its session-scoped caches, and Python
 frees every object derived from the upload. Measured in the server (an environment-gated

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from core import compare, plots, privacy, utility
+from core.evaluation import compare
+from core import evaluation, plots, privacy
 from core import data as core_data
 
 from .selection import session_cache
@@ -160,7 +161,7 @@ def feasible_region(n: int, eps: float, delta: float, theta: float) -> tuple[tup
 # --------------------------------------------------------------------------- figures
 def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title: str,
                          first_table: tuple[np.ndarray, np.ndarray] | None = None):
-    """Histograms of ``samples`` with a KDE (``core.utility``) of each sample that has one
+    """Histograms of ``samples`` with a KDE (``core.evaluation``) of each sample that has one
     (a KDE needs two distinct values; without a common grid the histograms alone show).
 
     ``first_table``: ``(values, counts)``, the frequency table of the whole data the first
@@ -171,13 +172,13 @@ def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title:
     if first_table is not None:
         kde_inputs[0], counts = first_table
     try:
-        grid = utility.kde_grid(*kde_inputs, first_counts=counts)
+        grid = evaluation.kde_grid(*kde_inputs, first_counts=counts)
     except ValueError:
         return plots.distribution_overlay_figure(samples, title=title, x_title=x_title)
     kde = {}
     for i, (label, values) in enumerate(zip(samples, kde_inputs)):
         try:
-            kde[label] = utility.kde_on_grid(values, grid, counts=counts if i == 0 else None)
+            kde[label] = evaluation.kde_on_grid(values, grid, counts=counts if i == 0 else None)
         except ValueError:
             pass  # a sample with a single distinct value has no KDE
     return plots.distribution_overlay_figure(samples, kde_grid=grid, kde=kde or None, title=title,
@@ -214,7 +215,7 @@ def column_table(prepared: core_data.PreparedData, column: str) -> tuple[np.ndar
 def singleton_stand_ins(prepared: core_data.PreparedData) -> np.ndarray:
     """The distinct rows, each repeated min(count, 2) times: a row equals a confidential
     row, or a confidential singleton, exactly when it does so for these stand-ins, so
-    ``core.audit.exact_match_counts`` gives the same counts on them at cost O(k), not O(n)."""
+    ``core.evaluation.audit.exact_match_counts`` gives the same counts on them at cost O(k), not O(n)."""
     table = prepared.table
     return np.repeat(table.atoms, np.minimum(table.counts, 2), axis=0)
 
@@ -235,14 +236,14 @@ def comparison_data(prepared: core_data.PreparedData) -> core_data.FrequencyTabl
 @session_cache(max_entries=8)
 def calibration(selection_key: str, n: int, d: int, eps: float, delta: float, m: int | str, theta: float,
                 bins: int, bounds_from_data: bool):
-    """``core.compare.calibrate`` (cached)."""
+    """``core.evaluation.compare.calibrate`` (cached)."""
     return compare.calibrate(n, eps, delta, m, theta=theta, d=d, bins=bins, bounds_from_data=bounds_from_data)
 
 
 @session_cache(max_entries=4)
 def comparison_runs(selection_key: str, _table: core_data.FrequencyTable, _calibration, calibration_key: tuple,
                     runs: int, seed: int, columns: tuple[str, ...]) -> pd.DataFrame:
-    """``core.compare.run_comparison`` on the frequency table with ``default_rng(seed)`` (cached),
+    """``core.evaluation.compare.run_comparison`` on the frequency table with ``default_rng(seed)`` (cached),
     with a progress bar."""
     bar, progress = progress_bar("Running the mechanisms…")
     out = compare.run_comparison(_table.atoms, _calibration, counts=_table.counts, runs=runs,
@@ -267,7 +268,7 @@ def one_release_per_mechanism(selection_key: str, _table: core_data.FrequencyTab
 @session_cache(max_entries=2)
 def sweep_runs(selection_key: str, _table: core_data.FrequencyTable, eps_values: tuple[float, ...], delta: float,
                m: int | str, theta: float, bins: int, runs: int, seed: int, columns: tuple[str, ...]) -> pd.DataFrame:
-    """``core.compare.sweep_comparison`` on the frequency table (the utility frontier), cached,
+    """``core.evaluation.compare.sweep_comparison`` on the frequency table (the utility frontier), cached,
     with a progress bar."""
     bar, progress = progress_bar("Sweeping ε…")
     out = compare.sweep_comparison(_table.atoms, list(eps_values), delta, m, theta=theta, counts=_table.counts,

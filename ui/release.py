@@ -1,9 +1,9 @@
 """A release from the dashboard: the recipe built from the widgets, run by ``core``.
 
-The app does not assemble a release itself: it builds a :class:`core.recipe.ReleaseRecipe`
-from the current selection and settings, runs it with :func:`core.recipe.run_recipe` (on
+The app does not assemble a release itself: it builds a :class:`core.release.ReleaseRecipe`
+from the current selection and settings, runs it with :func:`core.release.run_recipe` (on
 the session's cached prepared data) and writes the two artifacts with
-:func:`core.bundle.build_bundles` — the public release and the CONFIDENTIAL curator
+:func:`core.release.build_bundles` — the public release and the CONFIDENTIAL curator
 record. The command line runs the same recipe (``python -m core release --recipe``) and
 gets the same synthetic CSV byte for byte.
 """
@@ -14,8 +14,8 @@ import shlex
 
 import streamlit as st
 
-from core import bundle as core_bundle
-from core import recipe as core_recipe
+from core.release import bundle as core_bundle
+from core.release import recipe as core_recipe
 from core.cli import PROG
 
 from .selection import Selection, active_coarsening, session_cache
@@ -56,7 +56,7 @@ def command_line(selection: Selection) -> str:
 
 @session_cache(max_entries=4)
 def run(recipe_json: str, _recipe: core_recipe.ReleaseRecipe, _selection: Selection) -> core_recipe.ReleaseResult:
-    """``core.recipe.run_recipe`` on the session's prepared data (cached by the recipe's JSON,
+    """``core.release.run_recipe`` on the session's prepared data (cached by the recipe's JSON,
     which includes the seed)."""
     return core_recipe.run_recipe(_recipe, _selection.prepared, command=command_line(_selection),
                                   data_label=_selection.source.name, reading=_selection.decisions.to_dict())
@@ -82,18 +82,18 @@ def bundles(release_key: str, _result: core_recipe.ReleaseResult) -> core_bundle
 
 @session_cache(max_entries=2)
 def quality(release_key: str, _result: core_recipe.ReleaseResult):
-    """``core.bundle.quality_report`` of a release (cached by its recipe, seed and data included):
+    """``core.release.bundle.quality_report`` of a release (cached by its recipe, seed and data included):
     computed from the frequency table with its counts, never from n rebuilt rows (curator only)."""
     return core_bundle.quality_report(_result)
 
 
 @session_cache(max_entries=2)
 def summary(release_key: str, _result: core_recipe.ReleaseResult):
-    """``core.bundle.summary_table``: the data and the release side by side (curator only)."""
+    """``core.release.bundle.summary_table``: the data and the release side by side (curator only)."""
     return core_bundle.summary_table(_result)
 
 
 @session_cache(max_entries=2)
 def figures(release_key: str, _result: core_recipe.ReleaseResult) -> dict:
-    """The curator's overlays of the data and the release (``core.bundle.comparison_figures``)."""
+    """The curator's overlays of the data and the release (``core.release.bundle.comparison_figures``)."""
     return core_bundle.comparison_figures(_result)

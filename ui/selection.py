@@ -8,7 +8,7 @@ when the session disconnects, and an entry can only be reached from its own sess
 Large inputs (raw bytes) are passed as underscore-prefixed arguments, which Streamlit
 does not hash, next to the SHA-256 key that identifies them.
 
-Two ways from the bytes to the prepared data (issue 13 §4):
+Two ways from the bytes to the prepared data:
 
 * **exact full read** — a CSV of at most :data:`FULL_READ_MAX_BYTES` (the bundled samples,
   the awkward-file corpus): :func:`core.data.read_table` of the whole file into a frame,
@@ -35,14 +35,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import coarsening as core_coarsening
 from core import data as core_data
+from core.release import SAMPLE_DIR
 from core.validation import PrivacyLeakWarning
 
 from . import state
 
-REPO = Path(__file__).resolve().parents[1]
-SAMPLE_DIR = REPO / "sample_data"
 ROUNDING_CHOICES = (None, 4, 3, 2, 1, 0, -1)
 #: The rounding choice "keep the values as recorded" (``decimals=None``) as the widget shows it.
 AS_RECORDED = "as recorded"
@@ -64,7 +62,7 @@ PARQUET_MAGIC = b"PAR1"
 COUNT_NAMES = ("count", "counts", "n", "freq", "frequency", "weight", "records")
 
 #: Cache of anything derived from the confidential data: per session, bounded, dropped
-#: when the session ends (issue 15 §3).
+#: when the session ends.
 session_cache = functools.partial(st.cache_data, scope="session", show_spinner=False)
 
 
@@ -402,7 +400,7 @@ def _follow_source(source: Source) -> None:
 
 
 def active_coarsening(columns) -> tuple:
-    """The session's coarsening (``core.coarsening.ColumnTransform``, set by the advisor on
+    """The session's coarsening (``core.data.ColumnTransform``, set by the advisor on
     the Data page) restricted to the released ``columns``: a hashable cache key."""
     wanted = set(columns)
     return tuple(t for t in (st.session_state.coarsening or ()) if t.column in wanted)
@@ -412,10 +410,10 @@ def active_coarsening(columns) -> tuple:
 def prepared_data(source_key: str, _content: bytes, options: tuple, specs: tuple,
                   coarsening: tuple = ()) -> core_data.PreparedData:
     """``core.data.prepare`` for the chosen columns and transforms, after the coarsening
-    (``core.coarsening.apply_coarsening``), on the whole file read exactly (cached)."""
+    (``core.data.apply_coarsening``), on the whole file read exactly (cached)."""
     frame = read_result(source_key, _content, options).frame
     if coarsening:
-        frame = core_coarsening.apply_coarsening(frame, coarsening)
+        frame = core_data.apply_coarsening(frame, coarsening)
     with warnings.catch_warnings():
         # The pages state the weakened guarantee themselves (PreparedData.any_bounds_from_data).
         warnings.simplefilter("ignore", PrivacyLeakWarning)

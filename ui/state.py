@@ -24,7 +24,7 @@ import streamlit as st
 #: ``server.maxUploadSize`` × 2**20 bytes, so the smallest of those — 10**6 per MB — is
 #: the app's own limit: the widget, ``.streamlit/config.toml`` and the app's message agree.
 #:
-#: Why 1000 MB (issue 13 §4): the reference machine has 24 GiB of RAM and 2 cores and
+#: Why 1000 MB: the reference machine has 24 GiB of RAM and 2 cores and
 #: serves several sessions at once. A file above ui.selection.FULL_READ_MAX_BYTES never
 #: becomes a frame of its rows: the session keeps its bytes (one copy; the server's copy
 #: is dropped after upload), a bounded head and the frequency table, and DuckDB
@@ -49,7 +49,7 @@ DEFAULTS: dict[str, Any] = {
     "upload": None,                # {"name", "bytes", "hash"} of this session's last good upload
     "counts_column": None,         # the upload is a frequency table: its counts column (None: rows are records)
     "settings_chosen_from_data": False,  # θ and m loaded from the Release planner (recorded in the recipe)
-    "coarsening": (),              # tuple of core.coarsening.ColumnTransform, applied before prepare (advisor)
+    "coarsening": (),              # tuple of core.data.ColumnTransform, applied before prepare (advisor)
     "read_options": {},            # reader choices for the current source (delimiter, header, …)
     "columns": None,               # chosen columns (None: default for the dataset)
     "transforms": {},              # column -> {"kind", "log", "bounds_public", "lo", "hi", "decimals"}

@@ -1,6 +1,6 @@
 """Plotly figures of the Audit page (docs/audit.md).
 
-Builders take numbers computed by :mod:`core.pld` and :mod:`core.audit` and return a
+Builders take numbers computed by :mod:`core.privacy.pld` and :mod:`core.evaluation.audit` and return a
 :class:`plotly.graph_objects.Figure`; the only arithmetic is presentation (mapping a
 trade-off curve to ROC coordinates, hiding zeros on a log axis, rounding a displayed δ
 up). Trace names are stable so that tests can find a series:
@@ -121,7 +121,7 @@ def audit_figure(audit, theory: tuple[Sequence[float], Sequence[float]] | None =
 
     Parameters
     ----------
-    audit : core.audit.AuditResult
+    audit : core.evaluation.audit.AuditResult
     theory : (alpha, beta), optional
         The exact trade-off curve of the mechanism; drawn as the ROC boundary
         (FPR, TPR) = (β(α), 1 − α): no test lies above it.
@@ -160,7 +160,7 @@ def risk_figure(risks) -> go.Figure:
 
     Parameters
     ----------
-    risks : sequence of core.audit.RiskEstimate
+    risks : sequence of core.evaluation.audit.RiskEstimate
     """
     names = [r.attack for r in risks]
     vals = [0.0 if math.isnan(r.risk) else max(0.0, r.risk) for r in risks]

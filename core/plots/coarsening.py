@@ -1,6 +1,6 @@
-"""Plotly figure of the coarsening advisor (issue 14 §1, docs/mathematics.md §3.4).
+"""Plotly figure of the coarsening advisor (docs/mathematics.md §3.4).
 
-:func:`coarsening_frontier_figure` takes the table of :meth:`core.coarsening.AdvisorResult.table`
+:func:`coarsening_frontier_figure` takes the table of :meth:`core.planning.AdvisorResult.table`
 (one row per candidate) and returns a :class:`plotly.graph_objects.Figure`: each candidate
 at (relative coarsening cost, m* or singletons), the non-dominated candidates joined in
 cost order, data-dependent candidates drawn with another symbol. No arithmetic beyond
@@ -29,7 +29,7 @@ def coarsening_frontier_figure(table: pd.DataFrame, *, y: str = "m_star", applie
     Parameters
     ----------
     table : pandas.DataFrame
-        :meth:`core.coarsening.AdvisorResult.table`: columns ``candidate`` (label),
+        :meth:`core.planning.AdvisorResult.table`: columns ``candidate`` (label),
         ``relative_cost`` (max over columns of cost / scale, ≥ 0), ``m_star``,
         ``singletons``, ``data_dependent`` and ``on_relative_frontier`` (bool).
     y : {'m_star', 'singletons'}

@@ -1,7 +1,7 @@
-"""Plotly figure builders for the inference experiments of SPEC §6 (paper §4.1, Appendix C.1).
+"""Plotly figure builders for the inference experiments of docs/mathematics.md §6 (paper §4.1, Appendix C.1).
 
 Companions of :mod:`core.plots` (whose :func:`core.plots.informativity_figure` draws the
-informativity experiment). Each builder takes a table that :mod:`core.inference`
+informativity experiment). Each builder takes a table that :mod:`core.evaluation`
 already computed and returns a :class:`plotly.graph_objects.Figure`; nothing here
 computes a posterior, a coverage or a privacy number. The only arithmetic is
 presentation: error-bar lengths from interval end points and a normal-approximation
@@ -76,12 +76,12 @@ def posterior_intervals_figure(summary: pd.DataFrame, *, level: float = 0.95,
     ----------
     summary : DataFrame, shape (F, 4 or 5)
         Columns ``functional, posterior_mean, lower, upper`` and optionally
-        ``confidential`` (:meth:`core.inference.PosteriorFunctionals.summary`).
+        ``confidential`` (:meth:`core.evaluation.PosteriorFunctionals.summary`).
     level : float in (0, 1)
         Credible level of ``lower``/``upper``, for the legend only.
     probabilities : sequence of str, optional
         Functionals drawn on the probability panel; default: names starting with
-        ``"P("`` (:func:`core.inference.functional_names` names tails ``"P(X > t)"``).
+        ``"P("`` (:func:`core.evaluation.functional_names` names tails ``"P(X > t)"``).
     value_label : str
         Axis title of the location panel (e.g. the column name and its units).
     title : str
@@ -136,7 +136,7 @@ def coverage_figure(table: pd.DataFrame, *, level: float = 0.95,
     ----------
     table : DataFrame, shape (F, ≥ 3)
         Columns ``functional, coverage, coverage_se``
-        (:meth:`core.inference.RepeatedReleaseResult.table`).
+        (:meth:`core.evaluation.RepeatedReleaseResult.table`).
     level : float in (0, 1)
         Nominal level of the intervals, drawn as a dashed line.
     title : str

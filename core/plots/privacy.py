@@ -19,7 +19,7 @@ def delta_curves_figure(eps, series: Mapping[str, Sequence[float]], *,
                         bands: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
                         delta_target: float | None = None, eps_selected: float | None = None,
                         title: str = "δ(ε): probability that the privacy loss exceeds ε") -> go.Figure:
-    """δ(ε) curves on a log-δ axis (SPEC §3).
+    """δ(ε) curves on a log-δ axis (docs/mathematics.md §3).
 
     Parameters
     ----------
@@ -30,7 +30,7 @@ def delta_curves_figure(eps, series: Mapping[str, Sequence[float]], *,
         simple bound. Values ≤ 0 are not drawable on a log axis and are left as gaps
         (``NaN``): for σ = 0 the paper's δ is exactly 0 once (e^ε − 1)(r − 1) ≥ m.
     plateau : float, optional
-        The singleton term :math:`T_1 = m/(m+\\theta+n-1)` (SPEC §3.1), drawn as a
+        The singleton term :math:`T_1 = m/(m+\\theta+n-1)` (docs/mathematics.md §3.1), drawn as a
         labelled horizontal line across the ε range: no ε brings δ below it when the
         data contain a singleton.
     plateau_label : str
@@ -95,7 +95,7 @@ def max_m_figure(eps, series: Mapping[str, Sequence[float]], *, m_sing: float | 
         m*(ε, δ) per guarantee (e.g. global Theorem 2, instance-level).
     m_sing : float, optional
         The singleton limit :math:`m_{\\text{sing}}(\\delta)=\\lfloor\\delta(\\theta+n-1)/(1-\\delta)\\rfloor`
-        (SPEC §3.1), drawn as a horizontal line annotated "plateau": no ε, however
+        (docs/mathematics.md §3.1), drawn as a horizontal line annotated "plateau": no ε, however
         large, admits a bigger release.
     selected : (ε, m), optional
         The current setting, marked.
@@ -129,7 +129,7 @@ def max_m_figure(eps, series: Mapping[str, Sequence[float]], *, m_sing: float | 
 def feasible_region_figure(theta, m_star, *, m_grid=None, delta_grid=None,
                            delta_target: float | None = None, eps_target: float | None = None,
                            selected_theta: float | None = None, log_x: bool = False) -> go.Figure:
-    """Feasible (θ, m) region for a target (ε, δ) (inverse calibration, SPEC §3.1).
+    """Feasible (θ, m) region for a target (ε, δ) (inverse calibration, docs/mathematics.md §3.1).
 
     A setting (θ, m) is feasible when m ≤ m*(ε, δ; θ), because δ*(ε) grows with m.
 

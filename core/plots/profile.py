@@ -19,7 +19,7 @@ def spectrum_figure(multiplicity, number_of_values, *, log_y: bool = True,
         The multiplicities ``r`` present in the data.
     number_of_values : array_like of int, shape (J,)
         :math:`\\#\\{i : n_i = r\\}` for each ``r``; the bar at ``r = 1`` is the number of
-        singletons ``k_1`` (SPEC §1).
+        singletons ``k_1`` (docs/mathematics.md §1).
     log_y : bool
         Log scale for the counts (spectra of real data span several decades).
     """

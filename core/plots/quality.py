@@ -1,6 +1,6 @@
-"""Plotly figures of the quality report (issue 14 §2; docs/quality.md).
+"""Plotly figures of the quality report (docs/quality.md).
 
-Builders take a :class:`core.quality.QualityReport` and return a
+Builders take a :class:`core.evaluation.quality.QualityReport` and return a
 :class:`plotly.graph_objects.Figure`; the only arithmetic is presentation. The overall
 score is in every title, rounded *down* to three decimals so a figure never shows a
 release as better than it is. Trace names are stable so that tests can find a series:
@@ -22,7 +22,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .style import LAYOUT, series_colour
-from ..quality import QualityReport
+from ..evaluation.quality import QualityReport
 
 __all__ = ["column_scores_figure", "format_score", "overall_label", "pair_scores_figure"]
 
@@ -31,7 +31,7 @@ _METRICS = ("KSComplement", "TVComplement")
 
 def _check_report(report) -> QualityReport:
     if not isinstance(report, QualityReport):
-        raise ValueError(f"report must be a QualityReport from core.quality.quality_report, got "
+        raise ValueError(f"report must be a QualityReport from core.evaluation.quality.quality_report, got "
                          f"{type(report).__name__}")
     return report
 

@@ -26,7 +26,7 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
         e.g. ``{"confidential": x, "synthetic (PYPP)": z}``; all histograms share one set
         of ``bins`` edges over the pooled range so their heights are comparable.
     kde_grid : array_like of float, shape (G,), optional
-        Common evaluation grid of the KDEs (``core.utility``).
+        Common evaluation grid of the KDEs (``core.evaluation``).
     kde : mapping label → array of shape (G,), optional
         Density values on ``kde_grid``; drawn as lines in the colour of the sample with
         the same label.
@@ -72,7 +72,7 @@ def _ceiling_label(name) -> str:
 def w1_boxplot_figure(runs: pd.DataFrame, *, value: str = "W1", by: str = "mechanism",
                       order: Sequence[str] | None = None, ceiling: str | None = "bootstrap",
                       title: str = "W1 to the confidential data over independent runs") -> go.Figure:
-    """One box of per-run W1 per mechanism (SPEC §5: R runs at the same (ε, δ) and m).
+    """One box of per-run W1 per mechanism (docs/mathematics.md §5: R runs at the same (ε, δ) and m).
 
     Parameters
     ----------

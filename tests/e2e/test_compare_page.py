@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import st_waits as w
 
-from core.compare import DEFAULT_MECHANISMS
+from core.evaluation.compare import DEFAULT_MECHANISMS
 
 
 def test_compare_page_and_eps_sweep_with_every_mechanism(page, app_url):

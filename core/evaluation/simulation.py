@@ -1,4 +1,4 @@
-"""Simulated confidential populations for the experiments of SPEC §6.
+"""Simulated confidential populations for the experiments of docs/mathematics.md §6.
 
 * The **dyadic-geometric population** of the informativity experiment (paper §4.2 and
   Appendix C.2 of Menicucci, Beraha, Favaro and Lazzarini, 2026): :math:`g(Y)` with
@@ -17,7 +17,7 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from .validation import (
+from ..validation import (
     MAX_RELEASE_VALUES,
     check_integer,
     check_positive,
@@ -40,7 +40,7 @@ DYADIC_MAX_INDEX = 2**52
 
 
 def dyadic_midpoint(j):
-    """The dyadic map :math:`g` of SPEC §6: positive integers onto dyadic midpoints.
+    """The dyadic map :math:`g` of docs/mathematics.md §6: positive integers onto dyadic midpoints.
 
     .. math::
         \\ell = \\lfloor \\log_2 j \\rfloor,\\qquad i = j - 2^{\\ell},\\qquad
@@ -76,7 +76,7 @@ def sample_dyadic_geometric(size, p, rng):
 
     .. math:: P\\{g(Y) = g(j)\\} = p\\,(1 - p)^{j - 1},\\qquad j = 1, 2, \\dots
 
-    This is the confidential population of the informativity experiment (SPEC §6;
+    This is the confidential population of the informativity experiment (docs/mathematics.md §6;
     paper §4.2, Appendix C.2). The values lie in :math:`(0, 1)`, so the public bounds of
     the base measure are ``[0, 1]``.
 

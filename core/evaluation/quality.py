@@ -1,4 +1,4 @@
-"""Quality report of a multi-column release, as SDMetrics defines it (issue 14 §2; docs/quality.md).
+"""Quality report of a multi-column release, as SDMetrics defines it (docs/quality.md).
 
 Metrics (definitions of the SDMetrics single-table Quality Report, docs.sdv.dev/sdmetrics;
 implemented with scipy/pandas because installing SDMetrics downgrades pandas here). Each
@@ -41,8 +41,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .formatting import CONFIDENTIAL_MARK
-from .validation import check_choice, check_integer, check_sample_weights
+from ..formatting import CONFIDENTIAL_MARK
+from ..validation import check_choice, check_integer, check_sample_weights
 
 __all__ = [
     "QualityReport",

@@ -1,6 +1,6 @@
 """Beta-binomial tails with a proven error bound, for the privacy accounting.
 
-Every δ of the Dirichlet-process and Dirichlet–multinomial accounting (SPEC §3.1, §3.3)
+Every δ of the Dirichlet-process and Dirichlet–multinomial accounting (docs/mathematics.md §3.1, §3.3)
 is an upper tail :math:`P(S \\ge s_0)` of a beta-binomial law
 :math:`S\\sim\\mathrm{BB}(m, a, b)`. This module computes those tails
 

@@ -1,4 +1,4 @@
-"""Release planner: search θ, m and coarsenings for a release meeting a privacy and a utility target (issue 14 §3).
+"""Release planner: search θ, m and coarsenings for a release meeting a privacy and a utility target.
 
 The user states
 
@@ -37,13 +37,13 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .coarsening import (ColumnTransform, coarsening_label, distinct_row_counts, factor_codes, numeric_values,
-                         transform_cost)
-from .formatting import format_upper
-from .mechanisms import py_predictive_counts
-from .privacy import global_delta, instance_delta, max_instance_synthetic_size, max_synthetic_size
-from .utility import repeated_quantiles
-from .validation import (
+from ..data import ColumnTransform, coarsening_label, distinct_row_counts, factor_codes, numeric_values
+from .advisor import transform_cost
+from ..formatting import format_upper
+from ..mechanisms import py_predictive_counts
+from ..privacy import global_delta, instance_delta, max_instance_synthetic_size, max_synthetic_size
+from ..evaluation import repeated_quantiles
+from ..validation import (
     check_bounds,
     check_choice,
     check_delta,

@@ -1,4 +1,4 @@
-"""The Pitman–Yor posterior-predictive (PYPP) mechanism (SPEC §2).
+"""The Pitman–Yor posterior-predictive (PYPP) mechanism (docs/mathematics.md §2).
 
 Count level: :func:`py_predictive_counts` draws how many synthetic copies each
 confidential value receives and the block sizes of the new values. Value level:
@@ -19,7 +19,6 @@ step 3: the ``z − k`` unobserved categories are atoms with count 0.
 The literal sequential algorithm lives in ``tests/reference_pypp.py``; the tests check
 that both produce the same laws of S_1, L and K.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,174 +27,26 @@ from typing import Sequence
 import math
 
 import numpy as np
-from scipy import special
 
-from .validation import (
-    MAX_RELEASE_SIZE,
-    check_bounds,
-    check_counts,
+from ..validation import (
     check_integer,
     check_multiplicities,
     check_py_parameters,
-    check_real,
     check_release_budget,
     check_release_size,
     check_rng,
 )
+from ..data import CategoricalBase, UniformBase, public_domain_size
+from ..privacy import crp_tables
 
-__all__ = [
-    "MAX_CRP_TABLES",
-    "CategoricalBase",
-    "SyntheticRelease",
-    "UniformBase",
-    "crp_tables",
-    "py_predictive_counts",
-    "pypp_release",
-]
 
-# Baselines (SPEC §4) live in core.baselines; the calibration helpers named in the
-# API contract (SPEC §7) are re-exported at the end of this module.
-
-#: Largest expected number of tables :func:`crp_tables` seats table by table (about 1 s of
-#: work); beyond it a request is refused, except for one restaurant with σ = 0, which is
-#: seated by the vectorised Feller coupling at any size.
-MAX_CRP_TABLES = 100_000
-# σ = 0, one restaurant: above this many expected tables the Feller coupling is faster.
-_FELLER_TABLES = 1_000
 # σ < 0: up to this many unobserved categories their Dirichlet weights are drawn densely;
 # beyond it the draws are split over halves of the categories (memory O(K log z), not O(z)).
 _DENSE_CATEGORIES = 2**16
 
 
-def _expected_tables(customers: int, sigma: float, strength: float) -> float:
-    """An upper bound of :math:`E[K_L]`, the expected number of tables of a CRP with L customers.
-
-    σ = 0: :math:`E[K_L] = \\sum_{i<L}\\theta/(\\theta+i) \\le 1 + \\theta\\log(1+L/\\theta)`;
-    σ ∈ (0, 1): :math:`E[K_L] = \\frac{\\theta}{\\sigma}\\big(\\frac{(\\theta+\\sigma)_L}{(\\theta)_L}-1\\big)`
-    (Pitman 2006, eq. 3.47) evaluated in log space; both capped at ``L``.
-    """
-    if customers <= 0:
-        return 0.0
-    L = float(customers)
-    if sigma == 0:
-        return min(L, 1.0 + strength * math.log1p(L / strength))
-    log_ratio = float(special.gammaln(strength + sigma + L) - special.gammaln(strength + sigma)
-                      - special.gammaln(strength + L) + special.gammaln(strength))
-    log_value = math.log(strength) - math.log(sigma) + log_ratio + math.log(-math.expm1(-log_ratio)) \
-        if log_ratio > 0 else -math.inf
-    return min(L, math.exp(min(log_value, 700.0)))
-
-
-def _feller_table_sizes(customers: int, strength: float, rng: np.random.Generator) -> np.ndarray:
-    """Table sizes of a CRP with σ = 0 and L customers, in order of appearance, vectorised.
-
-    Feller coupling (Arratia, Barbour & Tavaré 1992): with independent
-    :math:`\\xi_i\\sim\\mathrm{Bernoulli}(\\theta/(\\theta+i-1))`, ``i = 1..L``, the spacings
-    between successive ones of :math:`\\xi_1\\cdots\\xi_L 1` are the block sizes of the
-    Ewens(θ) partition. The blocks of an exchangeable partition appear in a size-biased
-    random order, drawn here by sorting Exp(1)/size. Cost O(L) in chunks of 2**20.
-    """
-    ones = [np.zeros(1, dtype=np.int64)]
-    chunk = 1 << 20
-    for start in range(1, customers, chunk):
-        i = np.arange(start, min(customers, start + chunk), dtype=np.int64)
-        u = rng.random(i.size)
-        ones.append(i[u * (strength + i) < strength])
-    positions = np.concatenate(ones)
-    sizes = np.diff(np.append(positions, customers))
-    keys = rng.standard_exponential(sizes.size) / sizes
-    return sizes[np.argsort(keys, kind="stable")]
-
-
-def crp_tables(customers, sigma: float, strength: float, rng: np.random.Generator,
-               *, return_sizes: bool = False):
-    """Seat customers in a Chinese restaurant with discount σ and a given strength.
-
-    Vectorised over independent restaurants. Tables are generated in order of
-    appearance through the size-biased (GEM) representation: table ``j`` receives its
-    opening customer plus a :math:`\\mathrm{Bin}(L_{\\text{rem}}-1, V_j)` share of the
-    remaining ones, with
-
-    .. math:: V_j \\sim \\mathrm{Beta}(1-\\sigma,\\ \\text{strength}+j\\sigma),\\quad j=1,2,\\dots
-
-    which is exactly the CRP law (the PY partition in order of appearance). The loop
-    runs over tables, not customers, so its length is the number of tables ``K``.
-
-    One restaurant with σ = 0 and many expected tables is seated by the Feller coupling
-    instead (:func:`_feller_table_sizes`, the same law, vectorised over customers).
-
-    Parameters
-    ----------
-    customers : int or ndarray of int, shape (N,)
-        Number of customers ``0 ≤ L ≤ MAX_RELEASE_SIZE`` in each restaurant.
-    sigma : float in [0, 1)
-    strength : float in (0, ∞)
-        ``θ + kσ`` when seating the new values of the PYPP mechanism.
-    rng : numpy.random.Generator
-    return_sizes : bool
-        Also return the table sizes.
-
-    Raises
-    ------
-    ValueError
-        For parameters out of range, or when the expected number of tables of some
-        restaurant seated table by table exceeds ``MAX_CRP_TABLES`` (a time limit).
-
-    Returns
-    -------
-    tables : int or ndarray of int, shape (N,)
-        Number of occupied tables ``K``.
-    owners : ndarray of int, shape (ΣK,)
-        Only with ``return_sizes`` and an array ``customers``: the restaurant of each
-        table. (Omitted for a scalar ``customers``.)
-    sizes : ndarray of int, shape (K,) or (ΣK,)
-        Only with ``return_sizes``: table sizes; for one restaurant in order of
-        appearance, for many grouped by the round in which the table opened.
-    """
-    scalar = np.ndim(customers) == 0
-    remaining = check_counts(customers, "customers", maximum=MAX_RELEASE_SIZE)
-    if remaining.ndim > 1:
-        raise ValueError(f"customers must be an integer or a 1-D array, got shape {remaining.shape}")
-    remaining = np.atleast_1d(remaining).copy()
-    sigma = check_real("sigma", sigma, low=0.0, high=1.0, high_open=True)
-    strength = check_real("strength", strength, low=0.0, low_open=True)
-    rng = check_rng(rng)
-    largest = int(remaining.max()) if remaining.size else 0
-    expected = _expected_tables(largest, sigma, strength)
-    if scalar and sigma == 0 and expected > _FELLER_TABLES:
-        sizes_arr = _feller_table_sizes(largest, strength, rng)
-        return (int(sizes_arr.size), sizes_arr) if return_sizes else int(sizes_arr.size)
-    if expected > MAX_CRP_TABLES:
-        raise ValueError(f"customers = {largest} with sigma = {sigma!r} and strength = {strength!r} would open about "
-                         f"{expected:.3g} tables, more than the limit MAX_CRP_TABLES = {MAX_CRP_TABLES} of "
-                         f"table-by-table seating; lower m, theta or sigma")
-    tables = np.zeros(remaining.shape, dtype=np.int64)
-    sizes: list[np.ndarray] = []
-    owners: list[np.ndarray] = []
-    j = 0
-    while True:
-        active = np.flatnonzero(remaining > 0)
-        if active.size == 0:
-            break
-        j += 1
-        v = rng.beta(1.0 - sigma, strength + j * sigma, size=active.size)
-        size = 1 + rng.binomial(remaining[active] - 1, v)
-        remaining[active] -= size
-        tables[active] += 1
-        if return_sizes:
-            sizes.append(size)
-            owners.append(active)
-    if return_sizes:
-        sizes_arr = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
-        if scalar:
-            return int(tables[0]), sizes_arr
-        owners_arr = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
-        return tables, owners_arr, sizes_arr
-    return int(tables[0]) if scalar else tables
-
-
 def py_predictive_counts(multiplicities, sigma, theta, m, rng):
-    """Counts of one PYPP release of size ``m`` (SPEC §2, §7).
+    """Counts of one PYPP release of size ``m`` (docs/mathematics.md §2, §7).
 
     Parameters
     ----------
@@ -280,58 +131,6 @@ def _split_dirichlet_multinomial(total: int, categories: int, alpha: float,
 
 
 @dataclass(frozen=True)
-class UniformBase:
-    """Uniform base measure on a public interval ``[lo, hi]`` for a numeric column."""
-
-    lo: float
-    hi: float
-
-    def __post_init__(self):
-        lo, hi = check_bounds((self.lo, self.hi))
-        if not math.isfinite(hi - lo):
-            raise ValueError(f"bounds must have a finite width hi - lo (at most ~1.8e308), got lo={lo!r}, hi={hi!r}")
-
-    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """``size`` iid draws from Uniform[lo, hi]; ``0 ≤ size ≤ MAX_RELEASE_SIZE``."""
-        return check_rng(rng).uniform(self.lo, self.hi, size=_check_sample_size(size))
-
-
-def _check_sample_size(size) -> int:
-    """Number of new values drawn from a base measure: one integer in [0, MAX_RELEASE_SIZE]."""
-    if np.ndim(size) != 0:
-        raise ValueError(f"size must be one integer in [0, {MAX_RELEASE_SIZE}], got {size!r}")
-    return int(check_counts(size, "size", maximum=MAX_RELEASE_SIZE))
-
-
-@dataclass(frozen=True)
-class CategoricalBase:
-    """Base measure of a categorical column.
-
-    New values get the labels ``new_category_1``, ``new_category_2``, … in order of
-    appearance. With σ < 0 and a public list of ``categories``, the new blocks are
-    instead the unobserved public categories, assigned uniformly at random without
-    replacement (exact: the symmetric Dirichlet prior makes them exchangeable).
-    """
-
-    categories: tuple | None = None
-
-    def sample(self, size: int, rng: np.random.Generator, *, observed=None) -> np.ndarray:
-        """``size`` new labels: unobserved public categories if there are enough, else fresh names.
-
-        ``0 ≤ size ≤ MAX_RELEASE_SIZE``; ``observed`` is the list of observed labels.
-        """
-        size = _check_sample_size(size)
-        rng = check_rng(rng)
-        if self.categories is not None and observed is not None:
-            seen = set(observed)
-            unobserved = [c for c in self.categories if c not in seen]
-            if len(unobserved) >= size:
-                pick = rng.choice(len(unobserved), size=size, replace=False)
-                return np.asarray(unobserved, dtype=object)[pick]
-        return np.array([f"new_category_{j}" for j in range(1, size + 1)], dtype=object)
-
-
-@dataclass(frozen=True)
 class SyntheticRelease:
     """One PYPP release.
 
@@ -364,7 +163,7 @@ class SyntheticRelease:
 def pypp_release(atoms, multiplicities, sigma, theta, m, rng, *,
                  base: Sequence | UniformBase | CategoricalBase | None = None,
                  decimals: Sequence[int | None] | int | None = None) -> SyntheticRelease:
-    """Release ``m`` synthetic values or rows with the PYPP mechanism (SPEC §2).
+    """Release ``m`` synthetic values or rows with the PYPP mechanism (docs/mathematics.md §2).
 
     Parameters
     ----------
@@ -449,22 +248,6 @@ def _per_column(spec, d: int, name: str) -> list:
 _ENUMERATE_DOMAIN = 1 << 20   # public domains up to this size are listed; larger ones are sampled
 
 
-def public_domain_size(bases) -> int | None:
-    """z of a σ < 0 release: the product of the public category lists, or None if a column has none.
-
-    Under σ < 0 (Dirichlet–multinomial over z public categories, docs/mathematics.md §3.3)
-    the pure ε-DP guarantee needs every unobserved category to be released *by name*, as
-    an element of a public domain fixed without looking at the data: a fresh value for
-    it would be impossible under a neighbour that does not hold it — a singular output.
-    """
-    sizes = []
-    for b in bases:
-        if not (isinstance(b, CategoricalBase) and b.categories is not None):
-            return None
-        sizes.append(len(b.categories))
-    return math.prod(sizes)
-
-
 def _unobserved_public_rows(bases, atoms: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
     """``size`` distinct rows of the public product domain that are not atoms, uniformly.
 
@@ -517,4 +300,3 @@ def _stack_columns(columns: list[np.ndarray], atoms: np.ndarray) -> np.ndarray:
             out[:, j] = c
         return out
     return np.column_stack(columns)
-from .baselines import dirichlet_sampling_epsilon, gaussian_sigma, smoothed_histogram_lambda  # noqa: E402,F401  (SPEC §7 names)

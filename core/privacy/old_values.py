@@ -26,7 +26,7 @@ exactly those of full PYPP — so :math:`\\delta_x(\\varepsilon)` is the same cl
 :math:`\\max_r P(S>(e^\\varepsilon-1)(r-1))` with :math:`S\\sim\\mathrm{BB}(m,r,\\theta+n-r)`
 (:math:`m/(m+\\theta+n-1)` for a singleton): suppressing the new values buys nothing under
 the paper's accounting. For σ ∈ (0, 1) the new values' information enters only through L,
-and δ is estimated by Monte Carlo exactly as for full PYPP (SPEC §3.2), with a
+and δ is estimated by Monte Carlo exactly as for full PYPP (docs/mathematics.md §3.2), with a
 Clopper–Pearson upper bound.
 """
 
@@ -37,13 +37,9 @@ from typing import Callable
 import numpy as np
 
 from .betabinom import log_gamma_ratio
-from .validation import (
-    check_eps,
-    check_integer,
-    check_multiplicities,
-    check_py_parameters,
-    check_rng,
-)
+from ..validation import check_eps, check_integer, check_multiplicities, check_py_parameters, check_rng
+from .instance import instance_delta
+from .monte_carlo import _neighbour_type_delta, _representatives
 
 __all__ = ["expected_release_size", "old_values_counts", "old_values_delta", "old_values_monte_carlo"]
 
@@ -85,7 +81,7 @@ def old_values_counts(multiplicities, sigma, theta, m, rng: np.random.Generator,
 
 def old_values_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, seed=None,
                      progress: Callable[[float, str], None] | None = None):
-    """Instance-level δ_x(ε) of the old-values-only mechanism (thesis Alg. 3; SPEC §7).
+    """Instance-level δ_x(ε) of the old-values-only mechanism (thesis Alg. 3; docs/mathematics.md §7).
 
     Same conventions as :func:`core.privacy.instance_delta`: the probability under x that
     some neighbour's likelihood ratio exceeds :math:`e^{\\varepsilon}` or the output is
@@ -118,7 +114,6 @@ def old_values_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000,
     counts, sigma, theta = _check_regime(multiplicities, sigma, theta)
     eps_arr, scalar = check_eps(eps)
     if sigma == 0:
-        from .privacy import instance_delta  # deferred: core.privacy re-exports this module
 
         return instance_delta(counts, 0.0, theta, m, eps)
     m = check_integer("m", m, minimum=1, maximum=10**8)
@@ -134,7 +129,7 @@ def old_values_monte_carlo(multiplicities, sigma, theta, m, eps, *, n_mc: int = 
                            batch: int = 2000, prune: bool = True):
     """Monte Carlo δ_x(ε) of the old-values-only mechanism, σ ∈ (0, 1) (docs/bayesian_family.md §3.3).
 
-    The estimator of SPEC §3.2 with the likelihood ratios (a)–(d) of this module:
+    The estimator of docs/mathematics.md §3.2 with the likelihood ratios (a)–(d) of this module:
     replicates of the representative old counts and L (a Dirichlet–multinomial draw),
     every neighbour type (a pair of multiplicities, or a multiplicity and "new"), the
     maximum empirical frequency of a bad event, and a Bonferroni-corrected one-sided
@@ -145,7 +140,6 @@ def old_values_monte_carlo(multiplicities, sigma, theta, m, eps, *, n_mc: int = 
     core.privacy.MonteCarloDelta
     """
     # deferred: core.privacy re-exports this module
-    from .privacy import _neighbour_type_delta, _representatives
 
     counts, sigma, theta = _check_regime(multiplicities, sigma, theta)
     if not 0 < sigma < 1:

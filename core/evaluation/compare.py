@@ -1,4 +1,4 @@
-"""PYPP against the histogram baselines at one privacy level (SPEC §4, §5).
+"""PYPP against the histogram baselines at one privacy level (docs/mathematics.md §4, §5).
 
 * :func:`calibrate` sets every mechanism's knobs for a common target (ε, δ) and release
   size ``m`` and returns a :class:`Calibration` whose ``table`` says what was chosen and
@@ -11,13 +11,13 @@
   baselines and the bootstrap); W1 and KDE-L2 are computed for all runs at once.
 * :func:`comparison_summary` averages the runs per mechanism next to the confidential
   values; :func:`sweep_comparison` repeats the comparison over a grid of ε (frontier).
-* :func:`quality_by_mechanism` — the quality report (:mod:`core.quality`, docs/quality.md)
+* :func:`quality_by_mechanism` — the quality report (:mod:`core.evaluation.quality`, docs/quality.md)
   of one release per mechanism, from the data's frequency table with its counts.
 
 Issue 11 adds the Bayesian family (docs/bayesian_family.md): the old-values-only PYPP
 (thesis Algorithm 3, :class:`OldValuesPYPPMechanism`), truncated-Dirichlet posterior
 sampling and the pseudo-posterior mechanism with record and scalar weights (from
-:mod:`core.baselines`). The pseudo-posterior's guarantee is local (computed from the data):
+:mod:`core.mechanisms`). The pseudo-posterior's guarantee is local (computed from the data):
 it is labelled so and never reported as meeting the target.
 
 The PYPP mechanism is compared at σ = 0 on the data scaled to :math:`[0,1]^d` with base
@@ -36,7 +36,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .baselines import (
+from ..mechanisms import (
     Bootstrap,
     DirichletMultinomialHistogram,
     DirichletPosteriorSampling,
@@ -51,25 +51,22 @@ from .baselines import (
     check_release_arguments,
     distinct_rows,
 )
-from .mechanisms import UniformBase, pypp_release
-from .old_values import old_values_counts
-from .formatting import format_upper
-from .privacy import global_delta, max_synthetic_size
+from ..data import UniformBase
+from ..mechanisms import pypp_release
+from ..privacy import old_values_counts
+from ..formatting import format_upper
+from ..privacy import global_delta, max_synthetic_size
 from .quality import QualityReport, quality_report
-from .utility import (
+from .distances import (
     DEFAULT_MAX_COST_BYTES,
     MAX_COST_BYTES,
     MAX_PROJECTIONS,
-    binned_kde_runs,
-    column_summary,
     joint_w1_runs,
-    kde_grid,
-    kde_l2_runs,
-    scott_bandwidth,
-    summary_runs,
     wasserstein1_runs,
 )
-from .validation import (
+from .density import binned_kde_runs, kde_grid, kde_l2_runs, scott_bandwidth
+from .summaries import column_summary, summary_runs
+from ..validation import (
     MAX_RELEASE_SIZE,
     check_bins,
     check_delta,
@@ -98,12 +95,12 @@ __all__ = [
     "sweep_comparison",
 ]
 
-#: The Bayesian family of issue 11 (docs/bayesian_family.md): old-values-only PYPP,
+#: The Bayesian family (docs/bayesian_family.md): old-values-only PYPP,
 #: truncated-Dirichlet posterior sampling, pseudo-posterior with record and scalar weights.
 BAYESIAN_FAMILY = ("pypp_old_values", "truncated_dirichlet_posterior", "pseudo_posterior",
                    "pseudo_posterior_scalar")
 #: Keys of the mechanisms compared by default (the Compare page, the ε sweep, the command
-#: line): PYPP, the SPEC §4 baselines and the Bayesian family, with the bootstrap last.
+#: line): PYPP, the docs/mathematics.md §4 baselines and the Bayesian family, with the bootstrap last.
 DEFAULT_MECHANISMS = ("pypp", "laplace_histogram", "gaussian_histogram", "smoothed_histogram",
                       "dirichlet_multinomial", "dirichlet_posterior_sampling") + BAYESIAN_FAMILY + ("bootstrap",)
 #: Every key :func:`calibrate` accepts (the data-dependent Dirichlet–multinomial is not DP).
@@ -113,7 +110,7 @@ Progress = Callable[[float, str], None]
 
 
 class PYPPMechanism(Mechanism):
-    """The Pitman–Yor posterior-predictive mechanism at σ = 0 in the comparison (SPEC §2, §3.1).
+    """The Pitman–Yor posterior-predictive mechanism at σ = 0 in the comparison (docs/mathematics.md §2, §3.1).
 
     Data on :math:`[0,1]^d`; a row is one atom; new values are drawn from the base measure
     Uniform[0, 1] per column. The guarantee is global (ε, δ*) with
@@ -164,7 +161,7 @@ class PYPPMechanism(Mechanism):
         return atoms, counts, m, runs, rng, d
 
     def release_runs(self, data, m, runs, rng, *, counts=None) -> np.ndarray:
-        # The mechanism is a function of the frequency table (SPEC §2): cost O(k + m) per run.
+        # The mechanism is a function of the frequency table (docs/mathematics.md §2): cost O(k + m) per run.
         atoms, counts, m, runs, rng, d = self._release_arguments(data, m, runs, rng, counts)
         base = UniformBase(0.0, 1.0) if atoms.ndim == 1 else [UniformBase(0.0, 1.0)] * d
         # One exact posterior-predictive draw per run: the sampler's cost is O(k + m) per
@@ -294,7 +291,7 @@ def _caveat(g: Guarantee, bounds_caveat: str) -> str:
 
 def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
               mechanisms: Sequence[str] = DEFAULT_MECHANISMS, bounds_from_data: bool = False) -> Calibration:
-    """Set every mechanism's knobs for a common (ε, δ) and release size ``m`` (SPEC §4).
+    """Set every mechanism's knobs for a common (ε, δ) and release size ``m`` (docs/mathematics.md §4).
 
     ===============================  ==============================================================
     mechanism                        knob and rule
@@ -423,7 +420,7 @@ def _joint_w1(x: np.ndarray, releases: list[np.ndarray], max_cost_bytes: float, 
               rng: np.random.Generator, counts: np.ndarray | None = None) -> tuple[list[np.ndarray], str]:
     """Multi-column W1 of every run of every mechanism, one method for all of them.
 
-    :func:`core.utility.joint_w1_runs` on all runs at once: exact (``ot.emd2`` on the
+    :func:`core.evaluation.joint_w1_runs` on all runs at once: exact (``ot.emd2`` on the
     residual of data and release) while the residual problems fit its time budget and
     ``max_cost_bytes`` each; otherwise the sliced W1 with one set of random directions
     shared by every run and mechanism (common random numbers). One method for all, so
@@ -461,7 +458,7 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
                    progress: Progress | None = None, columns: Sequence[str] | None = None,
                    grid_size: int = 1024, max_cost_bytes: float = DEFAULT_MAX_COST_BYTES,
                    n_projections: int = 50) -> pd.DataFrame:
-    """R independent runs of every calibrated mechanism on the same data (SPEC §5).
+    """R independent runs of every calibrated mechanism on the same data (docs/mathematics.md §5).
 
     Each mechanism gets its own generator, seeded by one draw from ``rng`` and the
     mechanism's name, so adding or removing a mechanism does not change the others' draws.
@@ -472,14 +469,14 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
     for the same ``rng``, at a cost in k, m and runs, never in n. For each run and each column:
 
     * ``W1``: exact 1-D W1 between the column of the release and of the data
-      (:func:`core.utility.wasserstein1_runs`); with ``d > 1`` there is also one row per
+      (:func:`core.evaluation.wasserstein1_runs`); with ``d > 1`` there is also one row per
       run with ``column = "(joint)"`` holding the multi-column W1 of
-      :func:`core.utility.joint_w1_runs` — exact (``ot.emd2`` on the residual of data and
+      :func:`core.evaluation.joint_w1_runs` — exact (``ot.emd2`` on the residual of data and
       release) while it fits a time budget and ``max_cost_bytes``, sliced otherwise, one
       method for every mechanism and run (``W1_method`` says which);
     * ``KDE_L2``: :math:`(\\int(\\hat f_x-\\hat f_Z)^2)^{1/2}` with Gaussian KDEs (Scott
       bandwidth) on one grid per column common to all mechanisms and runs, evaluated by
-      linear binning + FFT (:func:`core.utility.binned_kde_runs`, within ~1e-3 of
+      linear binning + FFT (:func:`core.evaluation.binned_kde_runs`, within ~1e-3 of
       ``gaussian_kde``); NaN for a run whose column has a single distinct value;
     * ``mean, sd, q1, median, q3`` of the release.
 
@@ -684,11 +681,11 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: in
 
 def quality_by_mechanism(atoms, counts, releases, *, columns: Sequence[str] | None = None,
                          progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, QualityReport]]:
-    """Quality report of one release per mechanism against the data (issue 14 §2; docs/quality.md).
+    """Quality report of one release per mechanism against the data (docs/quality.md).
 
     Every column of the comparison is numeric (on [0, 1]): per column the KS complement,
     per pair the correlation similarity; computed from the frequency table (the k
-    distinct rows and their counts, :func:`core.quality.quality_report` with
+    distinct rows and their counts, :func:`core.evaluation.quality.quality_report` with
     ``real_counts``), so the cost grows with k and m, not with n.
 
     Parameters

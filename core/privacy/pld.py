@@ -51,7 +51,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from . import betabinom
 from .betabinom import UNIT_ROUNDOFF
-from .validation import (
+from ..validation import (
     check_delta,
     check_eps,
     check_integer,
@@ -62,6 +62,7 @@ from .validation import (
     check_real,
     check_rng,
 )
+from .crp import crp_tables
 
 __all__ = [
     "COMPOSITION_DISCRETIZATION",
@@ -376,7 +377,7 @@ def pypp_loss_values(r, n, theta, m):
         ``log1p(s/(r − 1))`` for s = 0..m (or ``[0.0]`` for r = 1).
     probs : ndarray, same shape
         Probabilities, each rounded **up** by the proven error bound of the log-pmf
-        (:func:`core.betabinom.log_pmf`), so they bound the exact ones from above.
+        (:func:`core.privacy.betabinom.log_pmf`), so they bound the exact ones from above.
     infinity_mass : float
         T₁ rounded up for r = 1, else 0.
     """
@@ -389,7 +390,7 @@ def pypp_loss_values(r, n, theta, m):
         t1 = _singleton_mass(m, N)
         return np.zeros(1), np.array([1.0 - m / (m + (N - 1.0)) * (1.0 - 8 * UNIT_ROUNDOFF)]), t1
     s = np.arange(m + 1, dtype=float)
-    # exact anchors every 64 terms and the one-step ratio in between (core.betabinom)
+    # exact anchors every 64 terms and the one-step ratio in between (core.privacy.betabinom)
     log_p, err = betabinom._window(np.array([float(m)]), np.array([float(r)]), np.array([N - r]),
                                    np.array([0.0]), m + 1)
     probs = np.exp(log_p[0] + err[0])
@@ -518,7 +519,6 @@ def pypp_monte_carlo_loss(multiplicities, sigma, theta, m, *, n_mc: int = 20000,
     max_types : int in [1, 10]
         Number of smallest multiplicities used as replaced and as target values.
     """
-    from .mechanisms import crp_tables   # sampler primitives (core.mechanisms imports no PLD code)
 
     counts = check_multiplicities(multiplicities)
     sigma, theta, z = check_py_parameters(sigma, theta, counts.size)
@@ -608,7 +608,7 @@ def _dominant_types(types: list, n_mc: int, keep: int = 4) -> list:
 
 # ----------------------------------------------------------------------------- baselines
 def laplace_histogram_loss(eps) -> PrivacyLoss:
-    """Exact PLD of the Laplace-perturbed histogram (SPEC §4.1).
+    """Exact PLD of the Laplace-perturbed histogram (docs/mathematics.md §4.1).
 
     Replacing one record lowers one count and raises another by one; each noisy count is
     a Laplace mechanism with sensitivity 1 and scale 2/ε, so the PLD is the composition of
@@ -626,7 +626,7 @@ def laplace_histogram_loss(eps) -> PrivacyLoss:
 
 
 def gaussian_histogram_loss(sd) -> PrivacyLoss:
-    """Exact PLD of the Gaussian-perturbed histogram (SPEC §4.2): L2 sensitivity √2.
+    """Exact PLD of the Gaussian-perturbed histogram (docs/mathematics.md §4.2): L2 sensitivity √2.
 
     The mechanism is exactly μ-GDP with μ = √2/s (Dong, Roth & Su 2022).
     """
@@ -643,7 +643,7 @@ def gaussian_histogram_loss(sd) -> PrivacyLoss:
 
 
 def smoothed_histogram_loss(n, cells, m, lam) -> PrivacyLoss:
-    """PLD of ``m`` iid draws from the smoothed histogram (SPEC §4.3), worst pair.
+    """PLD of ``m`` iid draws from the smoothed histogram (docs/mathematics.md §4.3), worst pair.
 
     The worst neighbours move a record between two cells that are otherwise empty: one
     draw lands in cell a with probability (1−λ)/n + λ/k_B under x and λ/k_B under y
@@ -694,12 +694,12 @@ def generic_loss(label: str, eps, delta: float = 0.0) -> PrivacyLoss:
 
 
 def dirichlet_multinomial_loss(eps) -> PrivacyLoss:
-    """The Dirichlet–multinomial baseline (pure ε-DP, SPEC §4.4): generic pure-ε PLD."""
+    """The Dirichlet–multinomial baseline (pure ε-DP, docs/mathematics.md §4.4): generic pure-ε PLD."""
     return generic_loss("Dirichlet–multinomial", eps, 0.0)
 
 
 def calibration_losses(calibration, multiplicities=None) -> dict[str, PrivacyLoss]:
-    """PLDs of every mechanism of a :class:`core.compare.Calibration`, keyed by its name.
+    """PLDs of every mechanism of a :class:`core.evaluation.compare.Calibration`, keyed by its name.
 
     PYPP: the exact global PLD (:func:`pypp_global_loss`; the comparison uses its global
     guarantee). Laplace, Gaussian, smoothed histogram: exact. Dirichlet–multinomial and

@@ -1,11 +1,11 @@
-"""The release bundles: a public release and the curator's record, never mixed (issue 15 §1).
+"""The release bundles: a public release and the curator's record, never mixed.
 
 One writer, two zip files, for the dashboard and the command line alike:
 
 * the **public release** (:data:`PUBLIC_BUNDLE_NAME`): ``synthetic.csv``, ``recipe.json``
   in its public form (no seed, no upload hash, no local directory:
-  :meth:`core.recipe.ReleaseRecipe.public`), ``release.json``
-  (:func:`core.recipe.public_report`: the mechanism's parameters, n, m and the guarantee
+  :meth:`core.release.ReleaseRecipe.public`), ``release.json``
+  (:func:`core.release.public_report`: the mechanism's parameters, n, m and the guarantee
   that holds for every dataset of size n — or, where only an instance-level guarantee
   exists or a choice depends on the data, which guarantee it has and that its statement
   depends on the data) and ``README.txt`` (the same in words). Nothing in it is computed
@@ -41,8 +41,9 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from . import plots, quality, utility
-from .formatting import CONFIDENTIAL_MARK
+from .. import evaluation, plots
+from ..evaluation import quality
+from ..formatting import CONFIDENTIAL_MARK
 from .recipe import ReleaseResult
 
 __all__ = [
@@ -85,14 +86,14 @@ def overlay_figure(confidential: pd.DataFrame, synthetic: pd.DataFrame, column: 
                    label: str = "synthetic (PYPP)"):
     """Histogram + KDE overlay of one numeric column, confidential vs synthetic (curator only).
 
-    KDEs from :func:`core.utility.kde_on_grid` on :func:`core.utility.kde_grid`; a column
+    KDEs from :func:`core.evaluation.kde_on_grid` on :func:`core.evaluation.kde_grid`; a column
     with a single distinct value gets the histograms alone.
     """
     x = confidential[column].to_numpy(float)
     z = synthetic[column].to_numpy(float)
     try:
-        grid = utility.kde_grid(x, z)
-        kde = {"confidential": utility.kde_on_grid(x, grid), label: utility.kde_on_grid(z, grid)}
+        grid = evaluation.kde_grid(x, z)
+        kde = {"confidential": evaluation.kde_on_grid(x, grid), label: evaluation.kde_on_grid(z, grid)}
     except ValueError:  # a KDE needs two distinct values
         grid, kde = None, None
     return plots.distribution_overlay_figure({"confidential": x, label: z}, kde_grid=grid, kde=kde,
@@ -128,13 +129,13 @@ def comparison_figures(result: ReleaseResult) -> dict:
 
 
 def summary_table(result: ReleaseResult) -> pd.DataFrame | None:
-    """:func:`core.utility.summary_table` of the confidential data and the release (numeric columns),
+    """:func:`core.evaluation.summary_table` of the confidential data and the release (numeric columns),
     from the frequency table with its counts."""
     numeric = _numeric(result)
     if not numeric:
         return None
     rows, counts = confidential_table(result)
-    return utility.summary_table(rows, {SYNTHETIC_LABEL: result.synthetic}, columns=numeric, counts=counts)
+    return evaluation.summary_table(rows, {SYNTHETIC_LABEL: result.synthetic}, columns=numeric, counts=counts)
 
 
 def category_counts(result: ReleaseResult) -> pd.DataFrame | None:
@@ -156,7 +157,7 @@ def category_counts(result: ReleaseResult) -> pd.DataFrame | None:
 def quality_report(result: ReleaseResult) -> quality.QualityReport:
     """The quality report of the release against the confidential data (curator only).
 
-    :func:`core.quality.quality_report` of ``result.synthetic`` against the frequency
+    :func:`core.evaluation.quality.quality_report` of ``result.synthetic`` against the frequency
     table weighted by its counts (equal to the report of the n rows), with each
     column's kind from the prepared data.
     """
@@ -208,7 +209,7 @@ def _public_readme(report: dict) -> str:
 
 def public_bundle(result: ReleaseResult) -> bytes:
     """The public release zip: ``synthetic.csv``, ``recipe.json`` (public form),
-    ``release.json`` (:func:`core.recipe.public_report`) and ``README.txt``."""
+    ``release.json`` (:func:`core.release.public_report`) and ``README.txt``."""
     report = result.public_report
     return _zip([
         ("README.txt", _public_readme(report).encode("utf-8")),
@@ -248,7 +249,7 @@ def curator_bundle(result: ReleaseResult, *, figures: Mapping | None = None,
         :func:`comparison_figures` builds the basic ones).
     summary : pandas.DataFrame, optional
         The summary table; computed with :func:`summary_table` when omitted.
-    report : core.quality.QualityReport, optional
+    report : core.evaluation.quality.QualityReport, optional
         The quality report (``CONFIDENTIAL_quality_report.csv``); computed with
         :func:`quality_report` when omitted.
     """

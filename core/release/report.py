@@ -1,7 +1,7 @@
 """The release report: every parameter of a PYPP release and each guarantee, in words.
 
 Shared by the command line (``python -m core release … --report``) and the dashboard's
-release bundle, so both record the same content. Guarantees follow SPEC §3; each states
+release bundle, so both record the same content. Guarantees follow docs/mathematics.md §3; each states
 whether it is instance-level (about this dataset only) or global (every dataset of
 size n), and whether it is pure or approximate DP.
 """
@@ -13,9 +13,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from . import __version__
-from .formatting import format_upper
-from .privacy import (
+from .. import __version__
+from ..formatting import format_upper
+from ..privacy import (
     ReleaseSpec,
     dirichlet_multinomial_is_pure,
     dirichlet_multinomial_pure_epsilon,
@@ -27,7 +27,7 @@ from .privacy import (
     singleton_limit,
     tight_instance_delta,
 )
-from .validation import check_delta, check_eps, check_integer, check_multiplicities
+from ..validation import check_delta, check_eps, check_integer, check_multiplicities
 
 __all__ = ["Guarantee", "guarantees", "release_report"]
 
@@ -64,7 +64,7 @@ class Guarantee:
 
 def guarantees(spec: ReleaseSpec, multiplicities, eps: float, delta_target: float, *,
                n_mc: int = 20000, mc_seed: int | None = 0) -> list[Guarantee]:
-    """The guarantees of a release at one ε (SPEC §3), in the order the UI shows them."""
+    """The guarantees of a release at one ε (docs/mathematics.md §3), in the order the UI shows them."""
     counts = check_multiplicities(multiplicities)
     eps_arr, scalar = check_eps(eps)
     if not scalar:
@@ -140,7 +140,7 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
     ----------
     multiplicities : array_like of int, shape (k,)
         Frequency profile of the confidential data.
-    sigma, theta, m : release parameters (SPEC §2)
+    sigma, theta, m : release parameters (docs/mathematics.md §2)
     eps, delta : float
         The ε at which guarantees are stated and the δ target they are compared with.
     seed : int or None
@@ -154,7 +154,7 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
     releases : int in [1, 1000]
         How many independent releases of this kind the custodian makes from the same
         data. For k > 1 and σ = 0 the report adds the composed guarantees (privacy loss
-        distributions composed with dp_accounting, :mod:`core.pld`; docs/audit.md) next to
+        distributions composed with dp_accounting, :mod:`core.privacy.pld`; docs/audit.md) next to
         naive composition (kε, kδ).
     """
     counts = check_multiplicities(multiplicities)
@@ -211,7 +211,7 @@ def _composition(spec: ReleaseSpec, counts, eps: float, delta: float, items, rel
                        "known for σ = 0 (the Audit page estimates it by Monte Carlo for σ in (0, 1)).")
         out["global_delta"], out["global_meets_target"] = None, True
         return out
-    from . import pld   # dp_accounting is loaded only when composition is asked for
+    from ..privacy import pld   # dp_accounting is loaded only when composition is asked for
 
     glob = float(pld.pypp_global_loss(spec.n, spec.theta, spec.m).delta(eps, releases))
     inst = float(pld.pypp_instance_loss(counts, spec.theta, spec.m).delta(eps, releases))

@@ -42,9 +42,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .baselines import GaussianHistogram, LaplaceHistogram, histogram_counts
-from .mechanisms import crp_tables
-from .validation import (
+from ..mechanisms import GaussianHistogram, LaplaceHistogram, histogram_counts
+from ..privacy import crp_tables
+from ..validation import (
     check_delta,
     check_integer,
     check_multiplicities,
@@ -338,7 +338,7 @@ def pypp_audit_samples(multiplicities, sigma, theta, m, n_simulations, rng, *, r
     Dirichlet–multinomial their joint law under each dataset is that of the grouped
     counts (u, v, other observed values, new values) — the same law as in the full
     release (docs/audit.md §5.1), drawn here for all releases at once; K from the
-    Chinese restaurant of :func:`core.mechanisms.crp_tables`.
+    Chinese restaurant of :func:`core.privacy.crp_tables`.
 
     The likelihood-ratio score is the x-side privacy loss (docs/mathematics.md §3)
     :math:`\\log\\frac{r-1+S_u-\\sigma}{r-1-\\sigma} + \\log\\frac{\\theta+k\\sigma}{\\theta+(k+K)\\sigma}`
@@ -435,7 +435,7 @@ def audit_pypp(multiplicities, sigma, theta, m, eps, delta, *, n_simulations: in
     Returns
     -------
     AuditResult
-        ``theory_eps`` is the exact instance-level ε at δ from :mod:`core.pld` (σ = 0);
+        ``theory_eps`` is the exact instance-level ε at δ from :mod:`core.privacy.pld` (σ = 0);
         ``None`` for σ > 0.
     """
     eps = check_positive("eps", eps)
@@ -445,7 +445,7 @@ def audit_pypp(multiplicities, sigma, theta, m, eps, delta, *, n_simulations: in
                                confidence=confidence)
     theory = None
     if sigma == 0:
-        from .pld import pypp_instance_loss
+        from ..privacy.pld import pypp_instance_loss
 
         theory = pypp_instance_loss(multiplicities, theta, m).epsilon(delta)
     rr = samples["r"]
@@ -458,7 +458,7 @@ def audit_pypp(multiplicities, sigma, theta, m, eps, delta, *, n_simulations: in
 # ----------------------------------------------------------------------------- histograms
 def audit_histogram(data, mechanism, m, *, counts=None, n_simulations: int = 100_000, rng: np.random.Generator,
                     confidence: float = 0.95, progress: Progress | None = None) -> AuditResult:
-    """Empirical audit of the Laplace or Gaussian perturbed histogram (SPEC §4.1–4.2).
+    """Empirical audit of the Laplace or Gaussian perturbed histogram (docs/mathematics.md §4.1–4.2).
 
     ``y`` moves one record from the least-populated non-empty cell ``a`` to the
     least-populated other cell ``b``. The likelihood-ratio attack uses the two noisy
@@ -527,7 +527,7 @@ def audit_histogram(data, mechanism, m, *, counts=None, n_simulations: int = 100
     g = mechanism.guarantee
     attacks = evaluate_attacks({name: scores[name] for name in ("likelihood ratio", "black box")}, g.delta,
                                confidence=confidence)
-    from .pld import gaussian_histogram_loss
+    from ..privacy.pld import gaussian_histogram_loss
 
     theory = g.eps if laplace else gaussian_histogram_loss(mechanism.sigma).epsilon(g.delta)
     return AuditResult(mechanism.label, "y moves one record from the smallest non-empty cell to the "

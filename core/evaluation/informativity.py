@@ -1,8 +1,8 @@
-"""The informativity experiment: how fast PYPP synthetic data recover the confidential data (SPEC §6).
+"""The informativity experiment: how fast PYPP synthetic data recover the confidential data (docs/mathematics.md §6).
 
 Paper §4.2 and Appendix C.2 (Menicucci, Beraha, Favaro and Lazzarini, 2026; Theorem 4,
 Corollaries 3 and 13). A confidential *population* of size ``N`` is given (the
-dyadic-geometric population of :mod:`core.simulation`, or any uploaded numeric column).
+dyadic-geometric population of :mod:`core.evaluation.simulation`, or any uploaded numeric column).
 For every ``n`` on a grid, each of ``R`` runs
 
 1. draws a confidential subsample :math:`x` of size ``n`` without replacement;
@@ -12,16 +12,16 @@ For every ``n`` on a grid, each of ``R`` runs
    measures.
 
 The release size follows a rule: the largest ``m`` admissible for (ε, δ) under Theorem 2
-(:class:`PrivacySizeRule`, SPEC §3.1) or :math:`m = \\lceil c\\,n^{a} \\rceil`
+(:class:`PrivacySizeRule`, docs/mathematics.md §3.1) or :math:`m = \\lceil c\\,n^{a} \\rceil`
 (:class:`PowerSizeRule`). The output is the mean W1 per ``n`` with a 95% confidence band
 and the least-squares slope of :math:`\\log \\overline{W_1}` against :math:`\\log n`, to
 compare with the :math:`n^{-1/2}` rate.
 
 All ``R`` runs of a grid point are simulated at once, on the count level: the subsample
 is a multivariate hypergeometric draw over the distinct population values, the release
-is the exact fast sampler of SPEC §2 written for σ = 0 (Dirichlet weights as normalised
+is the exact fast sampler of docs/mathematics.md §2 written for σ = 0 (Dirichlet weights as normalised
 gammas, a multinomial, a Chinese restaurant for the new values), and W1 is computed for
-all runs by one sort (:func:`core.utility.batched_wasserstein1`).
+all runs by one sort (:func:`core.evaluation.batched_wasserstein1`).
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .mechanisms import crp_tables
-from .privacy import max_synthetic_size
-from .utility import signed_wasserstein1
-from .validation import (
+from ..privacy import crp_tables
+from ..privacy import max_synthetic_size
+from .distances import signed_wasserstein1
+from ..validation import (
     MAX_RELEASE_SIZE,
     MAX_RELEASE_VALUES,
     check_bounds,
@@ -98,7 +98,7 @@ class PowerSizeRule:
 class PrivacySizeRule:
     """Release size :math:`m^*(\\varepsilon, \\delta)`: the largest m admissible under Theorem 2.
 
-    Computed by :func:`core.privacy.max_synthetic_size` (SPEC §3.1); it is 0 when not a
+    Computed by :func:`core.privacy.max_synthetic_size` (docs/mathematics.md §3.1); it is 0 when not a
     single synthetic value can be released at that ``n``.
     """
 
@@ -176,7 +176,7 @@ def release_sizes(n, rule: PowerSizeRule | PrivacySizeRule, theta) -> np.ndarray
 def _w1_of_dp_releases(atoms, counts, n, m, theta, lo, hi, runs, rng):
     """W1 between PYPP (σ = 0) releases and their confidential subsamples, for ``runs`` runs.
 
-    Count-level form of SPEC §2 with σ = 0 on a subsample with counts :math:`X_i` over the
+    Count-level form of docs/mathematics.md §2 with σ = 0 on a subsample with counts :math:`X_i` over the
     population's distinct values :math:`u_i` (absent values have :math:`X_i = 0`):
     :math:`(P, R) \\sim \\mathrm{Dir}(X_1, \\dots, X_K, \\theta)` as normalised gammas
     (a Gamma(0) is 0), :math:`(S, L) \\sim \\mathrm{Mult}(m; P, R)`, and the ``L`` new

@@ -1,4 +1,4 @@
-"""One release recipe for the dashboard and the command line (issue 10 §A, issue 15 §1).
+"""One release recipe for the dashboard and the command line.
 
 A :class:`ReleaseRecipe` says everything that determines a release: the data source and
 its columns, every per-column transform (:class:`core.data.ColumnSpec`), the mechanism
@@ -10,9 +10,9 @@ schema version (:meth:`ReleaseRecipe.to_json`, :meth:`ReleaseRecipe.from_json`).
 a :class:`ReleaseResult`: the synthetic data in original units (drawn exactly as
 ``core.mechanisms.pypp_release`` with ``numpy.random.default_rng(seed)``, the same draw
 as the dashboard and the command line), the curator's report
-(:func:`core.report.release_report`, with instance-level statements about the
+(:func:`core.release.release_report`, with instance-level statements about the
 confidential data) and the public report (:func:`public_report`, built from public
-quantities only: the recipe, ``n`` and ``m``). :mod:`core.bundle` writes them as two
+quantities only: the recipe, ``n`` and ``m``). :mod:`core.release.bundle` writes them as two
 separate zip files.
 
 JSON form (``schema_version`` 1)::
@@ -42,7 +42,7 @@ read — a recipe without them reads the file with the defaults — and always w
 that a replay reads the file exactly as the release did.
 
 ``coarsening`` (optional when read, always written; ``[]`` = none) lists the
-:class:`core.coarsening.ColumnTransform` applied to the rows after reading and before
+:class:`core.data.ColumnTransform` applied to the rows after reading and before
 the column transforms (rounding to a step or to significant digits, log-scale rounding,
 top/bottom-coding, merging categories into ``"other"``); each entry is
 ``ColumnTransform.to_dict()``. The transforms are public: they are part of the published
@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.resources
 import json
 import math
 import os
@@ -86,12 +87,12 @@ from pathlib import Path, PurePath
 import numpy as np
 import pandas as pd
 
-from . import __version__
-from . import data as data_layer
-from .coarsening import ColumnTransform, apply_coarsening, coarsening_label
-from .mechanisms import pypp_release
-from .formatting import CONFIDENTIAL_MARK, format_upper
-from .privacy import (
+from .. import __version__
+from .. import data as data_layer
+from ..data import ColumnTransform, apply_coarsening, coarsening_label
+from ..mechanisms import pypp_release
+from ..formatting import CONFIDENTIAL_MARK, format_upper
+from ..privacy import (
     dirichlet_multinomial_is_pure,
     dirichlet_multinomial_pure_epsilon,
     global_delta,
@@ -101,7 +102,7 @@ from .privacy import (
     singleton_limit,
 )
 from .report import release_report
-from .validation import (
+from ..validation import (
     PrivacyLeakWarning,
     check_choice,
     check_delta,
@@ -147,8 +148,9 @@ MECHANISMS = {"pypp": ("sigma", "theta")}
 #: or the instance-level guarantee at the privacy target.
 SIZE_RULES = ("fixed", "global", "instance")
 
-#: Bundled samples (``sample_data/`` next to the package in a source checkout).
-SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
+#: Bundled samples: the ``sample_data`` package, found through importlib.resources (its
+#: files are real files, so a ``Path`` serves every reader).
+SAMPLE_DIR = Path(str(importlib.resources.files("sample_data")))
 
 
 _SAMPLE, _UPLOAD = "sample:", "upload"
@@ -224,12 +226,12 @@ def _json_scalar(name: str, value):
 def _check_coarsening(transforms, columns) -> tuple:
     """The recipe's coarsening as a tuple of ColumnTransform, each on a distinct released column."""
     if isinstance(transforms, (ColumnTransform, str)) or not hasattr(transforms, "__iter__"):
-        raise ValueError(f"coarsening must be a sequence of core.coarsening.ColumnTransform, got {transforms!r}")
+        raise ValueError(f"coarsening must be a sequence of core.data.ColumnTransform, got {transforms!r}")
     names = [c.name for c in columns]
     seen, out = set(), []
     for t in transforms:
         if not isinstance(t, ColumnTransform):
-            raise ValueError(f"coarsening must list core.coarsening.ColumnTransform objects, got {t!r}")
+            raise ValueError(f"coarsening must list core.data.ColumnTransform objects, got {t!r}")
         if t.column not in names:
             raise ValueError(f"coarsening transform for column {t.column!r}, which is not a released column "
                              f"({', '.join(map(repr, names))})")
@@ -265,7 +267,7 @@ def _check_column(spec) -> data_layer.ColumnSpec:
 
 @dataclass(frozen=True)
 class ReleaseRecipe:
-    """Everything that determines a release (issue 10 §A.1).
+    """Everything that determines a release.
 
     Parameters
     ----------
@@ -275,7 +277,7 @@ class ReleaseRecipe:
     columns : sequence of core.data.ColumnSpec
         The released columns in order, each with its transforms (kind, log, public
         bounds or ``None`` = read off the data, rounding decimals, scaling, public
-        categories). A row of the chosen columns is one atom (SPEC §2).
+        categories). A row of the chosen columns is one atom (docs/mathematics.md §2).
     eps : float in (0, ∞)
         The ε at which every guarantee is stated.
     delta : float in (0, 1)
@@ -310,9 +312,9 @@ class ReleaseRecipe:
     releases : int in [1, 1000]
         How many independent releases of this kind the custodian plans from the same data;
         the curator's report adds their composed guarantee (docs/audit.md).
-    coarsening : sequence of core.coarsening.ColumnTransform
+    coarsening : sequence of core.data.ColumnTransform
         Applied to the rows after reading, before ``columns``' transforms
-        (:func:`core.coarsening.apply_coarsening`); at most one per column, each naming a
+        (:func:`core.data.apply_coarsening`); at most one per column, each naming a
         released column. Default: none.
     coarsening_chosen_from_data : bool
         The coarsening was chosen by looking at the confidential data (the advisor): a
@@ -350,7 +352,7 @@ class ReleaseRecipe:
         if isinstance(self.columns, (data_layer.ColumnSpec, str)) or not hasattr(self.columns, "__iter__"):
             raise ValueError(f"columns must be a sequence of core.data.ColumnSpec, got {self.columns!r}")
         # The data layer's own check (at least one column, none twice), then the JSON-safe form.
-        put("columns", tuple(_check_column(c) for c in data_layer._normalise_specs(list(self.columns))))
+        put("columns", tuple(_check_column(c) for c in data_layer.normalise_specs(list(self.columns))))
         put("eps", check_finite_eps(_plain_number("eps", self.eps), "eps"))
         put("delta", check_delta(_plain_number("delta", self.delta), "delta"))
         rule = self.size_rule if self.size_rule is not None else ("fixed" if self.m is not None else "global")
@@ -367,7 +369,7 @@ class ReleaseRecipe:
                                               _plain_number("theta", self.theta))
         if rule != "fixed" and sigma != 0:
             raise ValueError(f"size_rule {rule!r} needs sigma = 0: the largest admissible m is known for the "
-                             f"Dirichlet process only (Theorem 2 / SPEC §3.1), got sigma={sigma!r}. Fix m.")
+                             f"Dirichlet process only (Theorem 2 / docs/mathematics.md §3.1), got sigma={sigma!r}. Fix m.")
         put("sigma", sigma)
         put("theta", theta)
         if self.seed is not None:
@@ -578,7 +580,7 @@ class ReleaseResult:
     prepared : core.data.PreparedData
         The prepared confidential data.
     curator_report : dict
-        JSON-ready; its first key is ``"CONFIDENTIAL"``. :func:`core.report.release_report`
+        JSON-ready; its first key is ``"CONFIDENTIAL"``. :func:`core.release.release_report`
         plus ``release.m_chosen_by``, the full ``recipe`` and the warnings.
     public_report : dict
         JSON-ready; :func:`public_report` (no statistic of the confidential data).
@@ -610,7 +612,7 @@ class ReleaseResult:
 def resolve_release_size(recipe: ReleaseRecipe, multiplicities) -> tuple[int, str]:
     """The release size ``m`` of a recipe for data with these multiplicities, and the rule in words.
 
-    ``"global"``: :math:`m^*(\\varepsilon,\\delta)` of Theorem 2 (SPEC §3.1), a function of
+    ``"global"``: :math:`m^*(\\varepsilon,\\delta)` of Theorem 2 (docs/mathematics.md §3.1), a function of
     ``n`` alone. ``"instance"``: the largest m with :math:`\\delta_x(\\varepsilon)\\le\\delta`
     at the data. Both are exact (core.privacy) and capped at :data:`MAX_RECIPE_SIZE`, and
     both are refused when even m = 1 misses δ.
@@ -694,7 +696,7 @@ def _prepare(recipe: ReleaseRecipe, data, engine: str, scheduler: str | None):
                 if recipe.counts_column not in source.columns:
                     raise ValueError(f"no counts column {recipe.counts_column!r}; the columns are "
                                      f"{', '.join(map(repr, source.columns))}")
-                counts = data_layer._counts_from_column(source[recipe.counts_column], recipe.counts_column)
+                counts = data_layer.counts_from_column(source[recipe.counts_column], recipe.counts_column)
             frame = apply_coarsening(source, recipe.coarsening, counts=counts) if recipe.coarsening else source
             prepared = data_layer.prepare(frame, list(recipe.columns), counts=counts)
         else:
@@ -723,7 +725,7 @@ def _coarsening_notes(recipe: ReleaseRecipe) -> list[str]:
 def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
                data_label: str | None = None, engine: str = "duckdb", scheduler: str | None = None,
                reading: dict | None = None) -> ReleaseResult:
-    """Run a release recipe: prepare the data, resolve m, release, report (issue 10 §A.1).
+    """Run a release recipe: prepare the data, resolve m, release, report.
 
     Parameters
     ----------
@@ -803,7 +805,7 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
     """What the public release may say: the guarantee that holds for every dataset of size n.
 
     Built from public quantities only — the recipe's public form, ``n`` and ``m`` — with
-    :mod:`core.privacy` (SPEC §3): for σ = 0 the global (ε, δ)-DP of Theorem 2,
+    :mod:`core.privacy` (docs/mathematics.md §3): for σ = 0 the global (ε, δ)-DP of Theorem 2,
     :func:`~core.privacy.global_delta`; for σ < 0 the global pure ε-DP of the
     Dirichlet–multinomial release, :math:`\\varepsilon \\ge \\log(1 + m/|\\sigma|)`; for
     σ ∈ (0, 1) only an instance-level guarantee exists, whose value depends on the data

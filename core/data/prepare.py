@@ -1,0 +1,609 @@
+"""Preparing the chosen columns for the mechanism: round, clip to public bounds, optional log,
+scale to [0, 1] (docs/mathematics.md §2), and back to original units afterwards.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from .domain import CategoricalBase, UniformBase
+from ..validation import (
+    check_integer,
+    warn_bounds_from_data,
+)
+from .messages import _TABLE_ENTRIES, _list_names, _records, _row_note, _rows
+from .reading import _EXACT_FLOAT_INT, _INT_PATTERN
+from .specs import ColumnSpec, normalise_specs
+from .table import FrequencyTable, _exact_integer_array, _round_integers, frequency_table
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedColumn:
+    """One prepared column: its spec, the bounds actually used and the inverse map.
+
+    Attributes
+    ----------
+    spec : ColumnSpec
+    bounds : (lo, hi) or None
+        Bounds in original units used for clipping and scaling (``None`` for a
+        categorical column).
+    bounds_from_data : bool
+        The bounds were read off the confidential data (not private).
+    n_clipped : int
+        Number of values outside the public bounds, clipped to them.
+    base : UniformBase or CategoricalBase
+        This column's factor of the base measure ``H``, in transformed space.
+    """
+
+    spec: ColumnSpec
+    bounds: tuple[float, float] | None
+    bounds_from_data: bool
+    n_clipped: int
+    base: UniformBase | CategoricalBase
+    # Sorted distinct transformed values and the original values they came from, so
+    # that old atoms map back exactly instead of through exp/scale round-off.
+    _lookup_transformed: np.ndarray | None = field(default=None, repr=False)
+    _lookup_original: np.ndarray | None = field(default=None, repr=False)
+    # Whole numbers beyond 2**53 prepared in exact arithmetic (see _prepare_exact_integers).
+    _exact_integers: bool = field(default=False, repr=False)
+    # The column held whole numbers (int64): values that are all whole map back as int64.
+    _integer_column: bool = field(default=False, repr=False)
+
+    @property
+    def name(self):
+        return self.spec.name
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    def transformed_bounds(self) -> tuple[float, float] | None:
+        """``(g(lo), g(hi))``: the bounds after the log transform, before scaling."""
+        if self.bounds is None:
+            return None
+        lo, hi = self.bounds
+        return (math.log(lo), math.log(hi)) if self.spec.log else (float(lo), float(hi))
+
+    def inverse(self, column) -> np.ndarray:
+        """Map transformed values of this column back to original units.
+
+        .. math:: x = \\mathrm{clip}\\big(\\mathrm{round}(g^{-1}(g(lo) + t\\,(g(hi) - g(lo))),\\ d),\\ lo,\\ hi\\big)
+
+        Values equal to a transformed confidential value map back to that value
+        exactly. Rounding (``decimals``) and clipping only touch the other (new) values;
+        they are data-independent post-processing (docs/mathematics.md §2). Clipping comes last so
+        every output lies within the public bounds, even when ``lo``/``hi`` are not on
+        the rounding grid. With ``decimals <= 0`` the result is ``int64``.
+        """
+        if self.kind == "categorical":
+            return np.asarray(column, dtype=object)
+        t = np.asarray(column, dtype=float)
+        if self._exact_integers:
+            return self._inverse_exact(t)
+        tlo, thi = self.transformed_bounds()
+        if not self.spec.scale:
+            u = t
+        elif np.isfinite(thi - tlo):
+            u = tlo + t * (thi - tlo)
+        else:  # bounds wider than the float range, e.g. (-1e308, 1e308): lo < 0 < hi, no overflow
+            u = (1.0 - t) * tlo + t * thi
+        x = np.exp(u) if self.spec.log else u
+        if self.spec.decimals is not None:
+            x = np.round(x, self.spec.decimals)
+        x = np.clip(x, *self.bounds)
+        table = self._lookup_transformed
+        if table is not None and table.size and t.size:
+            pos = np.minimum(np.searchsorted(table, t), table.size - 1)
+            hit = table[pos] == t
+            x = np.where(hit, self._lookup_original[pos], x)
+        whole = self.spec.decimals is not None and self.spec.decimals <= 0
+        if self._integer_column and not whole:  # e.g. a release of old values only
+            whole = bool(np.all(x == np.round(x)))
+        if whole and np.all(np.abs(x) < 2.0**53):
+            x = x.astype(np.int64)
+        return x
+
+    def _inverse_exact(self, t: np.ndarray) -> np.ndarray:
+        """:meth:`inverse` for whole numbers beyond 2**53, in exact arithmetic.
+
+        Old values come back exactly from the lookup table. A new value is
+        ``lo + t (hi - lo)`` computed as a fraction and rounded half-to-even to a whole
+        number (float64 has no fractional digits at this magnitude anyway), then to
+        ``decimals`` and clipped to the bounds. ``int64`` when every value fits, else
+        Python ints (``object``).
+        """
+        lo, hi = self.bounds
+        table = self._lookup_transformed
+        pos = np.minimum(np.searchsorted(table, t), table.size - 1)
+        hit = table[pos] == t
+        out = np.empty(t.size, dtype=object)
+        out[hit] = self._lookup_original[pos[hit]]
+        new = np.flatnonzero(~hit)
+        if new.size:  # only the new values (data-independent post-processing) take this loop
+            if self.spec.log:
+                tlo, thi = self.transformed_bounds()
+                u = tlo + t[new] * (thi - tlo) if self.spec.scale else t[new]
+                values = [round(Fraction(math.exp(v))) for v in u]
+            elif self.spec.scale:
+                flo, span = Fraction(lo), Fraction(hi) - Fraction(lo)
+                values = [round(flo + Fraction(float(v)) * span) for v in t[new]]
+            else:
+                values = [round(Fraction(float(v))) for v in t[new]]
+            values = _round_integers(values, self.spec.decimals)
+            out[new] = [lo if v < lo else hi if v > hi else v for v in values]
+        items = out.tolist()
+        if all(type(v) is int and -(2**63) <= v < 2**63 for v in items):
+            return np.asarray(items, dtype=np.int64)
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedData:
+    """Confidential data ready for :func:`core.mechanisms.pypp_release`.
+
+    Attributes
+    ----------
+    table : FrequencyTable
+        ``frequency_table(values)``: the atoms and multiplicities the mechanism and the
+        accounting use (docs/mathematics.md §1; after rounding and clipping, so ties created by them
+        count). This is all a release needs.
+    column_info : tuple of PreparedColumn
+        Per column: spec, bounds used, ``bounds_from_data``, ``n_clipped``, base.
+    row_values : ndarray or None
+        The transformed rows in file order when :func:`prepare` saw the rows; ``None``
+        when it was given a frequency table (``counts``; :func:`aggregate`), so that
+        only the k distinct values are held.
+    values : ndarray, shape (n,) or (n, d) (property)
+        Transformed values: ``float64`` when every column is numeric, ``object`` if a
+        column is categorical. Shape ``(n,)`` for a single column. ``row_values``, or
+        the table's atoms repeated by their counts (sorted; an array of n rows is
+        built on each access, so code that needs only a picture of the data should
+        use :meth:`sample`).
+
+    Examples
+    --------
+    >>> prepared = prepare(frame, [ColumnSpec("earnings", log=True, bounds=(1, 100))])
+    >>> release = pypp_release(prepared.table.atoms, prepared.table.counts, 0.0, 2.0, 500,
+    ...                        rng, base=prepared.bases)
+    >>> synthetic = prepared.to_original(release.values)
+    """
+
+    table: FrequencyTable
+    column_info: tuple[PreparedColumn, ...]
+    row_values: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def values(self) -> np.ndarray:
+        if self.row_values is not None:
+            return self.row_values
+        atoms = self.table.atoms
+        return np.repeat(atoms, self.table.counts, axis=0)
+
+    @property
+    def from_table(self) -> bool:
+        """Prepared from a frequency table (no rows held)."""
+        return self.row_values is None
+
+    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """At most ``size`` rows drawn without replacement from the n records (all of
+        them, in order, when ``n <= size``): a bounded picture of the data for plots.
+
+        Drawn from the table (cost O(k + size)), so the rows need not be held.
+        """
+        size = check_integer("size", size, minimum=1)
+        if self.n <= size:
+            return self.values
+        # Multivariate hypergeometric draw of how many records of each atom enter the sample.
+        taken = rng.multivariate_hypergeometric(self.table.counts, size, method="marginals")
+        return np.repeat(self.table.atoms, taken, axis=0)
+
+    @property
+    def n(self) -> int:
+        return self.table.n
+
+    @property
+    def d(self) -> int:
+        return len(self.column_info)
+
+    @property
+    def columns(self) -> tuple:
+        return tuple(c.name for c in self.column_info)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(c.kind for c in self.column_info)
+
+    @property
+    def bases(self) -> list:
+        """Base measure of each column in transformed space (the ``base`` of ``pypp_release``)."""
+        return [c.base for c in self.column_info]
+
+    @property
+    def bounds_from_data(self) -> tuple[bool, ...]:
+        return tuple(c.bounds_from_data for c in self.column_info)
+
+    @property
+    def any_bounds_from_data(self) -> bool:
+        """Whether some bound was read off the data, so the guarantee does not cover it."""
+        return any(self.bounds_from_data)
+
+    @property
+    def n_clipped(self) -> tuple[int, ...]:
+        return tuple(c.n_clipped for c in self.column_info)
+
+    def to_original(self, values) -> pd.DataFrame:
+        """Map values in transformed space (e.g. a release) back to original units.
+
+        Parameters
+        ----------
+        values : array_like, shape (m,) or (m, d)
+            ``(m,)`` is accepted for one column.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Shape ``(m, d)``, the original column names; see :meth:`PreparedColumn.inverse`.
+        """
+        arr = np.asarray(values)
+        if arr.ndim == 1 and self.d == 1:
+            arr = arr.reshape(-1, 1)
+        if arr.ndim != 2 or arr.shape[1] != self.d:
+            raise ValueError(f"values must have shape (m, {self.d})" + (" or (m,)" if self.d == 1 else "")
+                             + f" to match the prepared columns, got shape {arr.shape}")
+        return pd.DataFrame({c.name: c.inverse(arr[:, j]) for j, c in enumerate(self.column_info)})
+
+    def describe(self) -> list[dict]:
+        """JSON-ready description of each column's transforms (for reports and the UI)."""
+        out = []
+        for c in self.column_info:
+            entry = {"column": c.name, "kind": c.kind}
+            if c.kind == "numeric":
+                entry.update(
+                    decimals=c.spec.decimals, log=bool(c.spec.log),
+                    bounds=[c.bounds[0], c.bounds[1]], bounds_from_data=c.bounds_from_data,
+                    clipped=c.n_clipped, scaled_to_unit_interval=bool(c.spec.scale),
+                    base_measure=f"uniform on [{c.base.lo!r}, {c.base.hi!r}] in transformed units")
+            else:
+                entry.update(categories=None if c.spec.categories is None else list(c.spec.categories),
+                             base_measure="new labels new_category_1, new_category_2, ..."
+                             if c.spec.categories is None else "unobserved public categories")
+            out.append(entry)
+        return out
+
+
+def prepare(frame: pd.DataFrame, specs, counts=None) -> PreparedData:
+    """Validate and transform the chosen columns (see the module docstring for the order).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The confidential data, e.g. from :func:`read_csv`; with ``counts``, a frequency
+        table: each row stands for ``counts[i]`` records.
+    specs : ColumnSpec, str, or sequence of them
+        The columns to release, in order; a bare name means ``ColumnSpec(name)``
+        (numeric, no transform, bounds from the data).
+    counts : array_like of int ≥ 0, shape (len(frame),), or None
+        Multiplicity of each row of ``frame``. The transforms are functions of a value,
+        so preparing the distinct values with their counts gives exactly the table
+        that preparing the rows gives (the same code path; :func:`aggregate` relies on
+        it): rounding and clipping may merge rows, whose counts are then added; the
+        clipped count is weighted; bounds from the data are the smallest and largest
+        value with a positive count. Rows with count 0 are dropped first.
+
+    Returns
+    -------
+    PreparedData
+
+    Raises
+    ------
+    ValueError
+        No column chosen or chosen twice; no such column; fewer than 2 rows; a
+        non-numeric value in a numeric column (row and value named); missing values
+        (how many, which rows); infinite values; a value ≤ 0 under log; a constant
+        column without public bounds.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        Once per numeric column whose bounds are taken from the data.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    specs = normalise_specs(specs)
+    missing = [s.name for s in specs if s.name not in frame.columns]
+    if missing:
+        hint = ""
+        if frame.shape[1] == 1 and any(ch in str(frame.columns[0]) for ch in ";\t|"):
+            hint = " The file seems to use another separator than a comma: pass it explicitly (sep)."
+        raise ValueError(f"no column named {missing[0]!r}; the columns are {_list_names(frame.columns)}.{hint}")
+    na_text = frame.attrs.get("na_text", {}) if isinstance(frame.attrs.get("na_text"), dict) else {}
+    weights = None
+    if counts is not None:
+        weights = _check_counts(counts, len(frame))
+        if not weights.all():
+            frame, weights = frame.iloc[np.flatnonzero(weights)].reset_index(drop=True), weights[weights > 0]
+    n_records = len(frame) if weights is None else int(weights.sum())
+    if n_records < 2:
+        unit = "row(s)" if weights is None else "record(s) (the sum of the counts)"
+        raise ValueError(f"the data have {n_records} {unit}; the mechanism needs at least 2 records")
+
+    token = _TABLE_ENTRIES.set(weights is not None)
+    try:
+        prepared, transformed = [], []
+        for spec in specs:  # loop over the d columns; each step is vectorised over the rows
+            series = frame[spec.name]
+            if isinstance(series, pd.DataFrame):
+                raise ValueError(f"the data have several columns named {spec.name!r}; rename them")
+            if spec.kind == "numeric":
+                column, values = _prepare_numeric(series, spec, na_text.get(spec.name, 0), weights)
+                if column.bounds_from_data:
+                    warn_bounds_from_data(f"bounds of column {spec.name!r}")
+            else:
+                column, values = _prepare_categorical(series, spec, na_text.get(spec.name, 0), weights)
+            prepared.append(column)
+            transformed.append(values)
+    finally:
+        _TABLE_ENTRIES.reset(token)
+
+    if len(transformed) == 1:
+        values = transformed[0]
+    elif all(s.kind == "numeric" for s in specs):
+        values = np.column_stack(transformed)
+    else:
+        values = np.empty((len(frame), len(specs)), dtype=object)
+        for j, column_values in enumerate(transformed):
+            values[:, j] = column_values
+    if weights is not None:
+        return PreparedData(table=frequency_table(values, weights), column_info=tuple(prepared))
+    return PreparedData(table=frequency_table(values), column_info=tuple(prepared), row_values=values)
+
+
+def _check_counts(counts, length: int) -> np.ndarray:
+    """Counts of a frequency table: whole numbers ≥ 0, one per row, as int64."""
+    arr = counts.to_numpy() if isinstance(counts, pd.Series) else np.asarray(counts)
+    if arr.ndim != 1 or arr.shape[0] != length:
+        raise ValueError(f"counts must have one entry per row ({length}), got shape {arr.shape}")
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise ValueError(f"counts must be whole numbers >= 0, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            raise ValueError(f"counts must be whole numbers >= 0, got {arr[bad][0]!r}")
+    if arr.size and arr.min() < 0:
+        raise ValueError(f"counts must be whole numbers >= 0, got {arr.min()!r}")
+    if arr.size and arr.max() >= 2**62:
+        raise ValueError(f"counts must be below 2**62, got {arr.max()!r}")
+    return arr.astype(np.int64)
+
+
+def _numeric_values(series: pd.Series, name: str, na_text: int = 0,
+                    weights: np.ndarray | None = None) -> np.ndarray:
+    """The column as numbers: ``float64``, or exact integers (``int64`` / Python ``int``
+    objects) when every value is a whole number and some is beyond :math:`2^{53}`.
+
+    Raises ValueError naming the rows of non-numeric, missing or infinite cells.
+    """
+    if series.dtype.kind == "b":
+        return series.to_numpy(dtype=float)
+    raw = series.to_numpy()
+    if series.dtype.kind in "iu":
+        return raw.astype(np.int64) if series.dtype.kind == "i" or raw.max() < 2**63 else raw.astype(object)
+    present = series.notna().to_numpy()
+    if series.dtype.kind == "f":
+        x = raw.astype(float)
+    else:
+        exact = _exact_integer_array(raw) if present.all() and series.dtype == object else None
+        if exact is not None:  # Python ints (read exactly from the file)
+            codes, uniques = exact
+            if -(2**63) <= uniques[0] and uniques[-1] < 2**63:
+                return np.asarray(uniques, dtype=np.int64)[codes]
+            out = np.empty(len(uniques), dtype=object)
+            out[:] = uniques
+            return out[codes]
+        try:
+            numbers_ = pd.to_numeric(series, errors="coerce")
+        except OverflowError:  # whole numbers beyond the float range among missing cells
+            numbers_ = pd.to_numeric(pd.Series(
+                [math.copysign(math.inf, v) if isinstance(v, numbers.Integral) and abs(v) >= 2**1023 else v
+                 for v in raw], dtype=object), errors="coerce")
+        not_numeric = np.flatnonzero(numbers_.isna().to_numpy() & present)
+        if not_numeric.size:
+            first = series.iloc[not_numeric[0]]
+            raise ValueError(
+                f"column {name!r} has {_records(not_numeric, weights)} non-numeric value(s), e.g. {first!r} at "
+                f"{_rows(not_numeric)}{_row_note()}. Fix those cells, or treat "
+                "the column as categorical.")
+        x = numbers_.to_numpy(dtype=float)
+        if present.all() and np.abs(x).max(initial=0.0) >= _EXACT_FLOAT_INT and _all_integer_text(raw):
+            # Whole numbers beyond 2**53 (identifiers, amounts in cents): exact, not via float.
+            ints = [int(v) if not isinstance(v, str) else int(v.strip()) for v in raw]
+            if min(ints) >= -(2**63) and max(ints) < 2**63:
+                return np.asarray(ints, dtype=np.int64)
+            out = np.empty(len(ints), dtype=object)
+            out[:] = ints
+            return out
+    nan = np.flatnonzero(~present | np.isnan(x))
+    if nan.size:
+        hint = (f" {na_text} of the cells were spelled like 'NA': if that is a real label, read the file with "
+                "keep_na_text=True and treat the column as categorical." if na_text else "")
+        raise ValueError(f"column {name!r} has {_records(nan, weights)} missing value(s) (empty or NaN) at "
+                         f"{_rows(nan)}{_row_note()}. Remove or impute them "
+                         "before releasing." + hint)
+    infinite = np.flatnonzero(np.isinf(x))
+    if infinite.size:
+        raise ValueError(f"column {name!r} has {_records(infinite, weights)} infinite value(s) at {_rows(infinite)}: 'inf', or "
+                         "numbers beyond ±1.797e308 (the float64 range). Replace them with finite numbers.")
+    return x
+
+
+def _all_integer_text(raw: np.ndarray) -> bool:
+    """Every cell is a string spelling a whole number (no point, no exponent)."""
+    return bool(len(raw)) and all(isinstance(v, str) for v in raw) and \
+        bool(pd.Series(raw, dtype=object).str.strip().str.fullmatch(_INT_PATTERN).all())
+
+
+def _column_bounds(spec: ColumnSpec, data_lo, data_hi, convert) -> tuple:
+    """``(lo, hi, bounds_from_data)``: the public bounds (through ``convert``), else the data's range."""
+    if spec.bounds is not None:
+        return convert(spec.bounds[0]), convert(spec.bounds[1]), False
+    if not data_lo < data_hi:
+        raise ValueError(f"column {spec.name!r} takes the single value {data_lo!r}, so bounds cannot be read off "
+                         "the data; supply public bounds (lo, hi) for it")
+    return data_lo, data_hi, True
+
+
+def _exact_bound(b):
+    """A public bound as an exact number: int if integral, else the float itself."""
+    return int(b) if float(b).is_integer() else b
+
+
+def _prepare_numeric(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
+                     weights: np.ndarray | None = None) -> tuple[PreparedColumn, np.ndarray]:
+    name = spec.name
+    x = _numeric_values(series, name, na_text, weights)
+    if x.dtype == object or (x.dtype.kind == "i" and np.abs(x).max(initial=0) >= _EXACT_FLOAT_INT):
+        return _prepare_exact_integers(x, spec, weights)
+    integer_column = x.dtype.kind == "i"
+    x = x.astype(float)
+    if spec.decimals is not None:
+        x = np.round(x, spec.decimals)
+    if spec.log:
+        bad = np.flatnonzero(x <= 0)
+        if bad.size:
+            rounded = f" after rounding to {spec.decimals} decimals" if spec.decimals is not None else ""
+            raise ValueError(
+                f"column {name!r} has {_records(bad, weights)} value(s) <= 0{rounded} (smallest {float(x[bad].min())!r}, at "
+                f"{_rows(bad)}), but log needs positive values. Turn off log, or remove those rows.")
+
+    lo, hi, from_data = _column_bounds(spec, float(x.min()), float(x.max()), float)
+    outside = (x < lo) | (x > hi)
+    n_clipped = int(np.count_nonzero(outside) if weights is None else weights[outside].sum())
+    x = np.clip(x, lo, hi)
+
+    tlo, thi = (float(np.log(lo)), float(np.log(hi))) if spec.log else (lo, hi)
+    t = np.log(x) if spec.log else x
+    if spec.scale:
+        t = _to_unit_interval(t, tlo, thi)
+        base = UniformBase(0.0, 1.0)
+    else:
+        if not np.isfinite(thi - tlo):
+            raise ValueError(f"bounds of column {name!r} ({lo!r}, {hi!r}) span more than the float64 range "
+                             "(1.797e308), so new values cannot be drawn uniformly between them; use narrower "
+                             "public bounds, or scale the column to [0, 1]")
+        base = UniformBase(tlo, thi)
+    lookup_t, first = np.unique(t, return_index=True)
+    _check_distinct_kept(name, np.unique(x).size, lookup_t.size, (lo, hi), spec)
+    column = PreparedColumn(spec=spec, bounds=(lo, hi), bounds_from_data=from_data, n_clipped=n_clipped,
+                            base=base, _lookup_transformed=lookup_t, _lookup_original=x[first],
+                            _integer_column=integer_column)
+    return column, t
+
+
+def _to_unit_interval(t: np.ndarray, tlo: float, thi: float) -> np.ndarray:
+    """``(t - tlo) / (thi - tlo)`` clipped to [0, 1], without overflow when the span exceeds 1.797e308."""
+    span = thi - tlo
+    if np.isfinite(span):
+        u = (t - tlo) / span
+    else:  # e.g. bounds (-1e308, 1e308): halve everything (exact for normal floats) so nothing overflows
+        u = (t / 2 - tlo / 2) / (thi / 2 - tlo / 2)
+    # Clip again: log is not guaranteed monotone to the last ulp across platforms.
+    return np.clip(u, 0.0, 1.0)
+
+
+def _check_distinct_kept(name, n_distinct: int, n_transformed: int, bounds, spec: ColumnSpec) -> None:
+    """Refuse a transform that merges distinct values (float64 keeps about 16 digits)."""
+    if n_transformed == n_distinct:
+        return
+    try:
+        wide_ok = not spec.log and math.isfinite(float(bounds[1]) - float(bounds[0]))
+    except OverflowError:
+        wide_ok = False
+    what = ("log and scaling to [0, 1]" if spec.log and spec.scale else "the log transform" if spec.log
+            else "scaling to [0, 1]")
+    raise ValueError(
+        f"column {name!r}: {what} with bounds ({bounds[0]!r}, {bounds[1]!r}) would merge its {n_distinct} distinct "
+        f"values into {n_transformed}: float64 keeps about 16 significant digits, so values closer than about "
+        "1e-16 times the width of the bounds become equal, and the release would be of other data. Use "
+        "narrower public bounds" + (", or turn off scaling to [0, 1]" if spec.scale and wide_ok else "")
+        + ", or release the column as categorical (identifiers and codes are labels).")
+
+
+def _prepare_exact_integers(x: np.ndarray, spec: ColumnSpec,
+                            weights: np.ndarray | None = None) -> tuple[PreparedColumn, np.ndarray]:
+    """Numeric whole numbers beyond 2**53: every step on the distinct values, in exact arithmetic.
+
+    Rounding (negative ``decimals``), clipping and ``(x - lo) / (hi - lo)`` are computed
+    with Python integers (fractions for non-integral bounds), and only the result in
+    [0, 1] is a float — so values that differ by 1 near 2**63 stay distinct as long as
+    float64 can tell their scaled positions apart (checked; otherwise a ValueError).
+    Old values map back exactly through the lookup table.
+    """
+    name = spec.name
+    codes, uniques = pd.factorize(x, sort=True)
+    if max(abs(int(uniques[0])), abs(int(uniques[-1]))) > 2**1023:
+        raise ValueError(f"column {name!r} has whole numbers beyond ±1.797e308 (e.g. {int(uniques[-1])!r:.40}...), "
+                         "outside the range of float64 in which new values are drawn; release it as categorical "
+                         "(numbers this long are identifiers or codes)")
+    counts = np.bincount(codes, weights=weights, minlength=len(uniques)).astype(np.int64)
+    distinct = _round_integers([int(v) for v in uniques], spec.decimals)
+    if spec.log and min(distinct) <= 0:
+        bad = np.flatnonzero(np.asarray([v <= 0 for v in distinct])[codes])
+        raise ValueError(f"column {name!r} has {_records(bad, weights)} value(s) <= 0 (smallest {min(distinct)!r}, at "
+                         f"{_rows(bad)}), but log needs positive values. Turn off log, or remove those rows.")
+    lo, hi, from_data = _column_bounds(spec, min(distinct), max(distinct), _exact_bound)
+    clipped = [lo if v < lo else hi if v > hi else v for v in distinct]  # exact int/float comparisons
+    n_clipped = int(sum(c for v, c in zip(distinct, counts.tolist()) if v < lo or v > hi))
+    if spec.log:
+        tlo, thi = math.log(lo), math.log(hi)
+        t_distinct = np.array([math.log(v) for v in clipped])
+        t_distinct = _to_unit_interval(t_distinct, tlo, thi) if spec.scale else t_distinct
+    elif spec.scale:
+        flo, span = Fraction(lo), Fraction(hi) - Fraction(lo)
+        if isinstance(lo, int) and isinstance(hi, int):
+            t_distinct = np.array([(v - lo) / (hi - lo) for v in clipped])  # int / int: correctly rounded
+        else:
+            t_distinct = np.array([float((Fraction(v) - flo) / span) for v in clipped])
+        t_distinct = np.clip(t_distinct, 0.0, 1.0)
+    else:
+        tlo, thi = float(lo), float(hi)
+        t_distinct = np.array([float(v) for v in clipped])
+    if spec.scale:
+        base = UniformBase(0.0, 1.0)
+    else:
+        tlo, thi = (math.log(lo), math.log(hi)) if spec.log else (float(lo), float(hi))
+        base = UniformBase(tlo, thi)
+    t = t_distinct[codes]
+    lookup_t, first = np.unique(t_distinct, return_index=True)
+    _check_distinct_kept(name, len(set(clipped)), lookup_t.size, (lo, hi), spec)
+    originals = np.empty(lookup_t.size, dtype=object)
+    originals[:] = [clipped[i] for i in first]
+    column = PreparedColumn(spec=spec, bounds=(lo, hi), bounds_from_data=from_data, n_clipped=n_clipped,
+                            base=base, _lookup_transformed=lookup_t, _lookup_original=originals,
+                            _exact_integers=True)
+    return column, t
+
+
+def _prepare_categorical(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
+                         weights: np.ndarray | None = None) -> tuple[PreparedColumn, np.ndarray]:
+    name = spec.name
+    missing = np.flatnonzero(series.isna().to_numpy())
+    if missing.size:
+        hint = (f" {na_text} of them were cells spelled like 'NA': if 'NA' is a real category label, read the "
+                "file with keep_na_text=True to keep it." if na_text else "")
+        raise ValueError(f"column {name!r} has {_records(missing, weights)} missing value(s) (empty or NaN) at "
+                         f"{_rows(missing)}{_row_note()}. Remove them, or "
+                         "replace them with an explicit label such as 'missing'." + hint)
+    values = series.to_numpy(dtype=object)
+    if spec.categories is not None:
+        unknown = np.flatnonzero(~series.isin(spec.categories).to_numpy())
+        if unknown.size:
+            raise ValueError(f"column {name!r} has {_records(unknown, weights)} value(s) outside its public category list, "
+                             f"e.g. {values[unknown[0]]!r} at {_rows(unknown)}; add them to the list")
+    column = PreparedColumn(spec=spec, bounds=None, bounds_from_data=False, n_clipped=0,
+                            base=CategoricalBase(spec.categories))
+    return column, values

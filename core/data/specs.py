@@ -1,0 +1,98 @@
+"""What the user says about a column: its kind, public bounds, rounding and log scale.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+from ..validation import (
+    check_bounds,
+    check_integer,
+)
+
+
+
+_KINDS = ("numeric", "categorical")
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """How to prepare one column for the mechanism.
+
+    Parameters
+    ----------
+    name : str
+        Column name in the DataFrame.
+    kind : {'numeric', 'categorical'}
+        A categorical column keeps its values as labels; new values drawn from ``H``
+        are ``new_category_1``, ``new_category_2``, … (docs/mathematics.md §2).
+    log : bool
+        Numeric only: work with :math:`\\log x` (values must be > 0).
+    bounds : (lo, hi) or None
+        Numeric only: *public* bounds in the column's original units (before log).
+        Values outside are clipped to them. ``None`` takes them from the data, which is
+        not private (:class:`~core.validation.PrivacyLeakWarning`).
+    decimals : int or None
+        Numeric only: round to this recorded precision, in original units, before any
+        other transform (``2`` -> cents, ``0`` -> units, ``-2`` -> hundreds; numpy's
+        round-half-to-even). Also applied to new synthetic values by
+        :meth:`PreparedData.to_original` (data-independent post-processing, docs/mathematics.md §2).
+    scale : bool
+        Numeric only: map ``[g(lo), g(hi)]`` affinely to ``[0, 1]`` (``g`` = log or
+        identity), as the histogram baselines of docs/mathematics.md §4 need; otherwise ``H`` is
+        uniform on ``[g(lo), g(hi)]``.
+    categories : sequence or None
+        Categorical only: the public list of categories (docs/mathematics.md §2–3.3: with σ < 0,
+        ``z = len(categories)``). Observed values must belong to it.
+    """
+
+    name: str
+    kind: str = "numeric"
+    log: bool = False
+    bounds: tuple[float, float] | None = None
+    decimals: int | None = None
+    scale: bool = True
+    categories: tuple | None = None
+
+    def __post_init__(self):
+        if self.name is None:
+            raise ValueError("name must be a column name, got None")
+        if self.kind not in _KINDS:
+            raise ValueError(f"kind of column {self.name!r} must be 'numeric' or 'categorical', got {self.kind!r}")
+        if self.kind == "categorical":
+            numeric_only = [opt for opt, on in (("log", self.log), ("bounds", self.bounds is not None),
+                                                ("decimals", self.decimals is not None)) if on]
+            if numeric_only:
+                raise ValueError(f"column {self.name!r} is categorical: {', '.join(numeric_only)} apply to "
+                                 "numeric columns only")
+            if self.categories is not None:
+                categories = tuple(self.categories)
+                if len(categories) == 0 or len(set(categories)) != len(categories):
+                    raise ValueError(f"categories of column {self.name!r} must be a non-empty list without "
+                                     f"repeats, got {self.categories!r}")
+                object.__setattr__(self, "categories", categories)
+            return
+        if self.categories is not None:
+            raise ValueError(f"column {self.name!r} is numeric: categories apply to categorical columns only")
+        if self.bounds is not None:
+            object.__setattr__(self, "bounds", check_bounds(self.bounds, f"bounds of column {self.name!r}",
+                                                            positive=bool(self.log), keep_integers=True))
+        if self.decimals is not None:
+            object.__setattr__(self, "decimals", check_integer(f"decimals of column {self.name!r}",
+                                                               self.decimals, minimum=-15, maximum=15))
+
+
+def normalise_specs(specs) -> list[ColumnSpec]:
+    if isinstance(specs, (ColumnSpec, str)):
+        specs = [specs]
+    try:
+        specs = [s if isinstance(s, ColumnSpec) else ColumnSpec(s) for s in specs]
+    except TypeError:
+        raise ValueError(f"specs must be a ColumnSpec, a column name or a list of them, got {specs!r}") from None
+    if not specs:
+        raise ValueError("choose at least one column to release")
+    names = [s.name for s in specs]
+    repeated = sorted({n for n in names if names.count(n) > 1}, key=names.index)
+    if repeated:
+        raise ValueError(f"column {repeated[0]!r} is chosen more than once; choose each column once")
+    return specs

@@ -1,0 +1,57 @@
+"""Evaluating a release: utility metrics, downstream inference and the experiments
+(docs/mathematics.md §5–6, docs/quality.md, docs/audit.md).
+
+The package exports the metrics and the inference; the heavier evaluations are modules:
+
+* :mod:`.distances` — Wasserstein distances (POT): exact in 1-D, exact or sliced on rows;
+* :mod:`.density` — kernel density estimates and their L2 distance (thesis §7);
+* :mod:`.summaries` — per-column summaries: mean, SD, quartiles, W1, KDE-L2;
+* :mod:`.posterior` — Dirichlet-process posterior functionals of a release (paper §4.1);
+* :mod:`.discovery` — the probability that a release shows a value the data do not have;
+* :mod:`.quality` — the release quality report (marginals, pairs, correlations);
+* :mod:`.compare` — the comparison of mechanisms at the same privacy level;
+* :mod:`.informativity` — the informativity experiment (paper §4.2);
+* :mod:`.simulation` — the simulated data of the paper's experiments;
+* :mod:`.audit` — empirical privacy audits and the disclosure risk.
+"""
+
+from .density import MAX_KDE_GRID, binned_kde_runs, kde_grid, kde_l2, kde_l2_runs, kde_on_grid, scott_bandwidth
+from .discovery import confidential_discovery_probability, discovery_probability
+from .distances import (
+    MAX_COST_BYTES,
+    MAX_PROJECTIONS,
+    MAX_SLICED_WORK,
+    W1Distance,
+    batched_wasserstein1,
+    joint_w1_runs,
+    random_directions,
+    signed_wasserstein1,
+    sliced_wasserstein1_runs,
+    wasserstein1,
+    wasserstein1_runs,
+)
+from .posterior import (
+    DEFAULT_QUANTILE_LEVELS,
+    MAX_POSTERIOR_DRAWS,
+    MAX_STICK_ENTRIES,
+    PosteriorFunctionals,
+    RepeatedReleaseResult,
+    dp_posterior_functionals,
+    empirical_functionals,
+    functional_names,
+    measure_functionals,
+    repeated_release_experiment,
+    stick_breaking_dp,
+)
+from .summaries import column_summary, repeated_quantiles, summary_runs, summary_table
+
+__all__ = [
+    "DEFAULT_QUANTILE_LEVELS", "MAX_COST_BYTES", "MAX_KDE_GRID", "MAX_POSTERIOR_DRAWS", "MAX_PROJECTIONS",
+    "MAX_SLICED_WORK", "MAX_STICK_ENTRIES", "PosteriorFunctionals", "RepeatedReleaseResult", "W1Distance",
+    "batched_wasserstein1", "binned_kde_runs", "column_summary", "confidential_discovery_probability",
+    "discovery_probability", "dp_posterior_functionals", "empirical_functionals", "functional_names",
+    "joint_w1_runs", "kde_grid", "kde_l2", "kde_l2_runs", "kde_on_grid", "measure_functionals",
+    "random_directions", "repeated_quantiles", "repeated_release_experiment", "scott_bandwidth",
+    "signed_wasserstein1", "sliced_wasserstein1_runs", "stick_breaking_dp", "summary_runs", "summary_table",
+    "wasserstein1", "wasserstein1_runs",
+]

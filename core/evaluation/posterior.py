@@ -1,0 +1,559 @@
+"""Downstream Bayesian inference from a Dirichlet-process posterior-predictive release
+(docs/mathematics.md §6; Menicucci, Beraha, Favaro and Lazzarini 2026, §4.1 and
+Appendix C.1): posterior functionals by stick breaking and the repeated-release experiment.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..data import frequency_table
+from ..data import UniformBase
+from ..mechanisms import pypp_release
+from ..validation import (
+    check_bounds,
+    check_finite_array,
+    check_integer,
+    check_probability,
+    check_py_parameters,
+    check_release_size,
+    check_rng,
+    check_sample,
+)
+
+
+
+ProgressCallback = Callable[[float, str], None]
+
+
+DEFAULT_QUANTILE_LEVELS = (0.25, 0.5, 0.75)
+
+
+_QUANTILE_NAMES = {0.25: "Q1 (25%)", 0.5: "median", 0.75: "Q3 (75%)"}
+
+
+# Entries per block of posterior draws (draws × atoms); bounds memory at ~8 MB per array.
+_BLOCK_ENTRIES = 2**20
+
+
+#: Largest number of posterior draws per call (the output holds draws × functionals).
+MAX_POSTERIOR_DRAWS = 10**6
+
+
+#: Largest stick-breaking array, draws × sticks (~θ log(1/truncation) sticks per draw), of one
+#: :func:`stick_breaking_dp` call or one block of :func:`dp_posterior_functionals` (400 MB).
+MAX_STICK_ENTRIES = 5 * 10**7
+
+
+#: Largest number of quantile levels or thresholds of one call.
+_MAX_FUNCTIONALS = 1000
+
+
+def functional_names(levels: Sequence[float], thresholds: Sequence[float]) -> list[str]:
+    """Display names, in column order: ``mean``, one per quantile level, one per threshold."""
+    names = ["mean"]
+    names += [_QUANTILE_NAMES.get(float(q), f"quantile {float(q):g}") for q in levels]
+    names += [f"P(X > {float(t):g})" for t in thresholds]
+    return names
+
+
+def _check_levels(levels) -> np.ndarray:
+    try:
+        arr = np.atleast_1d(np.asarray(levels, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise ValueError(f"quantile_levels must be numbers in (0, 1), got {levels!r}") from None
+    if arr.ndim != 1 or arr.size > _MAX_FUNCTIONALS:
+        raise ValueError(f"quantile_levels must be a 1-D sequence of at most {_MAX_FUNCTIONALS} levels, "
+                         f"got shape {arr.shape}")
+    for q in arr:
+        check_probability(float(q), "quantile_levels")
+    return arr
+
+
+def _check_thresholds(thresholds) -> np.ndarray:
+    try:
+        arr = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise ValueError(f"thresholds must be finite numbers, got {thresholds!r}") from None
+    if arr.ndim != 1 or not np.all(np.isfinite(arr)) or arr.size > _MAX_FUNCTIONALS:
+        raise ValueError(f"thresholds must be a 1-D sequence of at most {_MAX_FUNCTIONALS} finite numbers, "
+                         f"got {thresholds!r}")
+    return arr
+
+
+def _first_at_least(rows: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Row-wise ``searchsorted(rows[r], targets[r, :], side='left')`` for nondecreasing rows.
+
+    Vectorised bisection: ``ceil(log2(J + 1))`` gathers of shape ``targets.shape``.
+
+    Parameters
+    ----------
+    rows : ndarray, shape (D, J), each row nondecreasing
+    targets : ndarray, shape (D, Q)
+
+    Returns
+    -------
+    ndarray of int, shape (D, Q), values in [0, J]
+    """
+    D, J = rows.shape
+    lo = np.zeros(targets.shape, dtype=np.int64)
+    hi = np.full(targets.shape, J, dtype=np.int64)
+    if J == 0:
+        return lo
+    row = np.arange(D)[:, None]
+    for _ in range(int(J).bit_length()):
+        mid = (lo + hi) // 2
+        below = rows[row, np.minimum(mid, J - 1)] < targets
+        active = lo < hi
+        lo = np.where(active & below, mid + 1, lo)
+        hi = np.where(active & ~below, mid, hi)
+    return lo
+
+
+def measure_functionals(atoms, weights, extra_atoms, extra_weights, *,
+                        quantile_levels=DEFAULT_QUANTILE_LEVELS, thresholds=()):
+    """Mean, quantiles and tail probabilities of D discrete measures.
+
+    Measure ``d`` is
+
+    .. math:: \\mu_d = \\frac{\\sum_j w_{dj}\\,\\delta_{a_j} + \\sum_l v_{dl}\\,\\delta_{\\xi_{dl}}}
+                            {\\sum_j w_{dj} + \\sum_l v_{dl}}
+
+    with atoms :math:`a_j` shared by all measures and atoms :math:`\\xi_{dl}` of its own.
+    Quantiles are :math:`Q_d(q) = \\min\\{x : \\mu_d((-\\infty, x]) \\ge q\\}` (numpy's
+    ``inverted_cdf``); tails are :math:`\\mu_d((t, \\infty))`. Cost: one cumulative sum of
+    the ``(D, J)`` weights, a bisection per quantile and sorts of the ``(D, L)`` own atoms.
+
+    Parameters
+    ----------
+    atoms : ndarray, shape (J,), strictly increasing
+    weights : ndarray of float ≥ 0, shape (D, J)
+    extra_atoms : ndarray, shape (D, L) (L may be 0)
+    extra_weights : ndarray of float ≥ 0, shape (D, L)
+        Every measure needs a positive total weight.
+    quantile_levels : sequence of float in (0, 1), shape (Q,)
+    thresholds : sequence of float, shape (T,)
+
+    Returns
+    -------
+    mean : ndarray, shape (D,)
+    quantiles : ndarray, shape (D, Q)
+    tails : ndarray, shape (D, T)
+    """
+    a = check_finite_array(atoms, "atoms")
+    w = check_finite_array(weights, "weights")
+    xa = check_finite_array(extra_atoms, "extra_atoms")
+    xw = check_finite_array(extra_weights, "extra_weights")
+    if np.any(w < 0) or np.any(xw < 0):
+        raise ValueError("weights and extra_weights must be >= 0")
+    levels = _check_levels(quantile_levels)
+    ts = _check_thresholds(thresholds) if np.size(thresholds) else np.zeros(0)
+    if a.ndim != 1 or w.ndim != 2 or w.shape[1] != a.size:
+        raise ValueError(f"weights must have shape (D, {a.size}) to match atoms, got {w.shape}")
+    if xa.ndim != 2 or xa.shape != xw.shape or xa.shape[0] != w.shape[0]:
+        raise ValueError(f"extra_atoms and extra_weights must both have shape ({w.shape[0]}, L), "
+                         f"got {xa.shape} and {xw.shape}")
+    if a.size > 1 and not np.all(np.diff(a) > 0):
+        raise ValueError("atoms must be strictly increasing")
+    D, J = w.shape
+    order = np.argsort(xa, axis=1)
+    xs = np.take_along_axis(xa, order, axis=1)
+    cum_extra = np.cumsum(np.take_along_axis(xw, order, axis=1), axis=1)
+    cum_atoms = np.cumsum(w, axis=1)
+    mass_atoms = cum_atoms[:, -1] if J else np.zeros(D)
+    mass_extra = cum_extra[:, -1] if xs.shape[1] else np.zeros(D)
+    total = mass_atoms + mass_extra
+    if not np.all(total > 0) or not np.all(np.isfinite(total)):
+        raise ValueError("every measure needs a positive, finite total weight")
+    row = np.arange(D)[:, None]
+
+    def atoms_mass_upto(points):  # Σ_{a_j ≤ point} w_dj for points of shape (D, K)
+        k = np.searchsorted(a, points, side="right")
+        if J == 0:
+            return np.zeros(points.shape)
+        return np.where(k > 0, cum_atoms[row, np.maximum(k - 1, 0)], 0.0)
+
+    def extra_mass_upto(points):  # Σ_{ξ_dl ≤ point} v_dl
+        if xs.shape[1] == 0:
+            return np.zeros(points.shape)
+        k = (xs[:, :, None] <= points[:, None, :]).sum(axis=1)
+        return np.where(k > 0, cum_extra[row, np.maximum(k - 1, 0)], 0.0)
+
+    mean = (w @ a + (xw * xa).sum(axis=1)) / total
+
+    tail_points = np.broadcast_to(ts, (D, ts.size))
+    # (mass − mass up to t) per part: exactly 0 beyond the last atom, never a rounding residue.
+    tails = ((mass_atoms[:, None] - atoms_mass_upto(tail_points))
+             + (mass_extra[:, None] - extra_mass_upto(tail_points))) / total[:, None]
+
+    # The quantile is the first own atom ξ_l* with CDF ≥ target, unless a shared atom between
+    # ξ_{l*-1} and ξ_l* gets there first; on that stretch the own-atom mass is constant (h).
+    targets = levels[None, :] * total[:, None]
+    if xs.shape[1]:
+        cdf_at_extra = atoms_mass_upto(xs) + cum_extra
+        lstar = (cdf_at_extra[:, :, None] < targets[:, None, :]).sum(axis=1)
+        h = np.where(lstar > 0, cum_extra[row, np.maximum(lstar - 1, 0)], 0.0)
+        extra_candidate = np.where(lstar < xs.shape[1],
+                                   xs[row, np.minimum(lstar, xs.shape[1] - 1)], np.inf)
+    else:
+        h = np.zeros(targets.shape)
+        extra_candidate = np.full(targets.shape, np.inf)
+    if J:
+        j0 = _first_at_least(cum_atoms, targets - h)
+        atom_candidate = np.where(j0 < J, a[np.minimum(j0, J - 1)], np.inf)
+    else:
+        atom_candidate = np.full(targets.shape, np.inf)
+    quantiles = np.minimum(atom_candidate, extra_candidate)
+    return mean, quantiles, tails
+
+
+def _initial_sticks(theta: float, truncation: float) -> int:
+    """Sticks T such that a Gamma(T, 1) sum exceeds θ log(1/truncation) with high probability (mean + 4 SD)."""
+    need = theta * math.log(1.0 / truncation)
+    return int(math.ceil(need + 4.0 * math.sqrt(need) + 4.0))
+
+
+def _check_sticks(theta: float, truncation: float, rows: int) -> int:
+    """Initial number of sticks, refusing a stick-breaking array beyond ``MAX_STICK_ENTRIES``."""
+    need = theta * math.log(1.0 / truncation)
+    if not need * rows <= MAX_STICK_ENTRIES:
+        raise ValueError(f"theta = {theta!r} with truncation = {truncation!r} needs about {need:.3g} sticks per "
+                         f"draw; {rows} draw(s) exceed MAX_STICK_ENTRIES = {MAX_STICK_ENTRIES}; lower theta, "
+                         "n_draws or raise truncation")
+    return _initial_sticks(theta, truncation)
+
+
+def stick_breaking_dp(theta, bounds, n_draws, rng, *, truncation: float = 1e-6):
+    """Truncated stick-breaking draws of :math:`\\mathrm{DP}(\\theta, H)`, ``H = Uniform(bounds)``.
+
+    .. math::
+        \\tilde p_H = \\sum_{l=1}^{T} \\beta_l \\delta_{\\xi_l} + \\rho_T\\,\\delta_{\\xi_{T+1}},\\quad
+        \\beta_l = V_l \\prod_{i<l} (1 - V_i),\\quad V_l \\sim \\mathrm{Beta}(1, \\theta),\\quad
+        \\rho_T = \\prod_{l \\le T} (1 - V_l),\\quad \\xi_l \\sim H.
+
+    Because :math:`-\\log(1 - V_l) \\sim \\mathrm{Exp}(\\theta)`, the leftover mass is
+    :math:`\\rho_T = \\exp(-\\Gamma_T/\\theta)` with :math:`\\Gamma_T` a sum of ``T`` unit
+    exponentials. ``T`` (common to all draws) grows until :math:`\\rho_T <` ``truncation``
+    for every draw, and :math:`\\rho_T` goes to one last atom, so each draw is a
+    probability measure whose total-variation distance to the untruncated one is below
+    ``truncation``. About :math:`\\theta \\log(1/\\text{truncation})` sticks are used.
+
+    Parameters
+    ----------
+    theta : float > 0
+    bounds : (lo, hi), lo < hi
+    n_draws : int in [1, MAX_POSTERIOR_DRAWS]
+    rng : numpy.random.Generator
+    truncation : float in (0, 1)
+
+    ``n_draws × T`` (about ``n_draws · θ log(1/truncation)``) must not exceed
+    ``MAX_STICK_ENTRIES``.
+
+    Returns
+    -------
+    atoms : ndarray, shape (n_draws, T + 1)
+    weights : ndarray, shape (n_draws, T + 1), rows summing to 1; last column :math:`\\rho_T`
+    """
+    _, theta, _ = check_py_parameters(0.0, theta)
+    lo, hi = check_bounds(bounds)
+    n_draws = check_integer("n_draws", n_draws, minimum=1, maximum=MAX_POSTERIOR_DRAWS)
+    rng = check_rng(rng)
+    truncation = check_probability(truncation, "truncation")
+    sticks = _check_sticks(theta, truncation, n_draws)
+    gaps = rng.standard_exponential((n_draws, sticks))
+    log_left = -np.cumsum(gaps, axis=1) / theta  # log ρ_l, l = 1..T
+    while log_left[:, -1].max() >= math.log(truncation):  # rare: extend every draw by more sticks
+        more = rng.standard_exponential((n_draws, max(8, sticks // 4)))
+        gaps = np.hstack([gaps, more])
+        log_left = np.hstack([log_left, log_left[:, -1:] - np.cumsum(more, axis=1) / theta])
+    left_before = np.exp(np.hstack([np.zeros((n_draws, 1)), log_left[:, :-1]]))
+    weights = np.hstack([left_before * -np.expm1(-gaps / theta), np.exp(log_left[:, -1:])])
+    atoms = rng.uniform(lo, hi, size=weights.shape)
+    return atoms, weights
+
+
+@dataclass(frozen=True)
+class PosteriorFunctionals:
+    """Posterior draws of functionals of :math:`\\tilde p`.
+
+    Attributes
+    ----------
+    draws : ndarray, shape (D, F)
+        One row per posterior draw; columns ``names``: mean, quantiles, tail probabilities.
+    names : tuple of str, length F
+    quantile_levels, thresholds : tuple of float
+    """
+
+    draws: np.ndarray
+    names: tuple
+    quantile_levels: tuple = field(default=DEFAULT_QUANTILE_LEVELS)
+    thresholds: tuple = field(default=())
+
+    @property
+    def n_draws(self) -> int:
+        return int(self.draws.shape[0])
+
+    def posterior_mean(self) -> np.ndarray:
+        """Posterior mean of each functional, shape (F,)."""
+        return self.draws.mean(axis=0)
+
+    def credible_interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Equal-tailed credible interval: the :math:`(1 \\mp \\text{level})/2` quantiles of the draws."""
+        level = check_probability(level, "level")
+        lower, upper = np.quantile(self.draws, [0.5 - level / 2, 0.5 + level / 2], axis=0)
+        return lower, upper
+
+    def summary(self, level: float = 0.95, confidential=None) -> pd.DataFrame:
+        """One row per functional: ``functional, posterior_mean, lower, upper`` (+ ``confidential``).
+
+        Parameters
+        ----------
+        level : float in (0, 1)
+        confidential : array_like, shape (F,), optional
+            The same functionals of the confidential data, shown alongside
+            (:func:`empirical_functionals`).
+        """
+        lower, upper = self.credible_interval(level)
+        table = pd.DataFrame({"functional": list(self.names), "posterior_mean": self.posterior_mean(),
+                              "lower": lower, "upper": upper})
+        if confidential is not None:
+            truth = np.asarray(confidential, dtype=np.float64)
+            if truth.shape != (len(self.names),):
+                raise ValueError(f"confidential must have one value per functional ({len(self.names)}), "
+                                 f"got shape {truth.shape}")
+            table["confidential"] = truth
+        return table
+
+
+def _release_atoms(release, counts=None, name: str = "release") -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values and multiplicities of one column of values, or of a frequency table
+    (``counts``: multiplicities of ``release``'s values; repeated values have them added), so
+    that records and their table reduce to the same (sorted) table."""
+    values = getattr(release, "values", release)
+    data = check_sample(values, name, one_column=True)
+    if counts is None:
+        return np.unique(data, return_counts=True)
+    table = frequency_table(data, counts)   # validates the counts; adds those of repeated values exactly
+    return table.atoms, table.counts
+
+
+def dp_posterior_functionals(release, theta, bounds, n_draws, rng, *,
+                             quantile_levels=DEFAULT_QUANTILE_LEVELS, thresholds=(),
+                             truncation: float = 1e-6) -> PosteriorFunctionals:
+    """Draws of functionals of the analyst's posterior given a release (docs/mathematics.md §6).
+
+    .. math:: \\tilde p \\mid Z \\sim \\mathrm{DP}\\big(\\theta + m,\\
+              (\\theta H + \\textstyle\\sum_i \\delta_{Z_i})/(\\theta + m)\\big)
+
+    For each draw: gamma variables :math:`G_j \\sim \\mathrm{Gamma}(c_j)` on the distinct
+    released values and :math:`G_0 \\sim \\mathrm{Gamma}(\\theta)` (normalised, these are
+    the Dirichlet weights), and a :func:`stick_breaking_dp` draw carrying the mass
+    :math:`G_0`; then :func:`measure_functionals`. Checks: :math:`E[\\tilde p(A)] =
+    (\\theta H(A) + \\#\\{Z_i \\in A\\})/(\\theta + m)` and
+    :math:`\\mathrm{Var}[\\tilde p(A)] = E[\\tilde p(A)](1 - E[\\tilde p(A)])/(\\theta + m + 1)`.
+
+    Parameters
+    ----------
+    release : array_like of float, shape (m,), or a SyntheticRelease
+        The released values :math:`Z`.
+    theta : float > 0
+        Prior strength (the one used by the mechanism).
+    bounds : (lo, hi)
+        Public bounds: ``H = Uniform[lo, hi]``.
+    n_draws : int ≥ 1
+    rng : numpy.random.Generator
+    quantile_levels : sequence of float in (0, 1)
+        Default: the quartiles.
+    thresholds : sequence of float
+        Each ``t`` adds the functional :math:`\\tilde p((t, \\infty)) = P(X > t)`.
+    truncation : float in (0, 1)
+        Mass left to a single atom by the stick-breaking truncation.
+
+    Returns
+    -------
+    PosteriorFunctionals
+    """
+    atoms, counts = _release_atoms(release)
+    _, theta, _ = check_py_parameters(0.0, theta)
+    lo, hi = check_bounds(bounds)
+    n_draws = check_integer("n_draws", n_draws, minimum=1, maximum=MAX_POSTERIOR_DRAWS)
+    rng = check_rng(rng)
+    levels = _check_levels(quantile_levels)
+    ts = _check_thresholds(thresholds) if np.size(thresholds) else np.zeros(0)
+    _check_sticks(theta, check_probability(truncation, "truncation"), 1)
+    singletons = np.flatnonzero(counts == 1)
+    repeated = np.flatnonzero(counts > 1)
+    shape_repeated = counts[repeated].astype(np.float64)
+    truncation = check_probability(truncation, "truncation")
+    # A block holds (draws × distinct values) gammas and (draws × sticks) stick-breaking arrays.
+    block = max(1, min(n_draws, _BLOCK_ENTRIES // (atoms.size + _initial_sticks(theta, truncation))))
+    out = np.empty((n_draws, 1 + levels.size + ts.size))
+    for start in range(0, n_draws, block):
+        rows = min(block, n_draws - start)
+        gammas = np.empty((rows, atoms.size))
+        # Gamma(1) is a unit exponential, about twice as fast to draw: most released values are singletons.
+        gammas[:, singletons] = rng.standard_exponential((rows, singletons.size))
+        gammas[:, repeated] = rng.standard_gamma(shape_repeated, size=(rows, repeated.size))
+        base_mass = rng.standard_gamma(theta, size=rows)
+        h_atoms, h_weights = stick_breaking_dp(theta, (lo, hi), rows, rng, truncation=truncation)
+        mean, quant, tails = measure_functionals(atoms, gammas, h_atoms, base_mass[:, None] * h_weights,
+                                                 quantile_levels=levels, thresholds=ts)
+        out[start:start + rows] = np.column_stack([mean, quant, tails])
+    return PosteriorFunctionals(draws=out, names=tuple(functional_names(levels, ts)),
+                                quantile_levels=tuple(levels.tolist()), thresholds=tuple(ts.tolist()))
+
+
+def empirical_functionals(data, *, counts=None, quantile_levels=DEFAULT_QUANTILE_LEVELS,
+                          thresholds=()) -> np.ndarray:
+    """The same functionals for the empirical measure of ``data`` (e.g. the confidential values).
+
+    Mean, ``inverted_cdf`` quantiles and :math:`\\#\\{x_i > t\\}/n`, in the column order of
+    :func:`functional_names`.
+
+    Parameters
+    ----------
+    data : array_like of float, shape (n,)
+        Values, or the values of a frequency table (with ``counts``).
+    counts : array_like of int ≥ 1, shape (k,), optional
+        Multiplicities of ``data`` (e.g. a column of ``prepared.table``): the functionals of
+        the values repeated by their counts, identical to those of the repeated values, at
+        cost O(k log k).
+    quantile_levels, thresholds
+        As in :func:`dp_posterior_functionals`.
+
+    Returns
+    -------
+    ndarray, shape (1 + Q + T,)
+    """
+    atoms, counts = _release_atoms(data, counts, "data")
+    mean, quant, tails = measure_functionals(atoms, counts[None, :].astype(np.float64), np.zeros((1, 0)),
+                                             np.zeros((1, 0)), quantile_levels=quantile_levels,
+                                             thresholds=thresholds)
+    return np.concatenate([mean, quant[0], tails[0]])
+
+
+@dataclass(frozen=True)
+class RepeatedReleaseResult:
+    """Output of :func:`repeated_release_experiment`.
+
+    Attributes
+    ----------
+    names : tuple of str, length F
+    truth : ndarray, shape (F,)
+        Functionals of the confidential data.
+    posterior_mean, lower, upper : ndarray, shape (R, F)
+        Per release: posterior mean and credible interval of each functional.
+    seconds : ndarray, shape (R,)
+        Wall-clock time of the posterior simulation of each release.
+    level : float
+    n_draws, m : int
+    """
+
+    names: tuple
+    truth: np.ndarray
+    posterior_mean: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    seconds: np.ndarray
+    level: float
+    n_draws: int
+    m: int
+
+    def table(self) -> pd.DataFrame:
+        """Paper Table 2 layout: one row per functional.
+
+        Columns ``functional, confidential, bias, rmse, ci_length, coverage,
+        coverage_se, seconds`` with bias = mean(posterior mean − truth), RMSE likewise,
+        ci_length the mean credible-interval length, coverage the fraction of releases
+        whose interval contains the truth (``coverage_se`` its binomial standard error)
+        and seconds the mean time of one posterior simulation.
+        """
+        error = self.posterior_mean - self.truth[None, :]
+        covered = (self.lower <= self.truth[None, :]) & (self.truth[None, :] <= self.upper)
+        coverage = covered.mean(axis=0)
+        reps = self.posterior_mean.shape[0]
+        return pd.DataFrame({
+            "functional": list(self.names),
+            "confidential": self.truth,
+            "bias": error.mean(axis=0),
+            "rmse": np.sqrt((error ** 2).mean(axis=0)),
+            "ci_length": (self.upper - self.lower).mean(axis=0),
+            "coverage": coverage,
+            "coverage_se": np.sqrt(coverage * (1 - coverage) / reps),
+            "seconds": float(self.seconds.mean()),
+        })
+
+
+def repeated_release_experiment(confidential, theta, m, bounds, rng, *, counts=None, replicates: int = 100,
+                                n_draws: int = 1000, quantile_levels=DEFAULT_QUANTILE_LEVELS,
+                                thresholds=(), level: float = 0.95,
+                                progress: ProgressCallback | None = None) -> RepeatedReleaseResult:
+    """Frequentist behaviour of the analyst's posterior over repeated releases (paper Table 2).
+
+    Each replicate releases ``m`` values from ``confidential`` with the PYPP mechanism
+    (σ = 0, strength ``theta``, ``H = Uniform(bounds)``; :func:`core.mechanisms.pypp_release`),
+    simulates the posterior with ``n_draws`` draws (:func:`dp_posterior_functionals`) and
+    records the posterior mean and the equal-tailed ``level`` credible interval of every
+    functional. The truth is the functional of the confidential data
+    (:func:`empirical_functionals`).
+
+    Parameters
+    ----------
+    confidential : array_like of float, shape (n,)
+        Values, or the values of a frequency table (with ``counts``).
+    theta : float > 0
+    m : int ≥ 1
+        Release size.
+    bounds : (lo, hi)
+        Public bounds of the base measure.
+    rng : numpy.random.Generator
+    counts : array_like of int ≥ 1, shape (k,), optional
+        Multiplicities of ``confidential``: the experiment on the values repeated by their
+        counts — the same result for the same ``rng`` (the mechanism and the truth use the
+        table only), at cost O(k) per release instead of O(n).
+    replicates : int ≥ 1
+    n_draws : int ≥ 1
+    quantile_levels, thresholds
+        As in :func:`dp_posterior_functionals`.
+    level : float in (0, 1)
+    progress : callable (fraction, message) -> None, optional
+        Called after every replicate.
+
+    Returns
+    -------
+    RepeatedReleaseResult
+    """
+    atoms, counts = _release_atoms(confidential, counts, "confidential")
+    _, theta, _ = check_py_parameters(0.0, theta)
+    m = check_release_size(m)
+    lo, hi = check_bounds(bounds)
+    rng = check_rng(rng)
+    replicates = check_integer("replicates", replicates, minimum=1, maximum=10**5)
+    n_draws = check_integer("n_draws", n_draws, minimum=1, maximum=MAX_POSTERIOR_DRAWS)
+    level = check_probability(level, "level")
+    levels = _check_levels(quantile_levels)
+    ts = _check_thresholds(thresholds) if np.size(thresholds) else np.zeros(0)
+    truth = empirical_functionals(atoms, counts=counts, quantile_levels=levels, thresholds=ts)
+    base = UniformBase(lo, hi)
+
+    shape = (replicates, truth.size)
+    post_mean, lower, upper = np.empty(shape), np.empty(shape), np.empty(shape)
+    seconds = np.empty(replicates)
+    for r in range(replicates):
+        release = pypp_release(atoms, counts, 0.0, theta, m, rng, base=base)
+        start = time.perf_counter()
+        post = dp_posterior_functionals(release.values, theta, (lo, hi), n_draws, rng,
+                                        quantile_levels=levels, thresholds=ts)
+        lower[r], upper[r] = post.credible_interval(level)
+        post_mean[r] = post.posterior_mean()
+        seconds[r] = time.perf_counter() - start
+        if progress is not None:
+            progress((r + 1) / replicates, f"release {r + 1}/{replicates}")
+    return RepeatedReleaseResult(names=tuple(functional_names(levels, ts)), truth=truth,
+                                 posterior_mean=post_mean, lower=lower, upper=upper, seconds=seconds,
+                                 level=level, n_draws=n_draws, m=m)
