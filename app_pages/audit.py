@@ -145,8 +145,9 @@ selection = widgets.require_selection()
 table = selection.table
 n, k_distinct = table.n, table.k
 multiplicities = table.counts
-sigma, theta = state.mechanism_parameters(k_distinct)
-m, eps, delta_target = int(st.session_state.m), float(st.session_state.eps), float(st.session_state.delta)
+spec = state.release_spec(n, k_distinct)
+regime = spec.regime
+sigma, theta, m, eps, delta_target = spec.sigma, spec.theta, spec.m, spec.eps, spec.delta
 n_mc, mc_seed = int(st.session_state.n_mc), int(st.session_state.mc_seed)
 st.markdown(f"Settings from the Privacy page: σ = {sigma:g}, θ = {theta:g}, m = {m:,}, ε = {eps:g}, "
             f"δ target = {delta_target:g}.")
@@ -159,15 +160,15 @@ tab_pld, tab_repeat, tab_tradeoff, tab_audit, tab_risk = st.tabs(
 
 # ------------------------------------------------------------------ privacy loss distribution
 model = None
-if sigma < 0:
+if not regime.loss_scopes:
     with tab_pld:
         st.info("For σ < 0 (Dirichlet–multinomial) the release is pure ε-DP at the thresholds of the Privacy "
                 "page; its PLD is audited as the Dirichlet–multinomial baseline on the Trade-off tab.")
 else:
     scope = "instance"
     with tab_pld:
-        if sigma == 0:
-            scope = st.radio("Scope", ["instance", "global"], horizontal=True, key="audit_scope",
+        if len(regime.loss_scopes) > 1:
+            scope = st.radio("Scope", list(regime.loss_scopes), horizontal=True, key="audit_scope",
                              format_func={"instance": "instance level (your data)",
                                           "global": "global (every dataset of size n, Theorem 2)"}.get)
         model = loss_model(selection.key, multiplicities, sigma, theta, m, scope, n_mc, mc_seed)
@@ -177,7 +178,7 @@ else:
                 "monte carlo": "Monte Carlo estimate (no confidence bound)"}[model.kind]
         st.markdown(f"**{model.label}, {model.scope} level, {kind}.** {model.note}. At ε = {eps:g} the hockey-stick "
                     f"divergence (the smallest δ for which one release is (ε, δ)-DP) is **δ = {fmt(at_eps)}**.")
-        if sigma == 0 and table.singletons and scope == "instance":
+        if regime is privacy.DIRICHLET_PROCESS and table.singletons and scope == "instance":
             st.caption("With a singleton in the data, δ(ε) equals m/(m + θ + n − 1) for every ε ≥ 0: all the "
                        "privacy loss sits in the event that the singleton is copied into the release.")
         st.plotly_chart(plots_audit.composition_figure(EPS_GRID, single, single, releases=1,
@@ -225,7 +226,7 @@ with tab_tradeoff:
 
 # ------------------------------------------------------------------ empirical audit
 with tab_audit:
-    options = ["pypp"] if sigma >= 0 else []
+    options = ["pypp"] if regime.has_new_values else []   # the attacks tell a record from a new value
     data = compute.comparison_data(selection.prepared)
     if data is not None:
         options += ["laplace_histogram", "gaussian_histogram"]
@@ -296,11 +297,11 @@ with tab_risk:
     secret = b.selectbox("secret column (inference)", cols, index=len(cols) - 1, key="risk_secret") if len(cols) > 1 else None
     risk_seed = int(st.number_input("seed", 0, 2**32 - 1, value=7, key="risk_seed"))
     risk_params = (selection.key, sigma, theta, m, risk_seed, n_attacks, secret)
-    if sigma < 0:
+    if not regime.has_new_values:
         st.info("Disclosure risk is computed for σ ≥ 0 (a release with new values from H).")
     elif st.button("Compute disclosure risk", key="run_risk"):
         st.session_state.risk_params = risk_params
-    if sigma >= 0 and st.session_state.get("risk_params") == risk_params:
+    if regime.has_new_values and st.session_state.get("risk_params") == risk_params:
         with widgets.show_errors("The disclosure risk cannot be computed: ", stop=False):
             out = disclosure(selection.key, selection.prepared, sigma, theta, m, risk_seed, n_attacks, secret)
             cnt = out["counts"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import evaluation
+from core import evaluation, privacy
 from core.plots import experiments as pe
 from ui import compute, release, state, widgets
 from ui import selection as sel
@@ -64,8 +64,8 @@ def discovery_estimate(n: int, m: int, new_values: int, sigma: float, theta: flo
 # ------------------------------------------------------------------ data and mechanism
 selection = widgets.require_selection()
 prepared = selection.prepared
-sigma, theta = state.mechanism_parameters(selection.table.k)
-m = int(st.session_state.m)
+spec = state.release_spec(selection.table.n, selection.table.k)
+sigma, theta, m = spec.sigma, spec.theta, spec.m
 
 st.markdown(
     "The analyst receives only the release Z = (Z₁, …, Zₘ) and puts the mechanism's own prior "
@@ -76,13 +76,12 @@ st.markdown(
     "and equal-tailed 95% credible intervals follow for the mean, the quartiles and P(X > t).")
 # ------------------------------------------------------------------ discovery probability (thesis §6.3)
 st.subheader("Discovery probability: is the next value a new one?")
-if st.session_state.regime == "dm":
+if not state.regime().has_new_values:
     st.info("The discovery probability concerns values never seen before; the Dirichlet–multinomial mechanism "
             "(σ < 0) draws only from a public category domain. Choose σ ≥ 0 on the Privacy page.")
 else:
     with widgets.show_errors("Could not compute the discovery probability: ", stop=False):
-        disc = release.release(selection, sigma=sigma, theta=theta, m=m, eps=float(st.session_state.eps),
-                               delta=float(st.session_state.delta), seed=int(st.session_state.seed))
+        disc = release.release(selection, spec, int(st.session_state.seed))
         n_conf, k_conf = selection.table.n, selection.table.k
         d_hat = discovery_estimate(n_conf, disc.m, disc.n_new_values, sigma, theta)
         d_conf = evaluation.confidential_discovery_probability(n_conf, k_conf, sigma, theta)
@@ -98,10 +97,10 @@ else:
         d2.metric("confidential value (θ + kσ)/(θ + n) — curator only", f"{d_conf:.6g}")
         widgets.curator_only_note()
 
-if st.session_state.regime != "dp":
+if state.regime() is not privacy.DIRICHLET_PROCESS:
     st.error(f"This page needs the Dirichlet-process mechanism (σ = 0): the posterior above is the analyst's "
-             f"posterior for that mechanism only. The current mechanism is {state.REGIMES[st.session_state.regime]} "
-             f"(σ = {sigma:g}); choose \"{state.REGIMES['dp']}\" on the Privacy page.")
+             f"posterior for that mechanism only. The current mechanism is {state.regime().label} "
+             f"(σ = {sigma:g}); choose \"{privacy.DIRICHLET_PROCESS.label}\" on the Privacy page.")
     st.stop()
 
 numeric = sel.numeric_columns(prepared)
@@ -143,8 +142,7 @@ if info.bounds_from_data:
 
 # ------------------------------------------------------------------ the release
 with widgets.show_errors("Could not generate the release: "):
-    drawn = release.release(selection, sigma=0.0, theta=theta, m=m, eps=float(st.session_state.eps),
-                            delta=float(st.session_state.delta), seed=release_seed)
+    drawn = release.release(selection, spec, release_seed)   # σ = 0 here: the page stopped otherwise
 synthetic = drawn.synthetic
 z = to_scale(synthetic[column].to_numpy(dtype=np.float64))
 # The confidential column as its frequency table (distinct values, counts): never the n records.

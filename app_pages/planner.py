@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from core import planning as core_planning
+from core import privacy
 from core import data as core_data
 from core.planning import planner as core_planner
 from core.formatting import format_upper
@@ -212,7 +213,7 @@ if plan.recommended is not None:
 
     def load() -> None:
         """The recommended settings into the keys the Privacy and Synthetic data pages read."""
-        st.session_state.regime = "dp"   # the planner plans σ = 0 releases
+        st.session_state.regime = privacy.DIRICHLET_PROCESS.key   # the planner plans σ = 0 releases
         st.session_state.theta = float(best.theta)
         st.session_state.m = int(best.m)
         st.session_state.eps = float(plan.guarantee.eps)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import plots
+from core import plots, privacy
 from ui import compute, state, widgets
 
 st.title("Privacy: what a release of m synthetic values guarantees")
@@ -21,12 +21,12 @@ multiplicities = table.counts
 # ------------------------------------------------------------------ settings
 with st.container(border=True):
     st.selectbox("Mechanism family", list(state.REGIMES), format_func=state.REGIMES.get, **state.bind("regime"))
-    regime = st.session_state.regime
+    regime = state.regime()
     a, b = st.columns(2)
     with a:
-        if regime == "py":
+        if regime is privacy.PITMAN_YOR:
             widgets.slider("σ (discount)", "sigma_py", step=0.01)
-        if regime == "dm":
+        if regime is privacy.DIRICHLET_MULTINOMIAL:
             widgets.slider("α = |σ| (symmetric Dirichlet prior per category)", "alpha_dm", step=0.05)
             st.session_state.z_dm = state.public_categories(k)
             st.number_input(f"z: size of the public category domain (≥ k = {k:,})", min_value=k, step=1,
@@ -38,8 +38,8 @@ with st.container(border=True):
         widgets.slider("ε", "eps", step=0.05)
         widgets.select_slider("δ target", "delta", format_func=plots.format_upper)
 
-sigma, theta = state.mechanism_parameters(k)
-m, eps, delta = int(st.session_state.m), float(st.session_state.eps), float(st.session_state.delta)
+spec = state.release_spec(n, k)
+sigma, theta, m, eps, delta = spec.sigma, spec.theta, spec.m, spec.eps, spec.delta
 widgets.sidebar_summary(selection.profile())
 fmt = plots.format_upper
 eps_grid = compute.EPS_GRID
@@ -51,9 +51,10 @@ if selection.prepared.any_bounds_from_data:
 # ------------------------------------------------------------------ δ(ε)
 # Every δ and ε threshold below is rounded up by core.plots.format_upper, and every yes/no
 # comes from core's exact verdict functions, never from comparing rounded floats.
-if regime == "dp":
-    curves = compute.dp_delta_curves(selection.key, multiplicities, n, theta, m, eps_grid)
-    point = compute.dp_point_guarantees(selection.key, multiplicities, n, theta, m, eps, delta)
+def _dirichlet_process_guarantee() -> None:
+    """σ = 0: exact instance-level δ, tight profile and the global δ of Theorem 2."""
+    curves = compute.dp_delta_curves(selection.key, multiplicities, spec.without_target(), eps_grid)
+    point = compute.dp_point_guarantees(selection.key, multiplicities, spec)
     st.markdown(
         f"**Guarantee at ε = {eps:g}, m = {m:,}, θ = {theta:g} (σ = 0, Dirichlet process).** "
         f"For *your data* the release is **instance-level** (ε, δ)-probabilistic DP with "
@@ -69,7 +70,7 @@ if regime == "dp":
             f"{fmt(delta)}; global δ = {fmt(point['global'])} {'≤' if meets_global else '>'} δ target "
             "(both decided exactly).")
     plateau = curves["singleton_term"] if table.singletons else None
-    old_values = compute.old_values_curve(selection.key, multiplicities, 0.0, theta, m, eps_grid, 0, 0)
+    old_values = compute.old_values_curve(selection.key, multiplicities, spec.without_target(), eps_grid, 0, 0)
     series = {"instance-level δ_x(ε) (paper)": curves["instance"],
               "old values only (Alg. 3) δ_x(ε)": old_values,
               "tight profile δ_x^tight(ε)": curves["tight"],
@@ -88,11 +89,14 @@ if regime == "dp":
                f"PYPP, so its instance-level δ_x(ε) {'equals' if same else 'differs from'} the full curve at every ε "
                "of the grid, and so do its tight profile and global δ*: suppressing new values buys **nothing** "
                "under the paper's accounting (docs/bayesian_family.md §3.4).")
-elif regime == "dm":
-    z = state.public_categories(k)
+
+
+def _dirichlet_multinomial_guarantee() -> None:
+    """σ < 0: the instance-level δ bound and the pure-ε conditions."""
+    z = spec.categories
     alpha = -sigma
-    res = compute.dm_delta_curve(selection.key, multiplicities, sigma, theta, m, eps_grid)
-    point = compute.dm_point_guarantees(selection.key, multiplicities, sigma, theta, m, eps, delta)
+    res = compute.dm_delta_curve(selection.key, multiplicities, spec.without_target(), eps_grid)
+    point = compute.dm_point_guarantees(selection.key, multiplicities, spec)
     head = (f"**Guarantee at ε = {eps:g}, m = {m:,} (σ = {sigma:g} < 0: Dirichlet–multinomial over z = {z:,} "
             f"public categories, α = {alpha:g}).** ")
     if z == 1:
@@ -124,9 +128,12 @@ elif regime == "dm":
     st.plotly_chart(fig, key="delta_curve")
     st.caption("The curve is an upper **bound** on the instance-level δ_x(ε), not its exact value (exact only "
                "where it is 0: in the pure region, and for a single public category).")
-else:
+
+
+def _pitman_yor_guarantee() -> None:
+    """σ ∈ (0, 1): the Monte Carlo instance-level δ."""
     n_mc = int(st.session_state.n_mc)
-    res = compute.py_monte_carlo(selection.key, multiplicities, sigma, theta, m, eps_grid, n_mc,
+    res = compute.py_monte_carlo(selection.key, multiplicities, spec.without_target(), eps_grid, n_mc,
                                  int(st.session_state.mc_seed))
     # The Monte Carlo runs on the fixed ε grid: report its point nearest to the chosen ε.
     i = int(np.argmin(np.abs(np.asarray(eps_grid) - eps)))
@@ -137,7 +144,7 @@ else:
         f"({fmt(res['estimate'][i])} ± {res['std_error'][i]:.2g} s.e., {res['n_mc']:,} replicates, "
         f"{res['n_types']} neighbour types). *Approximate* and *instance-level*: it depends on the "
         "confidential data and is not itself private. No global closed form exists for σ > 0.")
-    old_values = compute.old_values_curve(selection.key, multiplicities, sigma, theta, m, eps_grid, n_mc,
+    old_values = compute.old_values_curve(selection.key, multiplicities, spec.without_target(), eps_grid, n_mc,
                                           int(st.session_state.mc_seed))
     fig = plots.delta_curves_figure(
         eps_grid, {"instance-level δ_x(ε) (Monte Carlo 95% upper bound)": res["upper"],
@@ -153,9 +160,16 @@ else:
                "suppressed: only the tight profile is guaranteed not to grow (docs/bayesian_family.md §3.4).")
     widgets.number("Monte Carlo replicates", "n_mc", step=500)
 
+
+#: One section per regime: the page asks the regime of the spec for its section.
+GUARANTEE_SECTIONS = {privacy.DIRICHLET_PROCESS: _dirichlet_process_guarantee,
+                      privacy.DIRICHLET_MULTINOMIAL: _dirichlet_multinomial_guarantee,
+                      privacy.PITMAN_YOR: _pitman_yor_guarantee}
+GUARANTEE_SECTIONS[spec.regime]()
+
 # ------------------------------------------------------------------ m*(ε)
 st.subheader("Largest admissible release size")
-if regime == "dp":
+if spec.regime.size_rules:
     sizes = compute.size_curves(selection.key, multiplicities, n, theta, delta, compute.EPS_GRID_SIZE_CURVE)
     st.markdown(f"With δ = {fmt(delta)} and θ = {theta:g}, no ε allows more than the **singleton limit "
                 f"m_sing = {sizes['m_sing']:,}** synthetic values under Theorem 2 (the ε-vs-m plateau).")

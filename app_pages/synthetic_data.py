@@ -17,31 +17,30 @@ from ui import release, state, widgets
 st.title("Synthetic data: generate a release")
 
 selection = widgets.require_selection()
-sigma, theta = state.mechanism_parameters(selection.table.k)
-m = int(st.session_state.m)
+spec = state.release_spec(selection.table.n, selection.table.k)
+sigma, theta, m = spec.sigma, spec.theta, spec.m
 
-st.markdown(f"Settings from the **Privacy** page: {state.REGIMES[st.session_state.regime]}, "
+st.markdown(f"Settings from the **Privacy** page: {state.regime().label}, "
             f"σ = {sigma:g}, θ = {theta:g}, **m = {m:,}**. The release is random: the seed below makes "
             "it reproducible (same data, settings and seed ⇒ same release).")
 left, right = st.columns([1, 2])
 widgets.number("seed", "seed", step=1, where=left)
 seed = int(st.session_state.seed)
 if right.button("Generate release", type="primary"):
-    st.session_state.release_params = (selection.key, sigma, theta, m, seed)
+    st.session_state.release_params = (selection.key, spec, seed)
 
 params = st.session_state.get("release_params")
 if params is None:
     st.info("Press **Generate release** to draw the synthetic data.")
     st.stop()
-if params != (selection.key, sigma, theta, m, seed):
+if params != (selection.key, spec, seed):
     st.info("The data, settings or seed changed since the last release: press **Generate release** "
             "again to draw it with the current ones. Showing the last release.")
-key, sigma_r, theta_r, m_r, seed_r = params
+key, spec_r, seed_r = params
 if key != selection.key:
     st.stop()
-eps, delta = float(st.session_state.eps), float(st.session_state.delta)
 with widgets.show_errors("Could not generate the release: "):
-    result = release.release(selection, sigma=sigma_r, theta=theta_r, m=m_r, eps=eps, delta=delta, seed=seed_r)
+    result = release.release(selection, spec_r, seed_r)
     release_key = release.release_key(result)
     figures = release.figures(release_key, result)
     summary = release.summary(release_key, result)

@@ -60,6 +60,7 @@ from .release import (
     sample_source,
     write_bundles,
 )
+from .privacy import regime_of
 from .release.bundle import comparison_figures
 
 __all__ = ["build_parser", "main", "recipe_from_args", "run_compare", "run_release"]
@@ -377,7 +378,7 @@ def recipe_from_args(args: argparse.Namespace) -> ReleaseRecipe:
     sigma = 0.0 if args.sigma is None else args.sigma
     if args.m is not None and args.m_rule is not None:
         raise UsageError("give either --m (a fixed release size) or --m-rule (the largest admissible m), not both")
-    if args.m is None and sigma != 0:
+    if args.m is None and not regime_of(sigma).size_rules:
         raise UsageError(f"--eps/--delta without --m needs --sigma 0: the largest admissible m comes from the "
                          f"guarantees of the Dirichlet process (Theorem 2), got --sigma {sigma:g}. Give --m.")
     return ReleaseRecipe(source=_source(args.data), columns=tuple(_column_specs(args)), eps=args.eps,

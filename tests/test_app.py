@@ -378,7 +378,8 @@ def test_synthetic_page_release_and_download(sample, downloads):
     assert not at.exception
     shown = _metrics(at)
     assert shown["released rows m"] == "2,500"
-    assert at.session_state["release_params"][1:] == (0.0, 100.0, 2500, 12345)
+    _, spec, seed = at.session_state["release_params"]
+    assert (spec.sigma, spec.theta, spec.m, seed) == (0.0, 100.0, 2500, 12345)
 
     # the CSV offered for download is the release plotted: m rows of plausible values
     buttons = {b.proto.label: b.proto.url for b in at.get("download_button")}

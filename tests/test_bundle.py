@@ -104,7 +104,7 @@ def confidential_statistics(result) -> dict[str, list]:
     stats["quality per column"] = list(report.columns["score"])
     stats["quality per pair"] = [s for s in report.pairs["score"] if math.isfinite(s)]
     for g in result.curator_report["guarantees"]:
-        if g["scope"] == "instance-level" and g["delta"] is not None:
+        if g["scope"] == "instance" and g["delta"] is not None:
             stats[f"{g['name']} delta"] = [g["delta"]]
     stats["spectrum"] = [int(v) for v in np.unique(table.counts, return_counts=True)[1]]
     return stats
@@ -237,7 +237,7 @@ def test_public_release_states_the_global_guarantee(released):
         assert g["scope"] == "global" and g["delta"] == privacy.global_delta(n, r.theta, result.m, r.eps)
         assert f"n = {n}" in g["description"]
     elif r.sigma > 0:
-        assert g["scope"] == "instance-level" and g["delta"] is None
+        assert g["scope"] == "instance" and g["delta"] is None
         assert report["statement_depends_on_data"] is True
     else:
         assert g["kind"] == "pure" and g["eps"] >= math.log1p(result.m / -r.sigma)

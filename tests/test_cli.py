@@ -86,7 +86,7 @@ def test_release_with_given_m(data_csv, tmp_path):
     assert by_name["global_delta"]["delta"] == privacy.global_delta(N, THETA, 150, 2.0)
     for g in by_name.values():
         assert {"scope", "kind", "eps", "delta", "meets_target", "description"} <= set(g)
-        assert g["scope"] in ("instance-level", "global") and g["description"]
+        assert g["scope"] in ("instance", "global") and g["description"]
     # m = 150 of n = 240 with singletons: the singleton term alone exceeds δ = 0.2.
     assert by_name["global_delta"]["meets_target"] is False
     assert "warning: The global guarantee 'global_delta' misses the target" in result.stderr

@@ -289,7 +289,7 @@ def test_public_report_says_when_the_statement_depends_on_the_data():
     assert from_data["statement_depends_on_data"] is True
     assert any("'wage'" in t and "read off the confidential data" in t for t in from_data["data_dependent_choices"])
     py = public_report(recipe(sigma=0.3), n=100, m=5)
-    assert py["guarantee"]["scope"] == "instance-level" and py["guarantee"]["delta"] is None
+    assert py["guarantee"]["scope"] == "instance" and py["guarantee"]["delta"] is None
     assert py["statement_depends_on_data"] is True
     dm = public_report(recipe(sigma=-0.5, theta=50 * 0.5), n=100, m=5)
     assert dm["guarantee"]["kind"] == "pure" and dm["guarantee"]["delta"] == 0.0

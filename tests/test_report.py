@@ -20,7 +20,7 @@ def test_dp_report_numbers_come_from_the_accounting_functions():
     assert g["instance_delta"]["delta"] == P.instance_delta(MULT, 0.0, 2.0, 4, 1.5)
     assert g["tight_instance_delta"]["delta"] == P.tight_instance_delta(MULT, 2.0, 4, 1.5)
     assert g["global_delta"]["delta"] == P.global_delta(17, 2.0, 4, 1.5)
-    assert g["instance_delta"]["scope"] == "instance-level" and g["global_delta"]["scope"] == "global"
+    assert g["instance_delta"]["scope"] == "instance" and g["global_delta"]["scope"] == "global"
     assert g["global_delta"]["meets_target"] == (g["global_delta"]["delta"] <= 1e-2)
     assert rep["data"] == {**rep["data"], "n": 17, "k": 6, "singletons": 2}
     assert rep["parameters"]["seed"] == 9 and any("not private" in w for w in rep["warnings"])

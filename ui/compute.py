@@ -29,11 +29,14 @@ SWEEP_EPS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 # --------------------------------------------------------------------------- privacy
 @session_cache(max_entries=32)
-def dp_delta_curves(table_key: str, _multiplicities: np.ndarray, n: int, theta: float, m: int,
+def dp_delta_curves(table_key: str, _multiplicities: np.ndarray, mechanism: privacy.ReleaseSpec,
                     eps_grid: tuple[float, ...]) -> dict:
-    """σ = 0 curves on ``eps_grid`` (docs/mathematics.md), plus the singleton term T₁."""
+    """σ = 0 curves on ``eps_grid`` (docs/mathematics.md §3.1), plus the singleton term T₁.
+    ``mechanism``: the spec without its target (:meth:`core.privacy.ReleaseSpec.without_target`),
+    so moving ε or δ only moves a marker."""
     eps = np.asarray(eps_grid)
     mult = np.asarray(_multiplicities)
+    n, theta, m = mechanism.n, mechanism.theta, mechanism.m
     return {
         "instance": privacy.instance_delta(mult, 0.0, theta, m, eps),
         "tight": privacy.tight_instance_delta(mult, theta, m, eps),
@@ -46,11 +49,11 @@ def dp_delta_curves(table_key: str, _multiplicities: np.ndarray, n: int, theta: 
 
 
 @session_cache(max_entries=128)
-def dp_point_guarantees(table_key: str, _multiplicities: np.ndarray, n: int, theta: float, m: int,
-                        eps: float, delta: float) -> dict:
-    """σ = 0 at one ε: the δ's (each rounded up by core) and the exact verdicts against the
-    δ target (``core.privacy.*_at_most``, decided exactly, never by comparing rounded floats)."""
+def dp_point_guarantees(table_key: str, _multiplicities: np.ndarray, spec: privacy.ReleaseSpec) -> dict:
+    """σ = 0 at the spec's ε: the δ's (each rounded up by core) and the exact verdicts against
+    its δ target (``core.privacy.*_at_most``, decided exactly, never by comparing rounded floats)."""
     mult = np.asarray(_multiplicities)
+    n, theta, m, eps, delta = spec.n, spec.theta, spec.m, spec.eps, spec.delta
     return {
         "instance": float(privacy.instance_delta(mult, 0.0, theta, m, eps)),
         "tight": float(privacy.tight_instance_delta(mult, theta, m, eps)),
@@ -62,55 +65,56 @@ def dp_point_guarantees(table_key: str, _multiplicities: np.ndarray, n: int, the
 
 
 @session_cache(max_entries=32)
-def dm_delta_curve(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int,
+def dm_delta_curve(table_key: str, _multiplicities: np.ndarray, mechanism: privacy.ReleaseSpec,
                    eps_grid: tuple[float, ...]) -> dict:
     """σ < 0: the δ bound on the grid (docs/mathematics.md §3.3) and the pure-DP ε thresholds
     (rounded up by core). Independent of the selected ε, so moving ε only moves a marker."""
     mult = np.asarray(_multiplicities)
-    alpha = -sigma
+    sigma, theta, m = mechanism.sigma, mechanism.theta, mechanism.m
     return {
         "curve": privacy.instance_delta(mult, sigma, theta, m, np.asarray(eps_grid)),
-        "pure_eps_instance": privacy.dirichlet_multinomial_pure_epsilon(mult, alpha, m, instance=True),
-        "pure_eps_global": privacy.dirichlet_multinomial_pure_epsilon(mult, alpha, m, instance=False),
+        "pure_eps_instance": privacy.dirichlet_multinomial_pure_epsilon(mult, -sigma, m, instance=True),
+        "pure_eps_global": privacy.dirichlet_multinomial_pure_epsilon(mult, -sigma, m, instance=False),
     }
 
 
 @session_cache(max_entries=128)
-def dm_point_guarantees(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int,
-                        eps: float, delta: float) -> dict:
-    """σ < 0 at one ε: the δ bound and the exact verdicts (pure ε-DP at the data and
-    globally, docs §3.3; bound ≤ δ target), each decided exactly by core."""
+def dm_point_guarantees(table_key: str, _multiplicities: np.ndarray, spec: privacy.ReleaseSpec) -> dict:
+    """σ < 0 at the spec's ε: the δ bound and the exact verdicts (pure ε-DP at the data and
+    globally, docs/mathematics.md §3.3; bound ≤ δ target), each decided exactly by core."""
     mult = np.asarray(_multiplicities)
-    alpha = -sigma
+    sigma, theta, m, eps, delta = spec.sigma, spec.theta, spec.m, spec.eps, spec.delta
     return {
         "bound": float(privacy.instance_delta(mult, sigma, theta, m, eps)),
-        "pure_instance": privacy.dirichlet_multinomial_is_pure(mult, alpha, m, eps, instance=True),
-        "pure_global": privacy.dirichlet_multinomial_is_pure(mult, alpha, m, eps, instance=False),
+        "pure_instance": privacy.dirichlet_multinomial_is_pure(mult, -sigma, m, eps, instance=True),
+        "pure_global": privacy.dirichlet_multinomial_is_pure(mult, -sigma, m, eps, instance=False),
         "bound_meets": privacy.instance_delta_at_most(mult, sigma, theta, m, eps, delta),
     }
 
 
 @session_cache(max_entries=16)
-def py_monte_carlo(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int,
+def py_monte_carlo(table_key: str, _multiplicities: np.ndarray, mechanism: privacy.ReleaseSpec,
                    eps_grid: tuple[float, ...], n_mc: int, seed: int) -> dict:
-    """σ ∈ (0, 1): Monte Carlo δ with its standard error and upper bound."""
+    """σ ∈ (0, 1): Monte Carlo δ with its standard error and upper bound (docs/mathematics.md §3.2)."""
     bar, progress = progress_bar("Monte Carlo estimate of δ_x(ε)…")
-    res = privacy.monte_carlo_delta(np.asarray(_multiplicities), sigma, theta, m, np.asarray(eps_grid),
-                                    n_mc=n_mc, rng=np.random.default_rng(seed), progress=progress)
+    res = privacy.monte_carlo_delta(np.asarray(_multiplicities), mechanism.sigma, mechanism.theta, mechanism.m,
+                                    np.asarray(eps_grid), n_mc=n_mc, rng=np.random.default_rng(seed),
+                                    progress=progress)
     bar.empty()
     return {"eps": res.eps, "estimate": res.estimate, "std_error": res.std_error, "upper": res.upper,
             "n_mc": res.n_mc, "n_types": res.n_types, "worst_type": list(res.worst_type)}
 
 
 @session_cache(max_entries=16)
-def old_values_curve(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int,
+def old_values_curve(table_key: str, _multiplicities: np.ndarray, mechanism: privacy.ReleaseSpec,
                      eps_grid: tuple[float, ...], n_mc: int, seed: int) -> np.ndarray:
     """``core.privacy.old_values_delta`` on ``eps_grid``: the old-values-only release (thesis
-    Algorithm 3; docs/bayesian_family.md §3). Exact for σ = 0; for σ ∈ (0, 1) the Monte Carlo
-    95% upper bound, with a progress bar."""
+    Algorithm 3; docs/bayesian_family.md §3). Exact where the regime's instance δ is (σ = 0);
+    otherwise the Monte Carlo 95% upper bound, with a progress bar."""
     mult, eps = np.asarray(_multiplicities), np.asarray(eps_grid)
-    if sigma == 0:
-        return privacy.old_values_delta(mult, 0.0, theta, m, eps)
+    sigma, theta, m = mechanism.sigma, mechanism.theta, mechanism.m
+    if mechanism.regime.exact_instance_delta:
+        return privacy.old_values_delta(mult, sigma, theta, m, eps)
     bar, progress = progress_bar("Monte Carlo estimate of δ_x(ε), old values only…")
     out = privacy.old_values_delta(mult, sigma, theta, m, eps, n_mc=n_mc, seed=seed, progress=progress)
     bar.empty()

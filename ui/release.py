@@ -17,13 +17,14 @@ import streamlit as st
 from core.release import bundle as core_bundle
 from core.release import recipe as core_recipe
 from core.cli import PROG
+from core.privacy import ReleaseSpec
 
 from .selection import Selection, active_coarsening, session_cache
 
 
-def build_recipe(selection: Selection, *, sigma: float, theta: float, m: int, eps: float, delta: float,
-                 seed: int) -> core_recipe.ReleaseRecipe:
-    """The recipe of a release of ``m`` rows of the current selection (a fixed size)."""
+def build_recipe(selection: Selection, spec: ReleaseSpec, seed: int) -> core_recipe.ReleaseRecipe:
+    """The recipe of the release ``spec`` (a fixed size m, stated at its ε and δ target, with
+    its planned number of releases) of the current selection, drawn with ``seed``."""
     source = selection.source
     origin = (core_recipe.sample_source(source.name) if source.is_sample
               else core_recipe.upload_source(source.content))
@@ -31,11 +32,12 @@ def build_recipe(selection: Selection, *, sigma: float, theta: float, m: int, ep
     read = selection.decisions   # every reading decision, so a replay reads the file the same way
     coarsening = active_coarsening([spec.name for spec in specs])   # what selection.prepared applied
     return core_recipe.ReleaseRecipe(
-        source=origin, columns=specs, eps=eps, delta=delta, m=m, size_rule="fixed", sigma=sigma, theta=theta,
+        source=origin, columns=specs, eps=spec.eps, delta=spec.delta, m=spec.m, size_rule="fixed",
+        sigma=spec.sigma, theta=spec.theta,
         seed=seed, sep=read.delimiter, header=read.header, encoding=read.encoding, thousands=read.thousands,
         keep_na_text=read.keep_na_text, n_mc=int(st.session_state.n_mc),
-        # the k of the Audit page's "repeated releases": the curator report states their composition
-        releases=int(st.session_state.get("audit_releases", 1)),
+        # the curator report states the composition of the planned releases
+        releases=spec.releases,
         # the coarsening applied before prepare (the Data page's advisor); public, part of the recipe
         coarsening=coarsening, counts_column=selection.counts_column,
         coarsening_chosen_from_data=bool(coarsening) and bool(st.session_state.get("coarsening_chosen_from_data")),
@@ -62,9 +64,9 @@ def run(recipe_json: str, _recipe: core_recipe.ReleaseRecipe, _selection: Select
                                   data_label=_selection.source.name, reading=_selection.decisions.to_dict())
 
 
-def release(selection: Selection, **settings) -> core_recipe.ReleaseResult:
-    """The release of the current selection with ``settings`` (see :func:`build_recipe`)."""
-    recipe = build_recipe(selection, **settings)
+def release(selection: Selection, spec: ReleaseSpec, seed: int) -> core_recipe.ReleaseResult:
+    """The release ``spec`` of the current selection drawn with ``seed`` (see :func:`build_recipe`)."""
+    recipe = build_recipe(selection, spec, seed)
     return run(selection.key + recipe.to_json(), recipe, selection)
 
 

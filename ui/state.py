@@ -19,6 +19,8 @@ from typing import Any
 
 import streamlit as st
 
+from core import privacy
+
 #: Upload limit in megabytes (10**6 bytes). Streamlit's uploader counts a megabyte as
 #: 10**6 bytes in the browser (2**20 on Windows) and its server accepts up to
 #: ``server.maxUploadSize`` × 2**20 bytes, so the smallest of those — 10**6 per MB — is
@@ -35,11 +37,8 @@ import streamlit as st
 MAX_UPLOAD_MB = 1000
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 10**6
 
-REGIMES = {
-    "dp": "Dirichlet process (σ = 0)",
-    "py": "Pitman–Yor (0 < σ < 1)",
-    "dm": "Dirichlet–multinomial (σ < 0, z public categories)",
-}
+#: The regimes the Privacy page offers, by key, with the words core uses for them.
+REGIMES = {key: regime.label for key, regime in privacy.REGIMES.items()}
 DELTA_OPTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1)
 SEED_MAX = 2**32 - 1
 
@@ -210,16 +209,30 @@ def commit_form(fields) -> None:
             st.session_state[name] = st.session_state[f"_w_{name}"]
 
 
+def regime() -> privacy.Regime:
+    """The regime chosen on the Privacy page (:mod:`core.privacy.regimes`)."""
+    return privacy.regime_of_key(st.session_state.regime)
+
+
 def mechanism_parameters(n_distinct: int) -> tuple[float, float]:
     """(σ, θ) of the selected regime. For σ < 0 the strength is θ = z·|σ| with z ≥ k public
     categories, the parameterisation of the Dirichlet–multinomial case (docs/mathematics.md)."""
-    regime = st.session_state.regime
-    if regime == "dp":
-        return 0.0, float(st.session_state.theta)
-    if regime == "py":
-        return float(st.session_state.sigma_py), float(st.session_state.theta)
-    alpha = float(st.session_state.alpha_dm)
-    return -alpha, public_categories(n_distinct) * alpha
+    if regime() is privacy.DIRICHLET_MULTINOMIAL:
+        alpha = float(st.session_state.alpha_dm)
+        return -alpha, public_categories(n_distinct) * alpha
+    sigma = float(st.session_state.sigma_py) if regime() is privacy.PITMAN_YOR else 0.0
+    return sigma, float(st.session_state.theta)
+
+
+def release_spec(n: int, n_distinct: int) -> privacy.ReleaseSpec:
+    """The release the settings describe, for data of ``n`` records and ``n_distinct`` distinct
+    values: regime parameters, m, the ε at which it is stated and the δ target. Every page
+    computes from this one frozen value (and caches by it)."""
+    sigma, theta = mechanism_parameters(n_distinct)
+    return privacy.ReleaseSpec(sigma=sigma, theta=theta, m=int(st.session_state.m), n=int(n),
+                               eps=float(st.session_state.eps), delta=float(st.session_state.delta),
+                               # the k of the Audit page's "repeated releases"
+                               releases=int(st.session_state.get("audit_releases", 1)))
 
 
 def public_categories(n_distinct: int) -> int:

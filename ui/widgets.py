@@ -91,7 +91,7 @@ def sidebar_summary(profile: dict | None) -> None:
         st.markdown(f"**Data:** {profile['source']}  \n**Columns:** {', '.join(profile['columns'])}  \n"
                     f"n = {profile['n']:,}, k = {profile['k']:,}, singletons = {profile['singletons']:,}")
         sigma, theta = state.mechanism_parameters(profile["k"])
-        st.markdown(f"**Mechanism:** {state.REGIMES[st.session_state.regime]}  \n"
+        st.markdown(f"**Mechanism:** {state.regime().label}  \n"
                     f"σ = {sigma:g}, θ = {theta:g}, m = {st.session_state.m:,}  \n"
                     f"ε = {st.session_state.eps:g}, δ target = {plots.format_upper(st.session_state.delta)}")
 

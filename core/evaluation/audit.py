@@ -43,7 +43,7 @@ import pandas as pd
 from scipy import stats
 
 from ..mechanisms import GaussianHistogram, LaplaceHistogram, histogram_counts
-from ..privacy import crp_tables
+from ..privacy import crp_tables, regime_of
 from ..validation import (
     check_delta,
     check_integer,
@@ -444,8 +444,8 @@ def audit_pypp(multiplicities, sigma, theta, m, eps, delta, *, n_simulations: in
     attacks = evaluate_attacks({name: samples[name] for name in ("likelihood ratio", "black box")}, delta,
                                confidence=confidence)
     theory = None
-    if sigma == 0:
-        from ..privacy.pld import pypp_instance_loss
+    if regime_of(sigma).exact_loss_distribution:
+        from ..privacy.pld import pypp_instance_loss   # dp_accounting is loaded only when it is needed
 
         theory = pypp_instance_loss(multiplicities, theta, m).epsilon(delta)
     rr = samples["r"]

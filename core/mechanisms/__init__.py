@@ -28,9 +28,8 @@ bootstrap                       m draws with replacement from x               no
 ==============================  ============================================  =======================
 """
 
-from ..privacy import dirichlet_sampling_epsilon, gaussian_sigma, smoothed_histogram_lambda
+from ..privacy import Guarantee, dirichlet_sampling_epsilon, gaussian_sigma, smoothed_histogram_lambda
 from .base import (
-    Guarantee,
     HistogramMechanism,
     Knob,
     Mechanism,

@@ -1,5 +1,5 @@
-"""The mechanism interface of the comparison (:class:`Mechanism`, :class:`Guarantee`,
-:class:`Knob`) and the histogram machinery the baselines share: cell counts on the unit
+"""The mechanism interface of the comparison (:class:`Mechanism`, :class:`Knob`; the
+:class:`~core.privacy.Guarantee` each mechanism states) and the histogram machinery the baselines share: cell counts on the unit
 box [0, 1]^d cut into B bins per axis, and points drawn uniformly inside cells
 (docs/mathematics.md §4).
 """
@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..formatting import format_upper
 from ..validation import (
     MAX_RELEASE_SIZE,
     check_bins,
@@ -22,66 +21,11 @@ from ..validation import (
     check_row_counts,
     check_unit_data,
 )
-from ..privacy import MAX_CELLS
+from ..privacy import MAX_CELLS, Guarantee
 from ..data import frequency_table
 
 
 # ======================================================================= interface
-@dataclass(frozen=True)
-class Guarantee:
-    """The privacy guarantee a mechanism states.
-
-    Attributes
-    ----------
-    kind : {"pure", "approximate", "none"}
-        Pure ε-DP (δ = 0), approximate (ε, δ)-DP, or no privacy.
-    scope : {"global", "instance", "local", "none"}
-        Global: holds for every dataset of size n. Instance: only at the dataset released.
-        Local: a data-dependent bound computed from the observed records (seed 004), which
-        contracts to a global guarantee only as n → ∞ — not a DP guarantee for this n, and
-        never reported as meeting a target.
-    eps : float
-        ε actually guaranteed (∞ for no privacy).
-    delta : float
-        δ actually guaranteed (0 for pure DP, 1 for no privacy).
-    notion : str
-        How the guarantee is obtained, in a few words, for the UI.
-    """
-
-    kind: str
-    scope: str
-    eps: float
-    delta: float
-    notion: str
-
-    def __post_init__(self):
-        if self.kind not in ("pure", "approximate", "none"):
-            raise ValueError(f"kind must be 'pure', 'approximate' or 'none', got {self.kind!r}")
-        if self.scope not in ("global", "instance", "local", "none"):
-            raise ValueError(f"scope must be 'global', 'instance', 'local' or 'none', got {self.scope!r}")
-
-    @property
-    def is_private(self) -> bool:
-        return self.kind != "none"
-
-    @property
-    def label(self) -> str:
-        """A one-line statement for the UI, e.g. ``"pure ε-DP, global (ε = 2.5)"``.
-
-        ε and δ are rounded up (:func:`core.plots.format_upper`): a printed guarantee is
-        never stronger than the computed one.
-        """
-        if self.kind == "none":
-            return "no privacy"
-        if self.scope == "local":
-            return (f"local, data-dependent ε = {format_upper(self.eps, 6)} "
-                    "(computed from the data; not a DP guarantee for this n)")
-        if self.kind == "pure":
-            return f"pure ε-DP, {self.scope} (ε = {format_upper(self.eps, 6)})"
-        return (f"approximate (ε, δ)-DP, {self.scope} (ε = {format_upper(self.eps, 6)}, "
-                f"δ = {format_upper(self.delta, 3)})")
-
-
 @dataclass(frozen=True)
 class Knob:
     """One calibrated parameter of a mechanism and why it has that value."""

@@ -19,7 +19,8 @@ from ..validation import (
     check_positive,
     check_real,
 )
-from .base import Guarantee, HistogramMechanism, Knob, _cell_shape
+from ..privacy import Guarantee
+from .base import HistogramMechanism, Knob, _cell_shape
 from .truncated_dirichlet import TruncatedDirichlet
 from ..privacy import (
     dirichlet_multinomial_alpha,

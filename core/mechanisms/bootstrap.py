@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from .base import Guarantee, Knob, Mechanism, check_release_arguments
+from ..privacy import Guarantee
+from .base import Knob, Mechanism, check_release_arguments
 
 
 class Bootstrap(Mechanism):

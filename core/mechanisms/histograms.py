@@ -10,7 +10,8 @@ from ..validation import (
     check_delta,
     check_finite_eps,
 )
-from .base import Guarantee, HistogramMechanism, Knob, _cell_shape, _normalise_rows
+from ..privacy import Guarantee
+from .base import HistogramMechanism, Knob, _cell_shape, _normalise_rows
 from ..privacy import gaussian_sigma, smoothed_histogram_lambda
 from ..privacy.calibration import L1_SENSITIVITY, L2_SENSITIVITY
 

@@ -20,6 +20,11 @@ probabilistic-DP curve is
 * :mod:`.monte_carlo` — σ ∈ (0, 1), Monte Carlo with a Clopper–Pearson upper bound (§3.2);
 * :mod:`.dirichlet_multinomial` — σ < 0 over ``z`` public categories (§3.3), with the exact
   pure-ε conditions;
+* :mod:`.regimes` — the three regimes as one type with hooks (:class:`Regime`,
+  :func:`regime_of`): instance δ, exact verdicts, report statements, public guarantee,
+  largest m;
+* :mod:`.guarantee` — :class:`Guarantee`, the one type of every privacy statement;
+* :mod:`.spec` — :class:`ReleaseSpec`, the frozen description of a release;
 * :mod:`.instance` — :func:`instance_delta` and :func:`instance_delta_at_most` for every regime;
 * :mod:`.old_values` — the old-values-only PYPP (thesis Algorithm 3);
 * :mod:`.calibration` — the noise of the baselines and the Bayesian family (§4, §9);
@@ -65,9 +70,13 @@ from .global_accounting import (
 from .instance import instance_delta, instance_delta_at_most
 from .monte_carlo import MonteCarloDelta, monte_carlo_delta
 from .old_values import expected_release_size, old_values_counts, old_values_delta, old_values_monte_carlo
+from .guarantee import GUARANTEE_KINDS, GUARANTEE_SCOPES, Guarantee
+from .regimes import DIRICHLET_MULTINOMIAL, DIRICHLET_PROCESS, PITMAN_YOR, REGIMES, Regime, regime_of, regime_of_key
 from .spec import ReleaseSpec
 
 __all__ = [
+    "DIRICHLET_MULTINOMIAL", "DIRICHLET_PROCESS", "GUARANTEE_KINDS", "GUARANTEE_SCOPES", "Guarantee",
+    "PITMAN_YOR", "REGIMES", "Regime", "regime_of", "regime_of_key",
     "DIRICHLET_ALPHA_RANGE", "MAX_ACCOUNTING_M", "MAX_CELLS", "MAX_CRP_TABLES", "SENSITIVITY_RANGE", "MonteCarloDelta",
     "ReleaseSpec", "beta_binomial_log_tail", "crp_tables", "dirichlet_multinomial_alpha",
     "dirichlet_multinomial_is_pure", "dirichlet_multinomial_pure_epsilon", "dirichlet_sampling_alpha",

@@ -1,28 +1,16 @@
 """The instance-level δ of any regime: σ = 0 in closed form, σ < 0 from the
 Dirichlet–multinomial tails, σ ∈ (0, 1) by Monte Carlo (docs/mathematics.md §3.1–3.3).
+
+Each regime computes its own δ (:mod:`.regimes`); these are the public entry points that
+validate the inputs and ask the regime of σ.
 """
 from __future__ import annotations
 
 from typing import Callable
 
-import numpy as np
-
-from . import betabinom
-from ..validation import (
-    check_delta,
-    check_py_parameters,
-)
-from .common import (
-    _check_m_accounting,
-    _check_scalar_eps,
-    _eps_values,
-    _first_bad,
-    _multiplicity_profile,
-    _shaped,
-)
-from .dirichlet_multinomial import _dm_tails
-from .dirichlet_process import _dp_instance_max, _second_shape, _singleton_term_at_most
-from .monte_carlo import monte_carlo_delta
+from ..validation import check_delta, check_py_parameters
+from .common import _check_m_accounting, _check_scalar_eps, _eps_values, _multiplicity_profile, _shaped
+from .regimes import regime_of
 
 
 def instance_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, seed=None,
@@ -66,14 +54,8 @@ def instance_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000, s
     sigma, theta, z = check_py_parameters(sigma, theta, counts.size)
     m = _check_m_accounting(m)
     eps_arr, shape = _eps_values(eps)
-    n = int(counts.sum())
-    if sigma == 0:
-        delta = _dp_instance_max(values, theta, n, m, eps_arr)
-    elif z is not None:
-        delta = _dm_tails(values, -sigma, z, n, m, eps_arr).max(axis=0)
-    else:
-        rng = np.random.default_rng(seed)
-        delta = monte_carlo_delta(counts, sigma, theta, m, eps_arr, n_mc=n_mc, rng=rng, progress=progress).upper
+    delta = regime_of(sigma).instance_delta(counts, values, sigma, theta, z, m, eps_arr, n_mc=n_mc, seed=seed,
+                                            progress=progress)
     return _shaped(delta, shape)
 
 
@@ -87,27 +69,6 @@ def instance_delta_at_most(multiplicities, sigma, theta, m, eps, delta) -> bool:
     counts, values, _ = _multiplicity_profile(multiplicities)
     sigma, theta, z = check_py_parameters(sigma, theta, counts.size)
     m = _check_m_accounting(m)
-    eps_arr = np.array([_check_scalar_eps(eps, "a verdict")])
+    eps = _check_scalar_eps(eps, "a verdict")
     delta = check_delta(delta)
-    n = int(counts.sum())
-    if sigma > 0:
-        return bool(instance_delta(counts, sigma, theta, m, eps_arr[0]) <= delta)
-    if sigma == 0:
-        if values[0] == 1 and not _singleton_term_at_most(m, theta, n, delta):
-            return False
-        r = values[values >= 2].astype(float)
-        a, b, w = r, _second_shape(theta, n, r), r - 1.0
-    else:
-        if z == 1:
-            return True
-        alpha = -sigma
-        r = values.astype(float)
-        a, b, w = r + alpha, (n - r) + (z - 1) * alpha, r - 1.0 + alpha
-    if r.size == 0:
-        return True
-    start = _first_bad(eps_arr, w)[0][:, 0]
-    live = start <= m
-    if not live.any():
-        return True
-    log_t, rel = betabinom.log_tail(m, a[live], b[live], start[live])
-    return bool(betabinom.verdicts_at_most(log_t, rel, delta, m, a[live], b[live], start[live]).all())
+    return regime_of(sigma).instance_delta_at_most(counts, values, sigma, theta, z, m, eps, delta)

@@ -91,14 +91,11 @@ from .. import __version__
 from .. import data as data_layer
 from ..data import ColumnTransform, apply_coarsening, coarsening_label
 from ..mechanisms import pypp_release
-from ..formatting import CONFIDENTIAL_MARK, format_upper
+from ..formatting import CONFIDENTIAL_MARK
 from ..privacy import (
-    dirichlet_multinomial_is_pure,
-    dirichlet_multinomial_pure_epsilon,
-    global_delta,
-    global_delta_at_most,
     max_instance_synthetic_size,
     max_synthetic_size,
+    regime_of,
     singleton_limit,
 )
 from .report import release_report
@@ -367,7 +364,7 @@ class ReleaseRecipe:
         put("mechanism", check_choice("mechanism", self.mechanism, tuple(MECHANISMS)))
         sigma, theta, _ = check_py_parameters(_plain_number("sigma", self.sigma),
                                               _plain_number("theta", self.theta))
-        if rule != "fixed" and sigma != 0:
+        if rule != "fixed" and rule not in regime_of(sigma).size_rules:
             raise ValueError(f"size_rule {rule!r} needs sigma = 0: the largest admissible m is known for the "
                              f"Dirichlet process only (Theorem 2 / docs/mathematics.md §3.1), got sigma={sigma!r}. Fix m.")
         put("sigma", sigma)
@@ -837,53 +834,18 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
         dependent.append("The release size m was chosen by looking at the confidential data (the largest m whose "
                          "instance-level guarantee meets the target): no guarantee covers that choice.")
 
-    if sigma == 0:
-        d = float(global_delta(n, theta, m, eps))
-        guarantee = {
-            "name": "global_delta", "scope": "global", "kind": "approximate", "eps": eps, "delta": d,
-            "meets_target": global_delta_at_most(n, theta, m, eps, target),   # exact verdict
-            "description": (f"Global (ε, δ)-differential privacy (Theorem 2): for every dataset of n = {n} records "
-                            f"and every dataset that differs from it in one record, the probability of any set of "
-                            f"outputs grows by at most a factor e^ε plus δ, with ε = {eps:g} and δ = "
-                            f"{format_upper(d)} (rounded up).")}
-        if not guarantee["meets_target"]:
-            warn.append(f"The global guarantee misses the target: δ = {format_upper(d)} > {target:g} at ε = {eps:g}.")
-    elif sigma > 0:
-        dependent.append("With σ in (0, 1) the release has only an instance-level guarantee (Theorem 1, "
-                         "accounted by Monte Carlo at the confidential dataset): the statement itself depends on "
-                         "the data, and no guarantee is known for other datasets.")
-        guarantee = {
-            "name": "instance_delta", "scope": "instance-level", "kind": "approximate", "eps": eps, "delta": None,
-            "meets_target": None,
-            "description": (f"Instance-level probabilistic DP only (Theorem 1): the curator accounted the release at "
-                            f"the confidential dataset at ε = {eps:g}. Its δ depends on the confidential data and is "
-                            "not published; no global guarantee is known for σ in (0, 1).")}
-        warn.append("No global guarantee: the release is protected only at the confidential dataset itself.")
-    else:
-        alpha = -sigma
-        z = check_py_parameters(sigma, theta)[2]
-        # The global condition m ≤ (e^ε − 1)·α does not involve the data; the function
-        # takes multiplicities for its instance-level form only (one placeholder atom).
-        eps_glob = dirichlet_multinomial_pure_epsilon([1], alpha, m, instance=False)
-        guarantee = {
-            "name": "global_pure_dp", "scope": "global", "kind": "pure", "eps": eps_glob, "delta": 0.0,
-            "meets_target": dirichlet_multinomial_is_pure([1], alpha, m, eps, instance=False),   # exact
-            "description": (f"Global pure ε-differential privacy (Dirichlet–multinomial over z = {z} public "
-                            f"categories, α = |σ| = {alpha:g}): m ≤ (e^ε − 1)·α holds for every ε ≥ "
-                            f"{format_upper(eps_glob)}, for every dataset of n = {n} records.")}
-        if not guarantee["meets_target"]:
-            warn.append(f"The pure guarantee needs ε ≥ {format_upper(eps_glob)}, above the target ε = {eps:g}.")
-        dependent_z = ("z = θ/|σ| must be the size of a public category domain fixed without looking at the data; "
-                       "if it was chosen from the data (e.g. z = the number of observed values) the statement "
-                       "depends on the data.")
-        warn.append(dependent_z)
+    regime = regime_of(sigma)
+    statement, regime_dependent, regime_warnings = regime.public_guarantee(n, sigma, theta, m, eps, target)
+    dependent += regime_dependent
+    warn += regime_warnings
+    guarantee = {key: getattr(statement, key)
+                 for key in ("name", "scope", "kind", "eps", "delta", "meets_target", "description")}
     return {
         "artifact": "public release",
         "tool": "bnp-synth",
         "version": __version__,
         "mechanism": {"name": public.mechanism, "description": "Pitman–Yor posterior predictive (PYPP)",
-                      "regime": ("dirichlet-process" if sigma == 0 else
-                                 "pitman-yor" if sigma > 0 else "dirichlet-multinomial"),
+                      "regime": regime.name,
                       "sigma": sigma, "theta": theta},
         "data": {"n": n, "source": public.source, "columns": [c.name for c in public.columns],
                  # public: the transforms are part of the published recipe

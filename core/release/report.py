@@ -9,124 +9,36 @@ size n), and whether it is pure or approximate DP.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import numpy as np
 
 from .. import __version__
 from ..formatting import format_upper
-from ..privacy import (
-    ReleaseSpec,
-    dirichlet_multinomial_is_pure,
-    dirichlet_multinomial_pure_epsilon,
-    global_delta,
-    global_delta_at_most,
-    instance_delta,
-    instance_delta_at_most,
-    monte_carlo_delta,
-    singleton_limit,
-    tight_instance_delta,
-)
+from ..privacy import Guarantee, ReleaseSpec
 from ..validation import check_delta, check_eps, check_integer, check_multiplicities
 
 __all__ = ["Guarantee", "guarantees", "release_report"]
 
 
-@dataclass(frozen=True)
-class Guarantee:
-    """One privacy statement about a release.
-
-    Attributes
-    ----------
-    name : str
-        Short identifier (``instance_delta``, ``tight_instance_delta``, ``global_delta``, …).
-    scope : str
-        ``"instance-level"`` or ``"global"``.
-    kind : str
-        ``"pure"``, ``"approximate"`` or ``"none"``.
-    eps : float
-    delta : float or None
-        The δ at ``eps`` (``None`` where no guarantee is known).
-    meets_target : bool or None
-        Whether ``delta`` is within the requested δ target.
-    description : str
-        The statement in plain words, as the user sees it.
-    """
-
-    name: str
-    scope: str
-    kind: str
-    eps: float
-    delta: float | None
-    meets_target: bool | None
-    description: str
-
-
 def guarantees(spec: ReleaseSpec, multiplicities, eps: float, delta_target: float, *,
                n_mc: int = 20000, mc_seed: int | None = 0) -> list[Guarantee]:
-    """The guarantees of a release at one ε (docs/mathematics.md §3), in the order the UI shows them."""
+    """The guarantees of a release at one ε (docs/mathematics.md §3), in the order the UI shows them.
+
+    Each regime states its own (:meth:`core.privacy.Regime.statements`): σ = 0 the
+    instance-level δ, the tight profile and the global δ of Theorem 2; σ ∈ (0, 1) the Monte
+    Carlo instance-level bound and no global guarantee; σ < 0 the instance-level bound and
+    the global pure-ε condition. Every printed δ is rounded up; every verdict is exact.
+    """
     counts = check_multiplicities(multiplicities)
     eps_arr, scalar = check_eps(eps)
     if not scalar:
         raise ValueError("eps must be a scalar for a release report")
     eps = float(eps_arr[0])
     delta_target = check_delta(delta_target, "delta")
-    n, m, sigma, theta = spec.n, spec.m, spec.sigma, spec.theta
-    if int(counts.sum()) != n:
-        raise ValueError(f"multiplicities sum to {int(counts.sum())} but the release spec has n = {n}")
-    out: list[Guarantee] = []
-    up = format_upper        # every printed δ and ε threshold is rounded toward the safe side
-    e_txt = f"{eps!r}"       # the user's ε exactly as given
-
-    def add(name, scope, kind, value, meets, text):
-        out.append(Guarantee(name, scope, kind, eps, value, meets, text))
-
-    if sigma == 0:
-        d_inst = instance_delta(counts, 0.0, theta, m, eps)
-        d_tight = tight_instance_delta(counts, theta, m, eps)
-        d_glob = global_delta(n, theta, m, eps)
-        inst_ok = instance_delta_at_most(counts, 0.0, theta, m, eps, delta_target)
-        add("instance_delta", "instance-level", "approximate", d_inst, inst_ok,
-            f"Instance-level probabilistic DP (paper, Theorem 1): at this dataset, the privacy loss "
-            f"exceeds ε = {e_txt} with probability at most δ = {up(d_inst)}, against every neighbour. "
-            "It does not protect other datasets.")
-        # the tight profile is never above the probabilistic δ, so it meets whenever that does
-        add("tight_instance_delta", "instance-level", "approximate", d_tight,
-            True if inst_ok else bool(d_tight <= delta_target),
-            f"Tight instance-level (ε, δ)-DP profile: this dataset is (ε = {e_txt}, δ = {up(d_tight)})-DP "
-            "against every neighbour (exact hockey-stick divergence; never above the probabilistic δ).")
-        add("global_delta", "global", "approximate", d_glob,
-            global_delta_at_most(n, theta, m, eps, delta_target),
-            f"Global (ε, δ)-DP (Theorem 2): every dataset of size n = {n} is protected with "
-            f"ε = {e_txt}, δ = {up(d_glob)}.")
-    elif sigma > 0:
-        mc = monte_carlo_delta(counts, sigma, theta, m, eps, n_mc=n_mc, rng=np.random.default_rng(mc_seed))
-        upper, est, se = float(mc.upper[0]), float(mc.estimate[0]), float(mc.std_error[0])
-        add("instance_delta", "instance-level", "approximate", upper, bool(upper <= delta_target),
-            f"Instance-level probabilistic DP (Theorem 1, Monte Carlo with {mc.n_mc:,} replicates, seed "
-            f"{mc_seed}): estimate δ = {up(est)} ± {up(se, 2)} (standard error); the 95% upper confidence "
-            f"bound δ = {up(upper)} is used. It is a statistical, not a certain, bound, and covers this "
-            "dataset only.")
-        add("global_delta", "global", "none", None, None,
-            "No global guarantee is known for σ in (0, 1): the release is only accounted at this dataset.")
-    else:
-        alpha = -sigma
-        z = spec.categories
-        d_bound = instance_delta(counts, sigma, theta, m, eps)
-        eps_inst = dirichlet_multinomial_pure_epsilon(counts, alpha, m)
-        eps_glob = dirichlet_multinomial_pure_epsilon(counts, alpha, m, instance=False)
-        inst_pure = z == 1 or dirichlet_multinomial_is_pure(counts, alpha, m, eps)
-        add("instance_delta", "instance-level", "pure" if inst_pure else "approximate", d_bound,
-            instance_delta_at_most(counts, sigma, theta, m, eps, delta_target),
-            f"Instance-level δ bound (Dirichlet–multinomial over z = {z} public categories): "
-            f"δ ≤ {up(d_bound)} at ε = {e_txt} (an upper bound, not the exact δ); pure ε-DP at this "
-            f"dataset for every ε ≥ {up(eps_inst)} "
-            f"({'holds' if inst_pure else 'does NOT hold'} at ε = {e_txt}).")
-        glob_ok = dirichlet_multinomial_is_pure(counts, alpha, m, eps, instance=False)
-        add("global_pure_dp", "global", "pure", 0.0 if glob_ok else None, glob_ok,
-            f"Global pure ε-DP holds iff m ≤ (e^ε − 1)·α, i.e. ε ≥ {up(eps_glob)} "
-            f"({'holds' if glob_ok else 'does NOT hold'} at ε = {e_txt}).")
-    return out
+    if int(counts.sum()) != spec.n:
+        raise ValueError(f"multiplicities sum to {int(counts.sum())} but the release spec has n = {spec.n}")
+    return spec.regime.statements(spec, counts, eps, delta_target, n_mc=n_mc, mc_seed=mc_seed)
 
 
 def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: float,
@@ -159,7 +71,8 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
     """
     counts = check_multiplicities(multiplicities)
     releases = check_integer("releases", releases, minimum=1, maximum=1000)
-    spec = ReleaseSpec(sigma=float(sigma), theta=float(theta), m=int(m), n=int(counts.sum()))
+    spec = ReleaseSpec(sigma=float(sigma), theta=float(theta), m=int(m), n=int(counts.sum()), eps=eps,
+                       delta=delta, releases=releases)
     items = guarantees(spec, counts, eps, delta, n_mc=n_mc)
     warnings = []
     if bounds_from_data:
@@ -169,10 +82,10 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
         warnings.append("No seed was recorded: this release cannot be regenerated.")
     for g in items:
         if g.kind == "none":
-            warnings.append(f"No {g.scope} guarantee ({g.name}): {g.description}")
+            warnings.append(f"No {g.scope_words} guarantee ({g.name}): {g.description}")
         elif g.meets_target is False:
             shown = (f"δ = {format_upper(g.delta)} >" if g.delta is not None else "the condition fails for")
-            warnings.append(f"The {g.scope} guarantee '{g.name}' misses the target: {shown} δ target "
+            warnings.append(f"The {g.scope_words} guarantee '{g.name}' misses the target: {shown} δ target "
                             f"{float(delta)!r} at ε = {float(eps)!r}.")
     composition = _composition(spec, counts, float(eps), float(delta), items, releases)
     if composition and not composition["global_meets_target"]:
@@ -183,7 +96,7 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
         "tool": "bnp-synth",
         "version": __version__,
         "mechanism": "Pitman–Yor posterior predictive (PYPP)",
-        "regime": spec.regime,
+        "regime": spec.regime.name,
         "parameters": {"sigma": spec.sigma, "theta": spec.theta, "m": spec.m,
                        "eps": float(eps), "delta_target": float(delta), "seed": seed},
         "data": {"source": data_source, "columns": list(columns) if columns is not None else None,
@@ -194,19 +107,21 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
         "warnings": warnings,
         "command": command,
     }
-    if spec.sigma == 0:
-        report["data"]["singleton_limit_m"] = singleton_limit(spec.n, spec.theta, float(delta))
+    m_sing = spec.regime.singleton_limit(spec.n, spec.theta, float(delta))
+    if m_sing is not None:
+        report["data"]["singleton_limit_m"] = m_sing
     return _jsonable(report)
 
 
 def _composition(spec: ReleaseSpec, counts, eps: float, delta: float, items, releases: int) -> dict | None:
-    """Guarantees of k independent releases (σ = 0): PLD composition and naive (kε, kδ)."""
+    """Guarantees of k independent releases: PLD composition where the regime's privacy loss
+    distribution is exact (σ = 0), and naive (kε, kδ) always."""
     if releases == 1:
         return None
     out = {"releases": releases, "eps": eps,
            "naive": [{"name": g.name, "eps": releases * eps,
                       "delta": None if g.delta is None else min(1.0, releases * g.delta)} for g in items]}
-    if spec.sigma != 0:
+    if not spec.regime.exact_loss_distribution:
         out["note"] = ("Only naive composition is stated for σ ≠ 0: the exact privacy loss distribution is "
                        "known for σ = 0 (the Audit page estimates it by Monte Carlo for σ in (0, 1)).")
         out["global_delta"], out["global_meets_target"] = None, True

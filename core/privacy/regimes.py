@@ -1,0 +1,342 @@
+"""The three regimes of the PYPP release, one type with hooks (docs/mathematics.md §3).
+
+The sign of the discount σ decides what a release guarantees and how it is accounted:
+
+======================  ========  =========================================  ===================
+regime                  σ         instance-level δ_x(ε)                      global guarantee
+======================  ========  =========================================  ===================
+Dirichlet process       σ = 0     exact closed form (§3.1)                   (ε, δ)-DP, Theorem 2
+Pitman–Yor              0 < σ < 1 Monte Carlo, 95% upper bound (§3.2)        none known
+Dirichlet–multinomial   σ < 0     upper bound from tails (§3.3)              pure ε-DP iff
+                                                                             m ≤ (e^ε − 1)·|σ|
+======================  ========  =========================================  ===================
+
+In the style of :mod:`scipy.stats`' distribution classes, :class:`Regime` declares the hooks
+every caller needs — the instance-level δ and its exact verdict, the statements of the
+curator report, the guarantee of the public release, the largest release size, the words —
+and each regime implements them once; :func:`regime_of` picks the instance for a σ. Callers
+ask the regime instead of testing the sign of σ.
+"""
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from . import betabinom
+from ..formatting import format_upper
+from ..validation import check_py_parameters
+from .common import _first_bad, _multiplicity_profile
+from .dirichlet_multinomial import _dm_tails, dirichlet_multinomial_is_pure, dirichlet_multinomial_pure_epsilon
+from .dirichlet_process import _dp_instance_max, _second_shape, _singleton_term_at_most, tight_instance_delta
+from .global_accounting import global_delta, global_delta_at_most, max_synthetic_size, singleton_limit
+from .guarantee import Guarantee
+from .monte_carlo import monte_carlo_delta
+
+__all__ = ["DIRICHLET_MULTINOMIAL", "DIRICHLET_PROCESS", "PITMAN_YOR", "REGIMES", "Regime", "regime_of"]
+
+
+class Regime:
+    """One regime of the PYPP release. Use the instances :data:`DIRICHLET_PROCESS`,
+    :data:`PITMAN_YOR` and :data:`DIRICHLET_MULTINOMIAL`, or :func:`regime_of`.
+
+    Attributes
+    ----------
+    key : str
+        Short stable key (``"dp"``, ``"py"``, ``"dm"``), used by the dashboard's settings.
+    name : str
+        The name written in reports (``"dirichlet-process"``, …).
+    label : str
+        The name a user reads.
+    has_new_values : bool
+        Whether the release can contain values never seen in the data (σ ≥ 0): the
+        discovery probability, the old-values-only variant and the disclosure-risk attacks
+        concern those.
+    exact_instance_delta : bool
+        Whether :meth:`instance_delta` is computed exactly (rounded up) rather than
+        estimated by Monte Carlo.
+    exact_loss_distribution : bool
+        Whether the privacy-loss distribution is known exactly (σ = 0), so that repeated
+        releases compose exactly (docs/audit.md).
+    loss_scopes : tuple of str
+        The scopes at which the Audit page can compute a privacy-loss distribution.
+    size_rules : tuple of str
+        The rules by which the release size m can be computed from (ε, δ) (``"global"``,
+        ``"instance"``); empty when m must be given.
+    """
+
+    key: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+    has_new_values: ClassVar[bool] = True
+    exact_instance_delta: ClassVar[bool] = True
+    exact_loss_distribution: ClassVar[bool] = False
+    loss_scopes: ClassVar[tuple[str, ...]] = ()
+    size_rules: ClassVar[tuple[str, ...]] = ()
+
+    def __repr__(self) -> str:
+        return f"<regime {self.name}>"
+
+    def __reduce__(self):
+        # the instances are singletons: a pickled regime (a cache key) comes back as the same object
+        return (regime_of_key, (self.key,))
+
+    # ------------------------------------------------------------------ hooks
+    def instance_delta(self, counts: np.ndarray, values: np.ndarray, sigma: float, theta: float, z: int | None,
+                       m: int, eps: np.ndarray, *, n_mc: int, seed, progress) -> np.ndarray:
+        """δ_x(ε) on the flat array ``eps`` (validated inputs; see :func:`core.privacy.instance_delta`)."""
+        raise NotImplementedError
+
+    def instance_delta_at_most(self, counts: np.ndarray, values: np.ndarray, sigma: float, theta: float,
+                               z: int | None, m: int, eps: float, delta: float) -> bool:
+        """Exact verdict δ_x(ε) ≤ δ (see :func:`core.privacy.instance_delta_at_most`)."""
+        raise NotImplementedError
+
+    def statements(self, spec, counts: np.ndarray, eps: float, delta_target: float, *, n_mc: int,
+                   mc_seed: int | None) -> list[Guarantee]:
+        """The guarantees of the curator report at one ε, in the order the dashboard shows them."""
+        raise NotImplementedError
+
+    def public_guarantee(self, n: int, sigma: float, theta: float, m: int, eps: float,
+                         target: float) -> tuple[Guarantee, list[str], list[str]]:
+        """What the public release may state, from public quantities only (no data).
+
+        Returns
+        -------
+        guarantee : Guarantee
+        data_dependent : list of str
+            Reasons why the statement itself depends on the confidential data.
+        warnings : list of str
+        """
+        raise NotImplementedError
+
+    def largest_m(self, n: int, theta: float, eps: float, delta: float) -> int | None:
+        """Largest release size with a global guarantee meeting (ε, δ); ``None`` where unknown."""
+        return None
+
+    def singleton_limit(self, n: int, theta: float, delta: float) -> int | None:
+        """The largest m any ε allows when the data hold a singleton; ``None`` where no such closed form exists."""
+        return None
+
+    def describe(self, sigma: float, theta: float) -> str:
+        """The mechanism and its parameters in one line."""
+        return f"{self.label}, σ = {sigma:g}, θ = {theta:g}"
+
+
+def _statement(name, scope, kind, eps, delta, meets, text) -> Guarantee:
+    return Guarantee(kind, scope, eps, delta, name=name, meets_target=meets, description=text)
+
+
+class DirichletProcess(Regime):
+    """σ = 0: exact instance-level δ, global (ε, δ)-DP by Theorem 2, exact composition."""
+
+    key, name, label = "dp", "dirichlet-process", "Dirichlet process (σ = 0)"
+    exact_loss_distribution = True
+    loss_scopes = ("instance", "global")
+    size_rules = ("global", "instance")
+
+    def instance_delta(self, counts, values, sigma, theta, z, m, eps, *, n_mc, seed, progress):
+        return _dp_instance_max(values, theta, int(counts.sum()), m, eps)
+
+    def instance_delta_at_most(self, counts, values, sigma, theta, z, m, eps, delta):
+        n = int(counts.sum())
+        if values[0] == 1 and not _singleton_term_at_most(m, theta, n, delta):
+            return False
+        r = values[values >= 2].astype(float)
+        return _tails_at_most(m, eps, delta, r, _second_shape(theta, n, r), r - 1.0)
+
+    def statements(self, spec, counts, eps, delta_target, *, n_mc, mc_seed):
+        n, m, theta = spec.n, spec.m, spec.theta
+        up, e_txt = format_upper, f"{eps!r}"   # every printed δ rounded up; the user's ε exactly as given
+        profile = _multiplicity_profile(counts)
+        d_inst = float(self.instance_delta(counts, profile[1], 0.0, theta, None, m, np.array([eps]),
+                                           n_mc=n_mc, seed=mc_seed, progress=None)[0])
+        d_tight = float(tight_instance_delta(counts, theta, m, eps))
+        d_glob = float(global_delta(n, theta, m, eps))
+        inst_ok = self.instance_delta_at_most(counts, profile[1], 0.0, theta, None, m, eps, delta_target)
+        return [
+            _statement("instance_delta", "instance", "approximate", eps, d_inst, inst_ok,
+                       f"Instance-level probabilistic DP (paper, Theorem 1): at this dataset, the privacy loss "
+                       f"exceeds ε = {e_txt} with probability at most δ = {up(d_inst)}, against every neighbour. "
+                       "It does not protect other datasets."),
+            # the tight profile is never above the probabilistic δ, so it meets whenever that does
+            _statement("tight_instance_delta", "instance", "approximate", eps, d_tight,
+                       True if inst_ok else bool(d_tight <= delta_target),
+                       f"Tight instance-level (ε, δ)-DP profile: this dataset is (ε = {e_txt}, δ = {up(d_tight)})-DP "
+                       "against every neighbour (exact hockey-stick divergence; never above the probabilistic δ)."),
+            _statement("global_delta", "global", "approximate", eps, d_glob,
+                       global_delta_at_most(n, theta, m, eps, delta_target),
+                       f"Global (ε, δ)-DP (Theorem 2): every dataset of size n = {n} is protected with "
+                       f"ε = {e_txt}, δ = {up(d_glob)}."),
+        ]
+
+    def public_guarantee(self, n, sigma, theta, m, eps, target):
+        d = float(global_delta(n, theta, m, eps))
+        meets = global_delta_at_most(n, theta, m, eps, target)   # exact verdict
+        guarantee = _statement(
+            "global_delta", "global", "approximate", eps, d, meets,
+            f"Global (ε, δ)-differential privacy (Theorem 2): for every dataset of n = {n} records "
+            f"and every dataset that differs from it in one record, the probability of any set of "
+            f"outputs grows by at most a factor e^ε plus δ, with ε = {eps:g} and δ = "
+            f"{format_upper(d)} (rounded up).")
+        warn = [] if meets else [f"The global guarantee misses the target: δ = {format_upper(d)} > {target:g} "
+                                 f"at ε = {eps:g}."]
+        return guarantee, [], warn
+
+    def largest_m(self, n, theta, eps, delta):
+        return int(max_synthetic_size(n, theta, eps, delta))
+
+    def singleton_limit(self, n, theta, delta):
+        return int(singleton_limit(n, theta, delta))
+
+    def describe(self, sigma, theta):
+        return f"{self.label}, θ = {theta:g}"
+
+
+class PitmanYor(Regime):
+    """σ ∈ (0, 1): instance-level δ by Monte Carlo with a Clopper–Pearson bound; no global guarantee."""
+
+    key, name, label = "py", "pitman-yor", "Pitman–Yor (0 < σ < 1)"
+    exact_instance_delta = False
+    loss_scopes = ("instance",)
+
+    def instance_delta(self, counts, values, sigma, theta, z, m, eps, *, n_mc, seed, progress):
+        rng = np.random.default_rng(seed)
+        return monte_carlo_delta(counts, sigma, theta, m, eps, n_mc=n_mc, rng=rng, progress=progress).upper
+
+    def instance_delta_at_most(self, counts, values, sigma, theta, z, m, eps, delta):
+        # a statistical statement, as the Monte Carlo upper confidence bound is
+        upper = self.instance_delta(counts, values, sigma, theta, z, m, np.array([eps]), n_mc=20000, seed=None,
+                                    progress=None)
+        return bool(upper[0] <= delta)
+
+    def statements(self, spec, counts, eps, delta_target, *, n_mc, mc_seed):
+        up = format_upper
+        mc = monte_carlo_delta(counts, spec.sigma, spec.theta, spec.m, eps, n_mc=n_mc,
+                               rng=np.random.default_rng(mc_seed))
+        upper, est, se = float(mc.upper[0]), float(mc.estimate[0]), float(mc.std_error[0])
+        return [
+            _statement("instance_delta", "instance", "approximate", eps, upper, bool(upper <= delta_target),
+                       f"Instance-level probabilistic DP (Theorem 1, Monte Carlo with {mc.n_mc:,} replicates, seed "
+                       f"{mc_seed}): estimate δ = {up(est)} ± {up(se, 2)} (standard error); the 95% upper confidence "
+                       f"bound δ = {up(upper)} is used. It is a statistical, not a certain, bound, and covers this "
+                       "dataset only."),
+            _statement("global_delta", "global", "none", eps, None, None,
+                       "No global guarantee is known for σ in (0, 1): the release is only accounted at this dataset."),
+        ]
+
+    def public_guarantee(self, n, sigma, theta, m, eps, target):
+        dependent = ["With σ in (0, 1) the release has only an instance-level guarantee (Theorem 1, "
+                     "accounted by Monte Carlo at the confidential dataset): the statement itself depends on "
+                     "the data, and no guarantee is known for other datasets."]
+        guarantee = _statement(
+            "instance_delta", "instance", "approximate", eps, None, None,
+            f"Instance-level probabilistic DP only (Theorem 1): the curator accounted the release at "
+            f"the confidential dataset at ε = {eps:g}. Its δ depends on the confidential data and is "
+            "not published; no global guarantee is known for σ in (0, 1).")
+        return guarantee, dependent, ["No global guarantee: the release is protected only at the confidential "
+                                      "dataset itself."]
+
+
+class DirichletMultinomial(Regime):
+    """σ < 0 over z = θ/|σ| public categories: an instance-level δ bound and the exact pure-ε conditions."""
+
+    key, name, label = "dm", "dirichlet-multinomial", "Dirichlet–multinomial (σ < 0, z public categories)"
+    has_new_values = False
+
+    def instance_delta(self, counts, values, sigma, theta, z, m, eps, *, n_mc, seed, progress):
+        return _dm_tails(values, -sigma, z, int(counts.sum()), m, eps).max(axis=0)
+
+    def instance_delta_at_most(self, counts, values, sigma, theta, z, m, eps, delta):
+        if z == 1:
+            return True   # one public category: no neighbour differs from x
+        alpha, n = -sigma, int(counts.sum())
+        r = values.astype(float)
+        return _tails_at_most(m, eps, delta, r + alpha, (n - r) + (z - 1) * alpha, r - 1.0 + alpha)
+
+    def statements(self, spec, counts, eps, delta_target, *, n_mc, mc_seed):
+        up, e_txt = format_upper, f"{eps!r}"
+        sigma, theta, m, z = spec.sigma, spec.theta, spec.m, spec.categories
+        alpha = -sigma
+        values = _multiplicity_profile(counts)[1]
+        d_bound = float(self.instance_delta(counts, values, sigma, theta, z, m, np.array([eps]), n_mc=n_mc,
+                                            seed=mc_seed, progress=None)[0])
+        eps_inst = dirichlet_multinomial_pure_epsilon(counts, alpha, m)
+        eps_glob = dirichlet_multinomial_pure_epsilon(counts, alpha, m, instance=False)
+        inst_pure = z == 1 or dirichlet_multinomial_is_pure(counts, alpha, m, eps)
+        glob_ok = dirichlet_multinomial_is_pure(counts, alpha, m, eps, instance=False)
+        return [
+            _statement("instance_delta", "instance", "pure" if inst_pure else "approximate", eps, d_bound,
+                       self.instance_delta_at_most(counts, values, sigma, theta, z, m, eps, delta_target),
+                       f"Instance-level δ bound (Dirichlet–multinomial over z = {z} public categories): "
+                       f"δ ≤ {up(d_bound)} at ε = {e_txt} (an upper bound, not the exact δ); pure ε-DP at this "
+                       f"dataset for every ε ≥ {up(eps_inst)} "
+                       f"({'holds' if inst_pure else 'does NOT hold'} at ε = {e_txt})."),
+            _statement("global_pure_dp", "global", "pure", eps, 0.0 if glob_ok else None, glob_ok,
+                       f"Global pure ε-DP holds iff m ≤ (e^ε − 1)·α, i.e. ε ≥ {up(eps_glob)} "
+                       f"({'holds' if glob_ok else 'does NOT hold'} at ε = {e_txt})."),
+        ]
+
+    def public_guarantee(self, n, sigma, theta, m, eps, target):
+        alpha = -sigma
+        z = check_py_parameters(sigma, theta)[2]
+        # The global condition m ≤ (e^ε − 1)·α does not involve the data; the functions
+        # take multiplicities for their instance-level form only (one placeholder atom).
+        eps_glob = dirichlet_multinomial_pure_epsilon([1], alpha, m, instance=False)
+        meets = dirichlet_multinomial_is_pure([1], alpha, m, eps, instance=False)   # exact
+        guarantee = _statement(
+            "global_pure_dp", "global", "pure", eps_glob, 0.0, meets,
+            f"Global pure ε-differential privacy (Dirichlet–multinomial over z = {z} public "
+            f"categories, α = |σ| = {alpha:g}): m ≤ (e^ε − 1)·α holds for every ε ≥ "
+            f"{format_upper(eps_glob)}, for every dataset of n = {n} records.")
+        warn = [] if meets else [f"The pure guarantee needs ε ≥ {format_upper(eps_glob)}, above the target "
+                                 f"ε = {eps:g}."]
+        warn.append("z = θ/|σ| must be the size of a public category domain fixed without looking at the data; "
+                    "if it was chosen from the data (e.g. z = the number of observed values) the statement "
+                    "depends on the data.")
+        return guarantee, [], warn
+
+    def describe(self, sigma, theta):
+        z = check_py_parameters(sigma, theta)[2]
+        return f"{self.label}, α = |σ| = {-sigma:g}, z = {z:,} public categories"
+
+
+def _tails_at_most(m: int, eps: float, delta: float, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> bool:
+    """Exact verdict max_l P(S_l ≥ s_l) ≤ δ with S_l ~ BB(m, a_l, b_l) and s_l the first count
+    whose likelihood ratio exceeds e^ε, s > (e^ε − 1)·w_l (docs/mathematics.md §3.1, §3.3)."""
+    if a.size == 0:
+        return True
+    eps_arr = np.array([eps])
+    start = _first_bad(eps_arr, w)[0][:, 0]
+    live = start <= m
+    if not live.any():
+        return True
+    log_t, rel = betabinom.log_tail(m, a[live], b[live], start[live])
+    return bool(betabinom.verdicts_at_most(log_t, rel, delta, m, a[live], b[live], start[live]).all())
+
+
+DIRICHLET_PROCESS = DirichletProcess()
+PITMAN_YOR = PitmanYor()
+DIRICHLET_MULTINOMIAL = DirichletMultinomial()
+#: The regimes by key, in the order the dashboard offers them.
+REGIMES: dict[str, Regime] = {r.key: r for r in (DIRICHLET_PROCESS, PITMAN_YOR, DIRICHLET_MULTINOMIAL)}
+
+
+def regime_of(sigma) -> Regime:
+    """The regime of a discount σ < 1: Dirichlet process (σ = 0), Pitman–Yor (0 < σ < 1),
+    Dirichlet–multinomial (σ < 0)."""
+    sigma = float(sigma)
+    if math.isnan(sigma) or sigma >= 1:
+        raise ValueError(f"sigma must be a real number < 1, got {sigma!r}")
+    if sigma == 0:
+        return DIRICHLET_PROCESS
+    return PITMAN_YOR if sigma > 0 else DIRICHLET_MULTINOMIAL
+
+
+def regime_of_key(key: str) -> Regime:
+    """The regime of a key ``"dp"``, ``"py"`` or ``"dm"`` (:attr:`Regime.key`)."""
+    try:
+        return REGIMES[key]
+    except KeyError:
+        raise ValueError(f"regime must be one of {', '.join(map(repr, REGIMES))}, got {key!r}") from None

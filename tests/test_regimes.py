@@ -1,0 +1,127 @@
+"""The regime type (core.privacy.regimes), the one Guarantee and the frozen ReleaseSpec.
+
+The numbers each regime computes are tested against enumeration and mpmath in
+test_privacy.py and test_privacy_exact.py; here: that every caller reaches the same numbers
+through the regime's hooks, and that the types behave as the pages and caches rely on.
+"""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+from core import privacy as P
+from core.release.recipe import ReleaseRecipe, public_report
+from core.release.report import guarantees, release_report
+
+MULT = np.array([1, 1, 2, 3, 5, 5])   # n = 17, two singletons
+
+
+@pytest.mark.parametrize("sigma, regime", [(0.0, P.DIRICHLET_PROCESS), (-0.0, P.DIRICHLET_PROCESS),
+                                           (0.3, P.PITMAN_YOR), (-1.5, P.DIRICHLET_MULTINOMIAL)])
+def test_regime_of_sigma(sigma, regime):
+    assert P.regime_of(sigma) is regime
+    assert P.regime_of_key(regime.key) is regime and P.REGIMES[regime.key] is regime
+
+
+@pytest.mark.parametrize("sigma", [1.0, 2.0, math.nan])
+def test_regime_of_refuses_sigma_outside_the_model(sigma):
+    with pytest.raises(ValueError, match="sigma"):
+        P.regime_of(sigma)
+
+
+def test_regime_of_key_names_the_parameter():
+    with pytest.raises(ValueError, match="regime"):
+        P.regime_of_key("gaussian")
+
+
+def test_regimes_are_singletons_through_pickle():
+    # cache keys are pickled: a spec must come back with the same regime object
+    for regime in P.REGIMES.values():
+        assert pickle.loads(pickle.dumps(regime)) is regime
+    spec = P.ReleaseSpec(0.0, 2.0, 10, 17, eps=1.0, delta=0.01)
+    again = pickle.loads(pickle.dumps(spec))
+    assert again == spec and again.regime is P.DIRICHLET_PROCESS and hash(again) == hash(spec)
+
+
+def test_capabilities_of_each_regime():
+    dp, py, dm = P.DIRICHLET_PROCESS, P.PITMAN_YOR, P.DIRICHLET_MULTINOMIAL
+    assert (dp.has_new_values, py.has_new_values, dm.has_new_values) == (True, True, False)
+    assert (dp.exact_instance_delta, py.exact_instance_delta, dm.exact_instance_delta) == (True, False, True)
+    assert dp.exact_loss_distribution and not py.exact_loss_distribution and not dm.exact_loss_distribution
+    assert dp.loss_scopes == ("instance", "global") and py.loss_scopes == ("instance",) and dm.loss_scopes == ()
+    assert dp.size_rules == ("global", "instance") and py.size_rules == () and dm.size_rules == ()
+    assert dp.largest_m(17, 2.0, 1.0, 0.05) == P.max_synthetic_size(17, 2.0, 1.0, 0.05)
+    assert py.largest_m(17, 2.0, 1.0, 0.05) is None and dm.largest_m(17, 2.0, 1.0, 0.05) is None
+    assert dp.singleton_limit(17, 2.0, 0.05) == P.singleton_limit(17, 2.0, 0.05)
+    assert py.singleton_limit(17, 2.0, 0.05) is None
+    assert "z = 6 public categories" in dm.describe(-0.5, 3.0) and "θ = 2" in dp.describe(0.0, 2.0)
+
+
+@pytest.mark.parametrize("sigma, theta", [(0.0, 2.0), (-0.5, 4.0)])
+def test_instance_hooks_are_the_public_functions(sigma, theta):
+    eps = np.array([0.1, 0.7, 2.0, np.inf])
+    spec = P.ReleaseSpec(sigma, theta, 9, int(MULT.sum()))
+    values = np.unique(MULT)
+    via_hook = spec.regime.instance_delta(MULT, values, sigma, theta, spec.categories, 9, eps, n_mc=0, seed=0,
+                                          progress=None)
+    np.testing.assert_array_equal(via_hook, P.instance_delta(MULT, sigma, theta, 9, eps))
+    for e in eps:
+        for target in (1e-3, 0.05, 0.3):
+            assert (spec.regime.instance_delta_at_most(MULT, values, sigma, theta, spec.categories, 9, float(e),
+                                                       target)
+                    == P.instance_delta_at_most(MULT, sigma, theta, 9, float(e), target))
+
+
+def test_statements_use_one_scope_vocabulary():
+    for sigma, theta in [(0.0, 2.0), (0.4, 1.0), (-0.5, 4.0)]:
+        spec = P.ReleaseSpec(sigma, theta, 3, 17, eps=1.0, delta=0.1)
+        items = guarantees(spec, MULT, 1.0, 0.1, n_mc=2000, mc_seed=3)
+        assert all(isinstance(g, P.Guarantee) for g in items)
+        assert {g.scope for g in items} <= {"instance", "global"}
+        assert [g.name for g in items][0] == "instance_delta"
+    report = release_report(multiplicities=MULT, sigma=0.0, theta=2.0, m=3, eps=1.0, delta=0.1, seed=1)
+    assert report["regime"] == "dirichlet-process"
+    assert report["data"]["singleton_limit_m"] == P.singleton_limit(17, 2.0, 0.1)
+    assert "singleton_limit_m" not in release_report(multiplicities=MULT, sigma=-0.5, theta=4.0, m=3, eps=1.0,
+                                                     delta=0.1, seed=1)["data"]
+
+
+@pytest.mark.parametrize("sigma, theta, scope, kind", [(0.0, 2.0, "global", "approximate"),
+                                                        (0.3, 2.0, "instance", "approximate"),
+                                                        (-0.5, 3.0, "global", "pure")])
+def test_public_guarantee_is_the_regime_statement(sigma, theta, scope, kind):
+    recipe = ReleaseRecipe(source="sample:cps_earnings.csv", columns=("age",), eps=1.0, delta=0.01, m=5,
+                           sigma=sigma, theta=theta)
+    g = public_report(recipe, n=500, m=5)["guarantee"]
+    statement, _, _ = P.regime_of(sigma).public_guarantee(500, sigma, theta, 5, 1.0, 0.01)
+    assert (g["scope"], g["kind"]) == (scope, kind) == (statement.scope, statement.kind)
+    assert g["delta"] == statement.delta and g["meets_target"] == statement.meets_target
+    assert public_report(recipe, n=500, m=5)["mechanism"]["regime"] == P.regime_of(sigma).name
+
+
+def test_guarantee_validates_kind_and_scope():
+    with pytest.raises(ValueError, match="kind"):
+        P.Guarantee("strong", "global", 1.0, 0.0)
+    with pytest.raises(ValueError, match="scope"):
+        P.Guarantee("pure", "instance-level", 1.0, 0.0)
+    g = P.Guarantee("approximate", "instance", 1.0, 1.23456e-4, "x")
+    assert g.scope_words == "instance-level" and g.label == "approximate (ε, δ)-DP, instance-level (ε = 1, δ = 0.000124)"
+    assert P.Guarantee("approximate", "global", 1.0, None).label.endswith("δ = unknown)")
+    assert P.Guarantee("none", "none", math.inf, 1.0).label == "no privacy"
+
+
+def test_release_spec_is_frozen_validated_and_keys_without_its_target():
+    spec = P.ReleaseSpec(0, 2, 10, 17, eps=1, delta=0.01, releases=3)
+    assert (type(spec.sigma), type(spec.theta), type(spec.eps)) == (float, float, float)
+    with pytest.raises(AttributeError):
+        spec.m = 11
+    bare = spec.without_target()
+    assert (bare.eps, bare.delta, bare.releases) == (None, None, 1)
+    assert bare == P.ReleaseSpec(0.0, 2.0, 10, 17)
+    assert P.ReleaseSpec(0.0, 2.0, 10, 17, eps=math.inf).eps == math.inf
+    for kwargs, name in [({"eps": 0.0}, "eps"), ({"eps": [1.0, 2.0]}, "eps"), ({"delta": 1.0}, "delta"),
+                         ({"releases": 0}, "releases"), ({"releases": 1001}, "releases")]:
+        with pytest.raises(ValueError, match=name):
+            P.ReleaseSpec(0.0, 2.0, 10, 17, **kwargs)
