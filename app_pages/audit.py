@@ -1,8 +1,9 @@
 """Audit page: privacy loss distributions, trade-off curves, repeated releases, an
 empirical audit that tries to contradict the guarantee, and disclosure risk (docs/audit.md).
 
-Every number comes from ``core.privacy.pld`` and ``core.evaluation.audit``; this page lays them out and
-caches them (per session, keyed by the selection and the parameters).
+Every number comes from ``core.privacy.pld`` and ``core.evaluation.audit``, through the cached
+calls of :mod:`ui.compute` (per session, keyed by the selection and the parameters); this page
+lays them out.
 """
 
 from __future__ import annotations
@@ -13,129 +14,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.evaluation import audit as core_audit
-from core.privacy import pld as core_pld
-from core import privacy
 from core.plots import audit as plots_audit
-from core.data import frequency_table
-from core.mechanisms import pypp_release
 from core.formatting import format_upper as fmt
 from ui import compute, state, widgets
-from ui.selection import session_cache
 
 EPS_GRID = tuple(float(e) for e in np.linspace(0.0, 12.0, 121))
-ALPHA = tuple(float(a) for a in np.linspace(0.0, 1.0, 201))
 SIMULATIONS = (10_000, 100_000, 300_000)
-
-
-# --------------------------------------------------------------------------- cached core calls
-def loss_model(table_key: str, multiplicities: np.ndarray, sigma: float, theta: float, m: int, scope: str,
-               n_mc: int, seed: int) -> core_pld.PrivacyLoss:
-    """The PYPP privacy-loss model, kept in this session's state (a PLD object holds
-    callables and dp_accounting objects, which st.cache_data would pickle on every hit);
-    its compositions are cached inside it. At most four models are kept."""
-    key = (table_key, sigma, theta, m, scope, n_mc, seed)
-    memo = st.session_state.setdefault("_audit_models", {})
-    if key not in memo:
-        mult = np.asarray(multiplicities)
-        if sigma == 0:
-            model = (core_pld.pypp_global_loss(int(mult.sum()), theta, m) if scope == "global"
-                     else core_pld.pypp_instance_loss(mult, theta, m))
-        else:
-            model = core_pld.pypp_monte_carlo_loss(mult, sigma, theta, m, n_mc=n_mc, rng=np.random.default_rng(seed))
-        while len(memo) >= 4:
-            memo.pop(next(iter(memo)))
-        memo[key] = model
-    return memo[key]
-
-
-@session_cache(max_entries=64)
-def composed_curves(model_key: tuple, _model: core_pld.PrivacyLoss, k: int, eps_max: float) -> dict:
-    eps = np.linspace(0.0, eps_max, 121)
-    return {"eps": eps, "composed": _model.delta(eps, releases=k),
-            "naive": core_pld.naive_composition_delta(_model, eps, k), "single": _model.delta(eps)}
-
-
-@session_cache(max_entries=64)
-def composed_epsilon(model_key: tuple, _model: core_pld.PrivacyLoss, k: int, delta: float) -> float:
-    return _model.epsilon(delta, releases=k)
-
-
-@session_cache(max_entries=8)
-def tradeoff_curves(cal_key: tuple, _calibration) -> tuple[dict, float | None, dict]:
-    losses = core_pld.calibration_losses(_calibration)
-    alpha = np.asarray(ALPHA)
-    curves, notes, mu = {}, {}, None
-    for name, loss in losses.items():
-        label = f"{loss.label} ({loss.kind})"
-        curves[label] = (alpha, loss.tradeoff(alpha))
-        notes[label] = loss.note
-        mu = loss.mu_gdp if loss.mu_gdp is not None else mu
-    return curves, mu, notes
-
-
-@session_cache(max_entries=8)
-def histogram_theory(cal_key: tuple, _calibration, name: str) -> tuple[np.ndarray, np.ndarray]:
-    alpha = np.asarray(ALPHA)
-    return alpha, core_pld.calibration_losses(_calibration)[name].tradeoff(alpha)
-
-
-@session_cache(max_entries=8)
-def stated_delta(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int, eps: float,
-                 n_mc: int, seed: int) -> float:
-    return float(privacy.instance_delta(np.asarray(_multiplicities), sigma, theta, m, eps, n_mc=n_mc, seed=seed))
-
-
-@session_cache(max_entries=4)
-def run_pypp_audit(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int, eps: float,
-                   delta: float, n_sim: int, confidence: float, seed: int):
-    bar, progress = widgets.progress_bar("Simulating releases on x and on its worst neighbour…")
-    res = core_audit.audit_pypp(np.asarray(_multiplicities), sigma, theta, m, eps, delta, n_simulations=n_sim,
-                                rng=np.random.default_rng(seed), confidence=confidence, progress=progress)
-    bar.empty()
-    return res
-
-
-@session_cache(max_entries=4)
-def run_histogram_audit(cal_key: tuple, _table, _calibration, name: str, n_sim: int,
-                        confidence: float, seed: int):
-    """``core.evaluation.audit.audit_histogram`` on the scaled data given as its frequency table
-    (``compute.comparison_data``): the audit reads the cell counts only (cost in k, not n)."""
-    bar, progress = widgets.progress_bar("Simulating releases on x and on its worst neighbour…")
-    res = core_audit.audit_histogram(_table.atoms, _calibration.mechanism(name), _calibration.m, counts=_table.counts,
-                                     n_simulations=n_sim, rng=np.random.default_rng(seed), confidence=confidence,
-                                     progress=progress)
-    bar.empty()
-    return res
-
-
-@session_cache(max_entries=2)
-def disclosure(table_key: str, _prepared, sigma: float, theta: float, m: int, seed: int, n_attacks: int,
-               secret: str | None) -> dict:
-    rng = np.random.default_rng(seed)
-    columns = [str(c) for c in _prepared.columns]
-    table = _prepared.table
-    bases = _prepared.bases
-    # 1. the simple counts, for a release made from all the confidential records (exact,
-    #    from the table: each distinct row at most twice tells equal rows and singletons)
-    full = pypp_release(table.atoms, table.counts, sigma, theta, m, rng, base=bases)
-    counts = core_audit.exact_match_counts(compute.singleton_stand_ins(_prepared), full.values)
-    # 2. Anonymeter-style attacks: release from the training part, control held out. They
-    #    need records: every record while n ≤ compute.PICTURE_ROWS, else a fixed-seed sample.
-    values, sampled = compute.data_picture(_prepared)
-    values = np.asarray(values)
-    train_idx, control_idx = core_audit.holdout_split(values.shape[0], 0.2, rng)
-    train_table = frequency_table(values[train_idx])
-    release = pypp_release(train_table.atoms, train_table.counts, sigma, theta, m, rng, base=bases)
-
-    def frame(rows):
-        rows = np.asarray(rows, dtype=object if rows.dtype == object else float)
-        return pd.DataFrame(rows.reshape(rows.shape[0], -1), columns=columns).infer_objects()
-
-    risks = core_audit.disclosure_risk(frame(values[train_idx]), frame(values[control_idx]), frame(release.values),
-                                       rng=rng, n_attacks=n_attacks, secret=secret)
-    return {"counts": counts, "risks": risks, "n_train": int(train_idx.size), "n_control": int(control_idx.size),
-            "sampled": sampled, "n_records": int(values.shape[0])}
 
 
 # --------------------------------------------------------------------------- page
@@ -171,7 +55,7 @@ else:
             scope = st.radio("Scope", list(regime.loss_scopes), horizontal=True, key="audit_scope",
                              format_func={"instance": "instance level (your data)",
                                           "global": "global (every dataset of size n, Theorem 2)"}.get)
-        model = loss_model(selection.key, multiplicities, sigma, theta, m, scope, n_mc, mc_seed)
+        model = compute.pypp_loss_model(selection.key, multiplicities, sigma, theta, m, scope, n_mc, mc_seed)
         single = model.delta(np.asarray(EPS_GRID))
         at_eps = model.delta(eps)
         kind = {"exact": "exact (pessimistic discretisation: never below the true value)",
@@ -194,9 +78,9 @@ with tab_repeat:
         k = st.slider("number of independent releases k from the same data", 1, 100, value=1, key="audit_k")
         st.session_state.audit_releases = int(k)   # read by the release report (see docs/audit.md §6)
         model_key = (selection.key, sigma, theta, m, model.scope, n_mc, mc_seed)
-        eps_k = composed_epsilon(model_key, model, int(k), delta_target)
+        eps_k = compute.composed_epsilon(model_key, model, int(k), delta_target)
         eps_max = float(max(12.0, min(1.5 * eps_k, 1000.0)) if np.isfinite(eps_k) else max(12.0, 2.0 * k * eps))
-        curves = composed_curves(model_key, model, int(k), eps_max)
+        curves = compute.composed_delta_curves(model_key, model, int(k), eps_max)
         st.markdown(
             f"After **k = {k}** releases at the target δ = {delta_target:g}: PLD composition gives total "
             f"**ε = {fmt(eps_k)}**; naive composition of the single-release guarantee gives (kε, kδ) = "
@@ -213,7 +97,7 @@ with tab_tradeoff:
         cal = compute.calibration(selection.key, n, selection.prepared.d, eps, delta_target, m, theta,
                                   int(st.session_state.bins), selection.prepared.any_bounds_from_data)
         cal_key = (selection.key, eps, delta_target, m, theta, int(st.session_state.bins))
-        curves, mu, notes = tradeoff_curves(cal_key, cal)
+        curves, mu, notes = compute.tradeoff_curves(cal_key, cal)
         st.markdown(f"Every mechanism calibrated to ε = {eps:g}, δ = {delta_target:g}, m = {m:,} (as on the Compare "
                     "page; PYPP at σ = 0 with its global guarantee). β(α) is the smallest type-II error of any test "
                     "between x and its worst neighbour with type-I error α; the diagonal is perfect privacy.")
@@ -243,7 +127,8 @@ with tab_audit:
         seed = int(st.number_input("audit seed", 0, 2**32 - 1, value=2024, key="audit_seed"))
         stated_eps = eps
         if target == "pypp":
-            stated = stated_delta(selection.key, multiplicities, sigma, theta, m, eps, n_mc, mc_seed)
+            stated = compute.stated_instance_delta(selection.key, multiplicities, sigma, theta, m, eps, n_mc,
+                                                   mc_seed)
             st.caption(f"Stated guarantee under test: instance-level (ε = {eps:g}, δ = {fmt(stated)}) at your data "
                        "(the Privacy page's δ_x(ε)).")
         params = (target, n_sim, confidence, seed, sigma, theta, m, eps)
@@ -254,16 +139,18 @@ with tab_audit:
         else:
             with widgets.show_errors("The audit cannot run: ", stop=False):
                 if target == "pypp":
-                    res = run_pypp_audit(selection.key, multiplicities, sigma, theta, m, eps, stated, n_sim,
+                    res = compute.run_pypp_audit(selection.key, multiplicities, sigma, theta, m, eps, stated, n_sim,
                                          confidence, seed)
                     theory = None
                     if model is not None and model.kind == "exact":
-                        inst = loss_model(selection.key, multiplicities, sigma, theta, m, "instance", n_mc, mc_seed)
-                        theory = (np.asarray(ALPHA), inst.tradeoff(np.asarray(ALPHA)))
+                        inst = compute.pypp_loss_model(selection.key, multiplicities, sigma, theta, m, "instance",
+                                                       n_mc, mc_seed)
+                        alpha = np.asarray(compute.TRADEOFF_ALPHA)
+                        theory = (alpha, inst.tradeoff(alpha))
                 else:
                     cal_key = (selection.key, eps, delta_target, m, theta, int(st.session_state.bins))
-                    res = run_histogram_audit(cal_key, data, cal, target, n_sim, confidence, seed)
-                    theory = histogram_theory(cal_key, cal, target)
+                    res = compute.run_histogram_audit(cal_key, data, cal, target, n_sim, confidence, seed)
+                    theory = compute.histogram_tradeoff_curve(cal_key, cal, target)
                 widgets.curator_only_note()
                 st.markdown(f"**Neighbour simulated:** {res.target}.")
                 st.plotly_chart(plots_audit.audit_figure(res, theory), key="audit_roc")
@@ -303,7 +190,8 @@ with tab_risk:
         st.session_state.risk_params = risk_params
     if regime.has_new_values and st.session_state.get("risk_params") == risk_params:
         with widgets.show_errors("The disclosure risk cannot be computed: ", stop=False):
-            out = disclosure(selection.key, selection.prepared, sigma, theta, m, risk_seed, n_attacks, secret)
+            out = compute.disclosure_risk_summary(selection.key, selection.prepared, sigma, theta, m, risk_seed,
+                                                  n_attacks, secret)
             cnt = out["counts"]
             st.markdown(f"**A release of m = {m:,} rows from all n = {n:,} records:** {cnt['equal_to_confidential']:,} "
                         f"released rows equal a confidential row; {cnt['equal_to_singleton']:,} of those equal a "

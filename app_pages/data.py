@@ -127,7 +127,8 @@ if frame is not None and not source.is_sample:
     st.subheader("Records or counts")
     st.toggle("This file is a frequency table (value(s) and a count of records per row)",
               **state.bind_value("_w_is_frequency_table", st.session_state.counts_column is not None,
-                                 lambda on: sel.set_counts_column(sel.default_counts_column(frame) if on else None)),
+                                 lambda on: sel.set_counts_column(
+                                     core_data.default_counts_column(frame) if on else None)),
               help="A custodian can aggregate inside their own system and hand over only the released column(s) "
                    "and a count per row: the raw records never leave it.")
     if st.session_state.counts_column is not None:

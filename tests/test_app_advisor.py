@@ -193,7 +193,8 @@ def test_planner_on_a_large_upload_works_on_its_frequency_table(monkeypatch):
     import numpy as np
 
     from core.planning import planner as core_planner
-    from ui.selection import FULL_READ_MAX_BYTES, content_hash
+    from core.data import FULL_READ_MAX_BYTES
+    from ui.selection import content_hash
 
     rng = np.random.default_rng(2)
     n = 120_000

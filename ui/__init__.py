@@ -3,9 +3,10 @@ comes from a :mod:`core` function.
 
 * :mod:`ui.state` — session-state settings, their admissible ranges and widget binding;
 * :mod:`ui.selection` — the data source (bundled sample or this session's upload), the
-  chosen columns and transforms, and the prepared data of :mod:`core.data`;
+  chosen columns and transforms, and the prepared data of :mod:`core.data` (which loads
+  the file: format, full read or lean path, head, default kinds), cached;
 * :mod:`ui.compute` — cached calls into :mod:`core` (privacy curves, releases,
-  comparisons), scoped to the session;
+  comparisons, the Audit page's computations), scoped to the session;
 * :mod:`ui.release` — the release bundle and the command line that reproduces it;
 * :mod:`ui.widgets` — widgets and notes shared by the pages (bound sliders, the sidebar
   summary, the error helper, progress bars);

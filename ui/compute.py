@@ -1,4 +1,5 @@
-"""Cached calls into :mod:`core`: privacy curves and comparisons (releases: :mod:`ui.release`).
+"""Cached calls into :mod:`core`: privacy curves, comparisons and the Audit page's
+computations (releases: :mod:`ui.release`).
 
 Every function here calls ``core`` and caches the result with
 :data:`ui.selection.session_cache` (``st.cache_data(scope="session")``), keyed by the
@@ -12,10 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import streamlit as st
 
+from core.evaluation import audit as core_audit
 from core.evaluation import compare
 from core import evaluation, plots, privacy
 from core import data as core_data
+from core.mechanisms import pypp_release
+from core.privacy import pld as core_pld
 
 from .selection import session_cache
 from .widgets import progress_bar
@@ -292,3 +297,135 @@ def comparison_overlay(table: core_data.FrequencyTable, picture: np.ndarray, rel
     samples.update({label: z[:, j] for label, z in releases.items()})
     return distribution_overlay(samples, title=f"{column} (scaled to [0, 1]): one release per mechanism",
                                 x_title=f"{column} (scaled)", first_table=(atoms[:, j], table.counts))
+
+
+# --------------------------------------------------------------------------- audit
+#: Type-I errors α at which the trade-off curves β(α) are drawn (docs/audit.md).
+TRADEOFF_ALPHA = tuple(float(a) for a in np.linspace(0.0, 1.0, 201))
+#: Privacy-loss models of PYPP kept per session (each holds its cached compositions).
+LOSS_MODELS_KEPT = 4
+
+
+def pypp_loss_model(table_key: str, multiplicities: np.ndarray, sigma: float, theta: float, m: int, scope: str,
+                    n_mc: int, seed: int) -> core_pld.PrivacyLoss:
+    """The PYPP privacy-loss model (``core.privacy.pld``), kept in this session's state: a
+    PLD object holds callables and dp_accounting objects, which st.cache_data would pickle
+    on every hit; its compositions are cached inside it. At most :data:`LOSS_MODELS_KEPT`
+    models are kept. σ = 0: exact, global (every dataset of size n) or instance level;
+    σ ∈ (0, 1): Monte Carlo with ``default_rng(seed)``."""
+    key = (table_key, sigma, theta, m, scope, n_mc, seed)
+    memo = st.session_state.setdefault("_audit_models", {})
+    if key not in memo:
+        mult = np.asarray(multiplicities)
+        if sigma == 0:
+            model = (core_pld.pypp_global_loss(int(mult.sum()), theta, m) if scope == "global"
+                     else core_pld.pypp_instance_loss(mult, theta, m))
+        else:
+            model = core_pld.pypp_monte_carlo_loss(mult, sigma, theta, m, n_mc=n_mc, rng=np.random.default_rng(seed))
+        while len(memo) >= LOSS_MODELS_KEPT:
+            memo.pop(next(iter(memo)))
+        memo[key] = model
+    return memo[key]
+
+
+@session_cache(max_entries=64)
+def composed_delta_curves(model_key: tuple, _model: core_pld.PrivacyLoss, k: int, eps_max: float) -> dict:
+    """δ(ε) on 121 points of [0, ``eps_max``] after k releases: by PLD composition, by naive
+    composition of the single-release guarantee, and for one release."""
+    eps = np.linspace(0.0, eps_max, 121)
+    return {"eps": eps, "composed": _model.delta(eps, releases=k),
+            "naive": core_pld.naive_composition_delta(_model, eps, k), "single": _model.delta(eps)}
+
+
+@session_cache(max_entries=64)
+def composed_epsilon(model_key: tuple, _model: core_pld.PrivacyLoss, k: int, delta: float) -> float:
+    """The total ε of k releases at ``delta`` (PLD composition)."""
+    return _model.epsilon(delta, releases=k)
+
+
+@session_cache(max_entries=8)
+def tradeoff_curves(cal_key: tuple, _calibration) -> tuple[dict, float | None, dict]:
+    """The trade-off curve β(α) on :data:`TRADEOFF_ALPHA` of every calibrated mechanism
+    (``core.privacy.pld.calibration_losses``), label → (α, β); the μ of the one that is
+    Gaussian-DP (or ``None``); and label → the note on its PLD."""
+    losses = core_pld.calibration_losses(_calibration)
+    alpha = np.asarray(TRADEOFF_ALPHA)
+    curves, notes, mu = {}, {}, None
+    for name, loss in losses.items():
+        label = f"{loss.label} ({loss.kind})"
+        curves[label] = (alpha, loss.tradeoff(alpha))
+        notes[label] = loss.note
+        mu = loss.mu_gdp if loss.mu_gdp is not None else mu
+    return curves, mu, notes
+
+
+@session_cache(max_entries=8)
+def histogram_tradeoff_curve(cal_key: tuple, _calibration, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(α, β(α)) on :data:`TRADEOFF_ALPHA` of the calibrated histogram mechanism ``name``:
+    the theory an empirical audit of it is drawn against."""
+    alpha = np.asarray(TRADEOFF_ALPHA)
+    return alpha, core_pld.calibration_losses(_calibration)[name].tradeoff(alpha)
+
+
+@session_cache(max_entries=8)
+def stated_instance_delta(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int,
+                          eps: float, n_mc: int, seed: int) -> float:
+    """The Privacy page's δ_x(ε) at the data (``core.privacy.instance_delta``; Monte Carlo
+    with ``seed`` for σ ∈ (0, 1)): the guarantee an audit of PYPP tests."""
+    return float(privacy.instance_delta(np.asarray(_multiplicities), sigma, theta, m, eps, n_mc=n_mc, seed=seed))
+
+
+@session_cache(max_entries=4)
+def run_pypp_audit(table_key: str, _multiplicities: np.ndarray, sigma: float, theta: float, m: int, eps: float,
+                   delta: float, n_sim: int, confidence: float, seed: int):
+    """``core.evaluation.audit.audit_pypp`` with ``default_rng(seed)``, with a progress bar."""
+    bar, progress = progress_bar("Simulating releases on x and on its worst neighbour…")
+    res = core_audit.audit_pypp(np.asarray(_multiplicities), sigma, theta, m, eps, delta, n_simulations=n_sim,
+                                rng=np.random.default_rng(seed), confidence=confidence, progress=progress)
+    bar.empty()
+    return res
+
+
+@session_cache(max_entries=4)
+def run_histogram_audit(cal_key: tuple, _table, _calibration, name: str, n_sim: int,
+                        confidence: float, seed: int):
+    """``core.evaluation.audit.audit_histogram`` on the scaled data given as its frequency table
+    (:func:`comparison_data`): the audit reads the cell counts only (cost in k, not n)."""
+    bar, progress = progress_bar("Simulating releases on x and on its worst neighbour…")
+    res = core_audit.audit_histogram(_table.atoms, _calibration.mechanism(name), _calibration.m, counts=_table.counts,
+                                     n_simulations=n_sim, rng=np.random.default_rng(seed), confidence=confidence,
+                                     progress=progress)
+    bar.empty()
+    return res
+
+
+@session_cache(max_entries=2)
+def disclosure_risk_summary(table_key: str, _prepared, sigma: float, theta: float, m: int, seed: int,
+                            n_attacks: int, secret: str | None) -> dict:
+    """Exact matches of a release with the confidential rows and singletons, and the three
+    Anonymeter-style attacks (``core.evaluation.audit.disclosure_risk``) on a release from a
+    training part with a held-out control part; every draw from ``default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    columns = [str(c) for c in _prepared.columns]
+    table = _prepared.table
+    bases = _prepared.bases
+    # 1. the simple counts, for a release made from all the confidential records (exact,
+    #    from the table: each distinct row at most twice tells equal rows and singletons)
+    full = pypp_release(table.atoms, table.counts, sigma, theta, m, rng, base=bases)
+    counts = core_audit.exact_match_counts(singleton_stand_ins(_prepared), full.values)
+    # 2. Anonymeter-style attacks: release from the training part, control held out. They
+    #    need records: every record while n ≤ PICTURE_ROWS, else a fixed-seed sample.
+    values, sampled = data_picture(_prepared)
+    values = np.asarray(values)
+    train_idx, control_idx = core_audit.holdout_split(values.shape[0], 0.2, rng)
+    train_table = core_data.frequency_table(values[train_idx])
+    release = pypp_release(train_table.atoms, train_table.counts, sigma, theta, m, rng, base=bases)
+
+    def frame(rows):
+        rows = np.asarray(rows, dtype=object if rows.dtype == object else float)
+        return pd.DataFrame(rows.reshape(rows.shape[0], -1), columns=columns).infer_objects()
+
+    risks = core_audit.disclosure_risk(frame(values[train_idx]), frame(values[control_idx]), frame(release.values),
+                                       rng=rng, n_attacks=n_attacks, secret=secret)
+    return {"counts": counts, "risks": risks, "n_train": int(train_idx.size), "n_control": int(control_idx.size),
+            "sampled": sampled, "n_records": int(values.shape[0])}

@@ -8,24 +8,27 @@ when the session disconnects, and an entry can only be reached from its own sess
 Large inputs (raw bytes) are passed as underscore-prefixed arguments, which Streamlit
 does not hash, next to the SHA-256 key that identifies them.
 
-Two ways from the bytes to the prepared data:
+Two ways from the bytes to the prepared data, chosen by :func:`core.data.takes_lean_path`:
 
-* **exact full read** — a CSV of at most :data:`FULL_READ_MAX_BYTES` (the bundled samples,
-  the awkward-file corpus): :func:`core.data.read_table` of the whole file into a frame,
-  then :func:`core.data.prepare`; problems are named by row.
+* **exact full read** — a CSV of at most :data:`core.data.FULL_READ_MAX_BYTES` (the bundled
+  samples, the awkward-file corpus): :func:`core.data.read_table` of the whole file into a
+  frame, then :func:`core.data.prepare_frame`; problems are named by row.
 * **lean path** — a larger CSV, any Parquet file, and any frequency table: the column
-  list and default kinds come from a bounded *head* (:func:`head_of`: the file's first
-  :data:`core.data.HEAD_BYTES` cut at a line end, or the Parquet schema and its first
-  :data:`PARQUET_HEAD_ROWS` rows), and the released columns are reduced to their
-  frequency table by :func:`core.data.aggregate` (DuckDB, streaming). The session then
-  holds the bytes, the head and the k distinct values — never a frame of the n rows.
+  list and default kinds come from a bounded *head* (:func:`head_of`,
+  :func:`core.data.read_file_head`: the file's first :data:`core.data.HEAD_BYTES` cut at a
+  line end, or the Parquet schema and its first :data:`core.data.PARQUET_HEAD_ROWS` rows),
+  and the released columns are reduced to their frequency table by
+  :func:`core.data.distinct_values` (DuckDB, streaming). The session then holds the bytes,
+  the head and the k distinct values — never a frame of the n rows.
+
+This module keeps the session's choices and caches what ``core`` computes from them; the
+loading itself (format, path, head, default kinds) is :mod:`core.data`'s.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import io
 import json
 import warnings
 from dataclasses import dataclass
@@ -46,20 +49,9 @@ ROUNDING_CHOICES = (None, 4, 3, 2, 1, 0, -1)
 AS_RECORDED = "as recorded"
 ROUNDING_OPTIONS = tuple(AS_RECORDED if d is None else d for d in ROUNDING_CHOICES)
 
-#: CSV uploads up to this size are read whole and exactly (problems named by row, as for
-#: the bundled samples and the awkward-file corpus, whose files are below 0.5 MB); larger
-#: CSVs, Parquet files and frequency tables take the lean path. A full read of 1 MiB
-#: (~50 000 short rows) takes a fraction of a second; of 10^6 rows (~20 MB) about 4 s and
-#: a frame of all n rows, where DuckDB's aggregate takes ~0.6 s and keeps k values.
-FULL_READ_MAX_BYTES = 2**20
-#: Rows of a Parquet file read for the column list and the default kinds.
-PARQUET_HEAD_ROWS = 10_000
 #: Rows drawn (fixed seed) from the table for a picture of the data when n is larger.
 SAMPLE_ROWS = 200_000
 SAMPLE_SEED = 20_240_613
-PARQUET_MAGIC = b"PAR1"
-#: Column names that suggest the counts of a frequency table (the default choice).
-COUNT_NAMES = ("count", "counts", "n", "freq", "frequency", "weight", "records")
 
 #: Cache of anything derived from the confidential data: per session, bounded, dropped
 #: when the session ends.
@@ -111,8 +103,8 @@ class Source:
 
     @property
     def file_format(self) -> str:
-        """``'parquet'`` (the format's magic bytes open the file) or ``'csv'``."""
-        return "parquet" if self.content[:4] == PARQUET_MAGIC else "csv"
+        """``'parquet'`` or ``'csv'`` (:func:`core.data.detect_format`)."""
+        return core_data.detect_format(self.content)
 
 
 def current_source() -> Source | None:
@@ -159,10 +151,11 @@ def read_options() -> tuple:
 
 
 @session_cache(max_entries=4)
-def read_result(source_key: str, _content: bytes, options: tuple) -> core_data.ReadResult:
+def read_result(source_key: str, _content: bytes, options: tuple, _name: str | None = None) -> core_data.ReadResult:
     """``core.data.read_table`` of the selected bytes with the reader options (cached by the
-    bytes' SHA-256 and the options)."""
-    return core_data.read_table(_content, max_bytes=state.MAX_UPLOAD_BYTES, **dict(options))
+    bytes' SHA-256 and the options). ``_name``: how its error messages call the bytes
+    (default "the uploaded data"); a reading does not depend on it, so it is no key."""
+    return core_data.read_table(_content, max_bytes=state.MAX_UPLOAD_BYTES, name=_name, **dict(options))
 
 
 def bind_read_option(name: str, *, none_as=None) -> dict:
@@ -171,72 +164,27 @@ def bind_read_option(name: str, *, none_as=None) -> dict:
                             lambda value: set_read_option(name, value), none_as=none_as)
 
 
-@dataclass(frozen=True, eq=False)
-class Head:
-    """A bounded first look at a file: enough to list its columns and guess their kinds.
-
-    Attributes
-    ----------
-    frame : pandas.DataFrame
-        The first rows (every row when ``complete``).
-    decisions : core.data.ReadDecisions or None
-        What the CSV reader decided (on this head); ``None`` for Parquet.
-    file_format : {'csv', 'parquet'}
-    complete : bool
-        ``frame`` holds every row of the file (the exact full-read path).
-    n_rows : int or None
-        Rows of the file when known without reading it all (Parquet metadata).
-    """
-
-    frame: pd.DataFrame
-    decisions: core_data.ReadDecisions | None
-    file_format: str
-    complete: bool
-    n_rows: int | None = None
-
-    @property
-    def columns(self) -> list[str]:
-        return [str(c) for c in self.frame.columns]
-
-
 def lean_path(source: Source) -> bool:
-    """Whether the source goes through the frequency table only (see the module docstring)."""
-    return (source.file_format == "parquet" or st.session_state.counts_column is not None
-            or (not source.is_sample and len(source.content) > FULL_READ_MAX_BYTES))
+    """Whether the source goes through the frequency table only (see the module docstring):
+    :func:`core.data.takes_lean_path` with the session's counts column; a bundled sample
+    is read whole at any size."""
+    return core_data.takes_lean_path(source.content, counts_column=st.session_state.counts_column,
+                                     whole_at_any_size=source.is_sample)
 
 
 @session_cache(max_entries=4)
-def head_of(source_key: str, _content: bytes, options: tuple, name: str, full: bool) -> Head:
-    """The head of the selected bytes (cached by their SHA-256, the options and ``full``)."""
-    if _content[:4] == PARQUET_MAGIC:
-        return _parquet_head(_content, name)
-    if full:
-        reading = read_result(source_key, _content, options)
-        return Head(reading.frame, reading.decisions, "csv", True, reading.decisions.n_rows)
-    # The same head, cut at a line end, that core.data.aggregate decides the separator,
-    # encoding and header on: the columns listed here are the ones it will read.
-    reading, complete = core_data.read_head(_content, name=name, **{**dict(options), "encoding": None})
-    return Head(reading.frame, reading.decisions, "csv", complete, reading.decisions.n_rows if complete else None)
+def head_of(source_key: str, _content: bytes, options: tuple, name: str, full: bool,
+            _full_read_name: str | None = None) -> core_data.FileHead:
+    """The head of the selected bytes (cached by their SHA-256, the options and ``full``).
 
-
-def _parquet_head(content: bytes, name: str) -> Head:
-    """The Parquet schema's columns and the first :data:`PARQUET_HEAD_ROWS` rows."""
-    import pyarrow.parquet as pq
-
-    try:
-        parquet = pq.ParquetFile(io.BytesIO(content))
-        n_rows = int(parquet.metadata.num_rows)
-        batch = next(parquet.iter_batches(batch_size=PARQUET_HEAD_ROWS), None)
-        frame = (batch.to_pandas() if batch is not None
-                 else parquet.schema_arrow.empty_table().to_pandas())
-    except Exception as exc:  # noqa: BLE001 — pyarrow raises several types for damaged files
-        raise ValueError(f"{name!r} is not a readable Parquet file: {exc}") from None
-    if not len(frame.columns):
-        raise ValueError(f"{name!r} has no columns")
-    if not n_rows:
-        raise ValueError(f"{name!r} has no data rows")
-    frame.columns = [str(c) for c in frame.columns]
-    return Head(frame, None, "parquet", len(frame) == n_rows, n_rows)
+    ``full``: a CSV is read whole, through :func:`read_result`, whose messages call the bytes
+    ``_full_read_name`` (default "the uploaded data"; no key: the head does not depend on
+    it). Otherwise :func:`core.data.read_file_head`, whose messages call them ``name``: the
+    same head, cut at a line end, that core.data.distinct_values decides the separator,
+    encoding and header on, so the columns listed are the ones it will read."""
+    if full and core_data.detect_format(_content) == "csv":
+        return core_data.FileHead.of_reading(read_result(source_key, _content, options, _full_read_name))
+    return core_data.read_file_head(_content, name=name, **dict(options))
 
 
 def _new_source() -> None:
@@ -298,10 +246,11 @@ def set_source_upload(name: str, content: bytes) -> str | None:
         return problem
     key = content_hash(content)
     try:
-        full = content[:4] != PARQUET_MAGIC and len(content) <= FULL_READ_MAX_BYTES
-        head_of(key, content, tuple(READ_DEFAULTS.items()), name, full)
+        # Read as the pages will read it (and cached for them), with the file's name in the message.
+        head_of(key, content, tuple(READ_DEFAULTS.items()), name, not core_data.takes_lean_path(content),
+                _full_read_name=name)
     except ValueError as exc:
-        return str(exc).replace("the uploaded data", repr(name))
+        return str(exc)
     st.session_state.upload = {"name": name, "bytes": content, "hash": key}
     st.session_state.source_kind = "upload"
     _new_source()
@@ -309,52 +258,13 @@ def set_source_upload(name: str, content: bytes) -> str | None:
 
 
 # --------------------------------------------------------------------------- columns
-def mostly_numeric(series: pd.Series) -> bool:
-    """A column read as numbers, or one whose cells are mostly numbers: offered as numeric
-    so that a stray text cell is reported (row and value) by ``core.data.prepare`` rather
-    than silently turning the column into labels. The user can switch it to categorical."""
-    if pd.api.types.is_bool_dtype(series):
-        return False
-    if pd.api.types.is_numeric_dtype(series):
-        return True
-    present = series.dropna()
-    if not len(present):
-        return False
-    try:
-        parsed = pd.to_numeric(present, errors="coerce")
-    except (OverflowError, TypeError):   # Python ints beyond 64 bits: whole numbers, kept exact by core.data
-        parsed = present.map(lambda v: v if isinstance(v, int) else pd.to_numeric(v, errors="coerce"))
-    return bool(parsed.notna().mean() >= 0.5)
-
-
 def default_transform(frame: pd.DataFrame, column: str) -> dict:
+    """:func:`core.data.default_transform` of a column, with the public bounds shipped with a
+    bundled sample (``sample_data/public_bounds.json``) when there are some."""
     known = None
     if st.session_state.source_kind == "sample":
         known = sample_public_bounds().get(st.session_state.sample_name, {}).get(column)
-    # Without known public bounds nothing is read off the data: the fields start at [0, 1]
-    # and the bounds come from the data (with a visible warning) until the user types them.
-    lo, hi = (float(known[0]), float(known[1])) if known else (0.0, 1.0)
-    return {"kind": "numeric" if mostly_numeric(frame[column]) else "categorical", "log": False,
-            "bounds_public": known is not None, "lo": lo, "hi": hi, "decimals": None}
-
-
-def default_columns(frame: pd.DataFrame, exclude: str | None = None) -> list[str]:
-    """The first numeric column with the most distinct values (the one with ties and
-    singletons worth protecting), else the first column; never ``exclude`` (the counts)."""
-    candidates = [c for c in frame.columns if c != exclude] or list(frame.columns)
-    numeric = [c for c in candidates if mostly_numeric(frame[c])]
-    if not numeric:
-        return [str(candidates[0])]
-    return [str(max(numeric, key=lambda c: frame[c].nunique()))]
-
-
-def default_counts_column(frame: pd.DataFrame) -> str:
-    """A column named like counts (``count``, ``n``, ``freq``, …), else the last numeric one."""
-    for c in frame.columns:
-        if str(c).strip().lower() in COUNT_NAMES:
-            return str(c)
-    numeric = [str(c) for c in frame.columns if mostly_numeric(frame[c])]
-    return numeric[-1] if numeric else str(frame.columns[-1])
+    return core_data.default_transform(frame[column], known)
 
 
 def ensure_columns(frame: pd.DataFrame) -> list[str]:
@@ -364,7 +274,7 @@ def ensure_columns(frame: pd.DataFrame) -> list[str]:
         counts_column = st.session_state.counts_column = None
     columns = st.session_state.columns
     if not columns or any(c not in frame.columns or c == counts_column for c in columns):
-        columns = default_columns(frame, counts_column)
+        columns = core_data.default_columns(frame, counts_column)
         st.session_state.columns = columns
     transforms = st.session_state.transforms
     for c in columns:
@@ -409,27 +319,22 @@ def active_coarsening(columns) -> tuple:
 @session_cache(max_entries=8)
 def prepared_data(source_key: str, _content: bytes, options: tuple, specs: tuple,
                   coarsening: tuple = ()) -> core_data.PreparedData:
-    """``core.data.prepare`` for the chosen columns and transforms, after the coarsening
-    (``core.data.apply_coarsening``), on the whole file read exactly (cached)."""
+    """``core.data.prepare_frame`` for the chosen columns and transforms, after the
+    coarsening, on the whole file read exactly (cached)."""
     frame = read_result(source_key, _content, options).frame
-    if coarsening:
-        frame = core_data.apply_coarsening(frame, coarsening)
     with warnings.catch_warnings():
         # The pages state the weakened guarantee themselves (PreparedData.any_bounds_from_data).
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        return core_data.prepare(frame, list(specs))
+        return core_data.prepare_frame(frame, list(specs), coarsening=coarsening)
 
 
 @session_cache(max_entries=4)
 def scanned(source_key: str, _content: bytes, options: tuple, columns: tuple, counts_column: str | None,
             name: str) -> core_data.DistinctValues:
     """``core.data.distinct_values`` of the bytes with DuckDB (the lean path's one pass over
-    every row; cached by the columns, not by their transforms)."""
-    try:
-        return core_data.distinct_values(_content, list(columns), engine="duckdb", counts_column=counts_column,
-                                         **dict(options))
-    except ValueError as exc:
-        raise ValueError(str(exc).replace("the uploaded data", repr(name))) from None
+    every row; cached by the columns, not by their transforms). Its messages call the bytes ``name``."""
+    return core_data.distinct_values(_content, list(columns), engine="duckdb", counts_column=counts_column,
+                                     name=name, **dict(options))
 
 
 @session_cache(max_entries=8)
@@ -441,10 +346,7 @@ def aggregated(source_key: str, _content: bytes, options: tuple, specs: tuple, c
     values = scanned(source_key, _content, options, tuple(s.name for s in specs), counts_column, name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        try:
-            return values.aggregated(list(specs), coarsening=coarsening)
-        except ValueError as exc:
-            raise ValueError(str(exc).replace("the uploaded data", repr(name))) from None
+        return values.aggregated(list(specs), coarsening=coarsening)
 
 
 @session_cache(max_entries=4)
@@ -463,7 +365,7 @@ def distinct_rows(source_key: str, _content: bytes, options: tuple, columns: tup
 
 @session_cache(max_entries=8)
 def rounding_table(source_key: str, _content: bytes, options: tuple, column: str,
-                   counts_column: str | None = None, name: str = "", lean: bool = False) -> pd.DataFrame:
+                   counts_column: str | None = None, name: str | None = None, lean: bool = False) -> pd.DataFrame:
     """``core.data.rounding_profile`` of one column in original units.
 
     On the lean path it runs on the distinct values, each repeated min(count, 2) times:

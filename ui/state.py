@@ -27,7 +27,7 @@ from core import privacy
 #: the app's own limit: the widget, ``.streamlit/config.toml`` and the app's message agree.
 #:
 #: Why 1000 MB: the reference machine has 24 GiB of RAM and 2 cores and
-#: serves several sessions at once. A file above ui.selection.FULL_READ_MAX_BYTES never
+#: serves several sessions at once. A file above core.data.FULL_READ_MAX_BYTES never
 #: becomes a frame of its rows: the session keeps its bytes (one copy; the server's copy
 #: is dropped after upload), a bounded head and the frequency table, and DuckDB
 #: aggregates within its own 1 GB memory limit. While an upload arrives Streamlit holds

@@ -21,6 +21,11 @@
   count and spectrum (docs/mathematics.md §1.1); :func:`rounding_profile`;
 * :mod:`.engines` — :func:`aggregate`, :func:`distinct_values`, :func:`read_head`: files of
   any size reduced by DuckDB, Dask or pandas (docs/scale.md);
+* :mod:`.loading` — how the dashboard and the release recipe load a file: its format
+  (:func:`detect_format`), an exact full read or the lean path through the frequency table
+  (:func:`takes_lean_path`), a bounded head (:func:`read_file_head`), the default kinds,
+  columns and counts column, and the preparation of a file or a frame
+  (:func:`prepare_source`, :func:`prepare_frame`; docs/scale.md);
 * :mod:`.domain` — the base measures :class:`UniformBase`, :class:`CategoricalBase`;
 * :mod:`.coarsening` — the coarsening transforms (:class:`ColumnTransform`,
   :func:`apply_coarsening`; docs/mathematics.md §3.5).
@@ -50,6 +55,21 @@ from .engines import (
     distinct_values,
     read_head,
 )
+from .loading import (
+    COUNT_NAMES,
+    FULL_READ_MAX_BYTES,
+    PARQUET_HEAD_ROWS,
+    FileHead,
+    default_columns,
+    default_counts_column,
+    default_transform,
+    detect_format,
+    mostly_numeric,
+    prepare_frame,
+    prepare_source,
+    read_file_head,
+    takes_lean_path,
+)
 from .prepare import PreparedColumn, PreparedData, prepare
 from .reading import (
     DEFAULT_MAX_BYTES,
@@ -65,10 +85,12 @@ from .specs import ColumnSpec, normalise_specs
 from .table import FrequencyTable, frequency_table, rounding_profile
 
 __all__ = [
-    "DEFAULT_MAX_BYTES", "DELIMITERS", "ENGINES", "FORMATS", "HEAD_BYTES", "NA_TEXT", "Aggregated",
-    "CategoricalBase", "ColumnReading", "ColumnSpec", "ColumnTransform", "DistinctValues", "FrequencyTable",
-    "PreparedColumn", "PreparedData", "ReadDecisions", "ReadResult", "UniformBase", "aggregate",
-    "apply_coarsening", "coarsening_label", "counts_from_column", "distinct_row_counts", "distinct_values", "factor_codes",
-    "frequency_table", "normalise_specs", "numeric_values", "prepare", "public_domain_size", "read_csv", "read_head",
-    "read_table", "rounding_profile",
+    "COUNT_NAMES", "DEFAULT_MAX_BYTES", "DELIMITERS", "ENGINES", "FORMATS", "FULL_READ_MAX_BYTES", "HEAD_BYTES",
+    "NA_TEXT", "PARQUET_HEAD_ROWS", "Aggregated", "CategoricalBase", "ColumnReading", "ColumnSpec",
+    "ColumnTransform", "DistinctValues", "FileHead", "FrequencyTable", "PreparedColumn", "PreparedData",
+    "ReadDecisions", "ReadResult", "UniformBase", "aggregate", "apply_coarsening", "coarsening_label",
+    "counts_from_column", "default_columns", "default_counts_column", "default_transform", "detect_format",
+    "distinct_row_counts", "distinct_values", "factor_codes", "frequency_table", "mostly_numeric",
+    "normalise_specs", "numeric_values", "prepare", "prepare_frame", "prepare_source", "public_domain_size",
+    "read_csv", "read_file_head", "read_head", "read_table", "rounding_profile", "takes_lean_path",
 ]

@@ -30,6 +30,7 @@ from .reading import (
     _field_counts,
     _open_source,
     _read_column,
+    check_display_name,
     read_table,
 )
 from .specs import ColumnSpec, normalise_specs
@@ -108,7 +109,7 @@ class Aggregated:
 def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | None = None,
               sep: str | None = None, header: bool | None = None, encoding: str | None = None,
               thousands: str | None = None, keep_na_text: bool = False, scheduler: str | None = None,
-              file_format: str | None = None, coarsening=()) -> Aggregated:
+              file_format: str | None = None, coarsening=(), name: str | None = None) -> Aggregated:
     """The frequency table of the chosen columns of a CSV or Parquet input, streaming.
 
     Parameters
@@ -141,6 +142,10 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
         Applied to the distinct values (weighted by their counts) before ``specs``, as
         :func:`core.data.apply_coarsening` applies it to rows (the recipe's
         ``coarsening``); default none.
+    name : str or None
+        How error messages call ``source`` when it is bytes or a file-like object (an
+        upload's file name); default "the uploaded data", or the object's file name. The
+        reading record and the notes keep the default: they depend on the content only.
 
     Returns
     -------
@@ -165,7 +170,7 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
     specs = normalise_specs(specs)
     values = distinct_values(source, [s.name for s in specs], engine=engine, counts_column=counts_column, sep=sep,
                              header=header, encoding=encoding, thousands=thousands, keep_na_text=keep_na_text,
-                             scheduler=scheduler, file_format=file_format)
+                             scheduler=scheduler, file_format=file_format, name=name)
     return values.aggregated(specs, coarsening=coarsening)
 
 
@@ -229,7 +234,7 @@ class DistinctValues:
 def distinct_values(source, columns, *, engine: str = "duckdb", counts_column: str | None = None,
                     sep: str | None = None, header: bool | None = None, encoding: str | None = None,
                     thousands: str | None = None, keep_na_text: bool = False, scheduler: str | None = None,
-                    file_format: str | None = None) -> DistinctValues:
+                    file_format: str | None = None, name: str | None = None) -> DistinctValues:
     """The distinct values of ``columns`` of a CSV or Parquet input and their counts, streaming.
 
     The first step of :func:`aggregate` (which takes the same source and options; see
@@ -261,7 +266,7 @@ def distinct_values(source, columns, *, engine: str = "duckdb", counts_column: s
             raise ValueError(f"the counts column {counts_column!r} cannot also be released: choose the value "
                              "column(s) to release")
     options = _read_options(sep, header, encoding, thousands, keep_na_text)
-    inputs = _resolve_inputs(source)
+    inputs = _resolve_inputs(source, name)
     formats = {file_format or _detect_format(item) for item in inputs}
     if len(formats) > 1:
         raise ValueError(f"the files mix formats ({', '.join(sorted(formats))}): give files of one format")
@@ -324,7 +329,8 @@ def read_head(source, *, name: str | None = None, sep: str | None = None, header
     source : path, bytes or file-like
         As for :func:`aggregate` (a glob or list: its first file).
     name : str, optional
-        Display name of ``bytes`` in messages (default "the uploaded data").
+        How error messages call ``bytes`` or a file-like ``source``, as for
+        :func:`aggregate` (default "the uploaded data", or the object's file name).
     sep, header, encoding, thousands, keep_na_text
         As for :func:`read_table`.
 
@@ -334,9 +340,7 @@ def read_head(source, *, name: str | None = None, sep: str | None = None, header
         The reading of the head, and whether the head is the whole file.
     """
     options = _read_options(sep, header, encoding, thousands, keep_na_text)
-    item = _resolve_inputs(source)[0]
-    if name is not None:
-        item = replace(item, name=repr(str(name)))
+    item = _resolve_inputs(source, name)[0]
     return _csv_decisions(item, options), not _text_bytes(item, HEAD_BYTES)[1]
 
 
@@ -354,18 +358,26 @@ def _check_rows(frame: pd.DataFrame, specs: list[ColumnSpec], counts_column: str
 
 @dataclass(frozen=True)
 class _Input:
-    name: str            # display name
+    name: str            # display name in the reading record and the notes
     path: str | None     # a file path, or None for bytes
     content: bytes | None = None
+    called: str | None = None   # how error messages call bytes the caller named (name=)
+
+    @property
+    def shown(self) -> str:
+        """The name error messages use."""
+        return self.name if self.called is None else repr(self.called)
 
 
-def _resolve_inputs(source) -> list[_Input]:
-    """The files a source names: a path, a glob, a list of paths, or bytes."""
+def _resolve_inputs(source, name: str | None = None) -> list[_Input]:
+    """The files a source names: a path, a glob, a list of paths, or bytes (called ``name``
+    in error messages when given)."""
+    name = check_display_name(name)
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return [_Input("the uploaded data", None, bytes(source))]
+        return [_Input("the uploaded data", None, bytes(source), name)]
     if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
-        name, content = _open_source(source, None)
-        return [_Input(name, None, content)]
+        recorded, content = _open_source(source, None)
+        return [_Input(recorded, None, content, name)]
     if isinstance(source, (str, os.PathLike)):
         sources = [source]
     elif isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source):
@@ -421,7 +433,7 @@ def _text_bytes(item: _Input, limit: int | None) -> tuple[bytes, bool]:
         try:
             data = handle.read() if limit is None else handle.read(limit + 1)
         except (OSError, EOFError) as exc:
-            raise ValueError(f"{item.name} is a damaged gzip file: {exc}") from None
+            raise ValueError(f"{item.shown} is a damaged gzip file: {exc}") from None
     if limit is not None and len(data) > limit:
         return data[:limit], True
     return data, False
@@ -440,7 +452,7 @@ def _csv_decisions(item: _Input, options: dict) -> ReadResult:
         source = io.BytesIO(cut)
         source.name = item.name.strip("'")
         try:
-            return read_table(source, max_bytes=None, **options)
+            return read_table(source, max_bytes=None, name=item.called, **options)
         except ValueError as exc:
             # A quoted field may span the cut: drop the last line and try again.
             if not more or attempts >= 20 or "never closed" not in str(exc):
@@ -456,7 +468,7 @@ def _pandas_csv(inputs: list[_Input], wanted: list[str], options: dict) -> tuple
         raw, _ = _text_bytes(item, None)
         source = io.BytesIO(raw)
         source.name = item.name.strip("'")
-        result = read_table(source, max_bytes=None, **options)
+        result = read_table(source, max_bytes=None, name=item.called, **options)
         names = [c.name for c in result.decisions.columns]
         if first is None:
             first = result.decisions
@@ -464,7 +476,7 @@ def _pandas_csv(inputs: list[_Input], wanted: list[str], options: dict) -> tuple
             if missing:
                 raise ValueError(f"no column named {missing[0]!r}; the columns are {_list_names(names)}.")
         elif names != [c.name for c in first.columns]:
-            raise ValueError(f"{item.name} has other columns than {inputs[0].name}: the files must share their "
+            raise ValueError(f"{item.shown} has other columns than {inputs[0].shown}: the files must share their "
                              "columns")
         frames.append(result.frame[wanted])
     frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
@@ -582,9 +594,9 @@ def _duckdb_csv(inputs, positions, width, decisions) -> tuple[pd.DataFrame, list
             except duckdb.Error:
                 frame = run(checked, checked_query, parallel=False)
         except duckdb.Error as exc:
-            raise ValueError(f"{inputs[0].name} could not be read as CSV by DuckDB: "
+            raise ValueError(f"{inputs[0].shown} could not be read as CSV by DuckDB: "
                              f"{str(exc).splitlines()[0]}") from None
-        frame = _check_shape_flags(frame, width, inputs[0].name)
+        frame = _check_shape_flags(frame, width, inputs[0].shown)
     cells = frame.iloc[:, :len(positions)].astype(object).where(frame.iloc[:, :len(positions)].notna(), "")
     return pd.concat([cells, frame["__n"]], axis=1), notes
 
@@ -647,14 +659,14 @@ def _dask_csv(inputs, positions, width, decisions, scheduler) -> tuple[pd.DataFr
                 with Client(scheduler, timeout="30s") as client:
                     result, fields = client.gather(client.compute([grouped, checks]))
     except (pd.errors.ParserError, UnicodeDecodeError, csv.Error) as exc:
-        raise ValueError(f"{inputs[0].name} could not be read as CSV by Dask: {str(exc).splitlines()[0]}") from None
+        raise ValueError(f"{inputs[0].shown} could not be read as CSV by Dask: {str(exc).splitlines()[0]}") from None
     except OSError as exc:
         raise ValueError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
     more = sum(f[2] + int(f[1] > 0 and f[0] > width) for f in fields)
     fewer = sum(f[3] + int(f[1] > 0 and f[0] < width) for f in fields)
     if more or fewer:
         what = "more" if more else "fewer"
-        raise ValueError(f"{inputs[0].name} has {more or fewer:,} row(s) with {what} fields than the {width} of the "
+        raise ValueError(f"{inputs[0].shown} has {more or fewer:,} row(s) with {what} fields than the {width} of the "
                          "first row (a trailing separator, a separator inside a field that is not quoted, or a quote "
                          "that is never closed): fix those rows so that every row has as many fields as the first.")
     frame = result.rename("__n").reset_index()
@@ -735,10 +747,10 @@ def _parquet_cells(inputs: list[_Input], wanted: list[str], engine: str,
         try:
             schema = pq.read_schema(io.BytesIO(item.content) if item.path is None else item.path)
         except Exception as exc:  # noqa: BLE001 — pyarrow raises several types for damaged files
-            raise ValueError(f"{item.name} is not a readable Parquet file: {exc}") from None
+            raise ValueError(f"{item.shown} is not a readable Parquet file: {exc}") from None
         absent = [w for w in wanted if w not in schema.names]
         if absent:
-            raise ValueError(f"no column named {absent[0]!r} in {item.name}; the columns are "
+            raise ValueError(f"no column named {absent[0]!r} in {item.shown}; the columns are "
                              f"{_list_names(schema.names)}.")
     if engine == "pandas":
         frames = [pd.read_parquet(io.BytesIO(item.content) if item.path is None else item.path, columns=wanted)
@@ -757,7 +769,7 @@ def _parquet_cells(inputs: list[_Input], wanted: list[str], engine: str,
             cols = ", ".join(f'"{w}"' for w in (w.replace('"', '""') for w in wanted))
             grouped_frame = con.sql(f"SELECT {cols}, count(*) AS __n FROM rel GROUP BY ALL").df()
         except duckdb.Error as exc:
-            raise ValueError(f"{inputs[0].name} could not be read by DuckDB: {str(exc).splitlines()[0]}") from None
+            raise ValueError(f"{inputs[0].shown} could not be read by DuckDB: {str(exc).splitlines()[0]}") from None
         finally:
             con.close()
         counts = grouped_frame.pop("__n").to_numpy(dtype=np.int64)

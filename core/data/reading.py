@@ -257,7 +257,7 @@ class ReadResult:
 
 def read_table(source, *, sep: str | None = None, header: bool | None = None, encoding: str | None = None,
                thousands: str | None = None, keep_na_text: bool = False,
-               max_bytes: int | None = DEFAULT_MAX_BYTES) -> ReadResult:
+               max_bytes: int | None = DEFAULT_MAX_BYTES, name: str | None = None) -> ReadResult:
     """Read a delimited text file (CSV) exactly, and record every decision taken.
 
     Parameters
@@ -297,6 +297,13 @@ def read_table(source, *, sep: str | None = None, header: bool | None = None, en
         always missing.
     max_bytes : int ≥ 1 or None
         Size limit; ``None`` means no limit (command line, large files).
+    name : str or None
+        How error messages call ``source`` when it is bytes or a file-like object, e.g.
+        the file name of an upload (quoted in the message). ``None`` (default): "the
+        uploaded data" for bytes, the object's file name for a file-like object. A path
+        is always called by its file name. The record (``decisions.source``) keeps the
+        default name: a reading depends on the content only, so it can be kept by the
+        content's hash whoever asked for it.
 
     Returns
     -------
@@ -324,6 +331,7 @@ def read_table(source, *, sep: str | None = None, header: bool | None = None, en
     if max_bytes is not None:
         max_bytes = check_integer("max_bytes", max_bytes, minimum=1)
     sep = _check_sep(sep)
+    name = check_display_name(name)
     if header is not None:
         header = check_flag("header", header)
     keep_na_text = check_flag("keep_na_text", keep_na_text)
@@ -339,7 +347,8 @@ def read_table(source, *, sep: str | None = None, header: bool | None = None, en
             raise ValueError(f"encoding {encoding!r} is not a known text encoding; use e.g. 'utf-8', 'latin-1', "
                              "'cp1252' or 'utf-16', or None to detect it") from None
 
-    name, raw = _open_source(source, max_bytes)
+    recorded, raw = _open_source(source, max_bytes, name)
+    name = recorded if name is None or isinstance(source, (str, os.PathLike)) else repr(name)
     text, encoding_used, encoding_detected = _decode(raw, name, encoding)
     text, line_endings = _normalise_newlines(text)
     if not text.strip():
@@ -418,9 +427,9 @@ def read_table(source, *, sep: str | None = None, header: bool | None = None, en
                      "are missing.")
     notes.extend(name_notes)
     decisions = ReadDecisions(
-        source=name.strip("'") if name.startswith("'") else name, size_bytes=len(raw), encoding=encoding_used,
-        encoding_detected=encoding_detected, delimiter=sep, delimiter_detected=delimiter_detected,
-        header=bool(use_header), header_guessed=header is None, first_row_looks_like_data=bool(first_row_data),
+        source=recorded.strip("'") if recorded.startswith("'") else recorded, size_bytes=len(raw),
+        encoding=encoding_used, encoding_detected=encoding_detected, delimiter=sep,
+        delimiter_detected=delimiter_detected, header=bool(use_header), header_guessed=header is None, first_row_looks_like_data=bool(first_row_data),
         thousands=thousands, keep_na_text=keep_na_text, line_endings=line_endings, n_rows=int(len(frame)),
         n_columns=int(width), columns=tuple(readings), notes=tuple(notes))
     return ReadResult(frame=frame, decisions=decisions)
@@ -448,8 +457,33 @@ def _check_sep(sep):
     return sep
 
 
-def _open_source(source, max_bytes: int | None) -> tuple[str, bytes]:
-    """Return a display name and the bytes of the file, after the size check."""
+def check_display_name(name) -> str | None:
+    """``name`` (how messages call a source) if it is ``None`` or a non-empty string.
+
+    Parameters
+    ----------
+    name : str or None
+        A display name, e.g. the file name of an upload.
+
+    Returns
+    -------
+    str or None
+        ``name`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is neither ``None`` nor a non-empty string.
+    """
+    if name is not None and (not isinstance(name, str) or not name):
+        raise ValueError(f"name (how messages call the data, e.g. 'survey.csv') must be None or a non-empty "
+                         f"string, got {name!r}")
+    return name
+
+
+def _open_source(source, max_bytes: int | None, called: str | None = None) -> tuple[str, bytes]:
+    """Return the display name of the file in its record and its bytes, after the size check
+    (whose message calls bytes or a stream ``called`` when given)."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():
@@ -458,7 +492,7 @@ def _open_source(source, max_bytes: int | None) -> tuple[str, bytes]:
         return repr(path.name), path.read_bytes()
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
-        _check_size("the uploaded data", len(data), max_bytes)
+        _check_size("the uploaded data" if called is None else repr(called), len(data), max_bytes)
         return "the uploaded data", data
     if hasattr(source, "read"):
         name = getattr(source, "name", None)
@@ -471,7 +505,7 @@ def _open_source(source, max_bytes: int | None) -> tuple[str, bytes]:
         if not isinstance(data, (bytes, bytearray)):
             raise ValueError(f"source.read() must return bytes or str, got {type(data).__name__}")
         # A stream is read to max_bytes + 1 only: the true size may be larger.
-        _check_size(name, len(data), max_bytes, at_least=True)
+        _check_size(name if called is None else repr(called), len(data), max_bytes, at_least=True)
         return name, bytes(data)
     raise ValueError(f"source must be a path, bytes or a file-like object with read(), got {type(source).__name__}")
 

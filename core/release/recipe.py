@@ -89,7 +89,7 @@ import pandas as pd
 
 from .. import __version__
 from .. import data as data_layer
-from ..data import ColumnTransform, apply_coarsening, coarsening_label
+from ..data import ColumnTransform, coarsening_label
 from ..mechanisms import pypp_release
 from ..formatting import CONFIDENTIAL_MARK
 from ..privacy import (
@@ -687,20 +687,10 @@ def _prepare(recipe: ReleaseRecipe, data, engine: str, scheduler: str | None):
         return prepared, label, notes, reading
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
-        if isinstance(source, pd.DataFrame):
-            counts = None
-            if recipe.counts_column is not None:
-                if recipe.counts_column not in source.columns:
-                    raise ValueError(f"no counts column {recipe.counts_column!r}; the columns are "
-                                     f"{', '.join(map(repr, source.columns))}")
-                counts = data_layer.counts_from_column(source[recipe.counts_column], recipe.counts_column)
-            frame = apply_coarsening(source, recipe.coarsening, counts=counts) if recipe.coarsening else source
-            prepared = data_layer.prepare(frame, list(recipe.columns), counts=counts)
-        else:
-            aggregated = data_layer.aggregate(source, list(recipe.columns), engine=engine, scheduler=scheduler,
-                                              counts_column=recipe.counts_column, coarsening=recipe.coarsening,
-                                              **recipe.read_options())
-            prepared, reading = aggregated.prepared, aggregated.reading()
+        # The app's loading: a frame is coarsened and prepared, a file aggregated.
+        prepared, reading = data_layer.prepare_source(source, list(recipe.columns), counts_column=recipe.counts_column,
+                                                      coarsening=recipe.coarsening, engine=engine, scheduler=scheduler,
+                                                      **recipe.read_options())
     notes += [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
     notes += _coarsening_notes(recipe)
     return prepared, label, notes, reading

@@ -1,6 +1,6 @@
 """End-to-end: large uploads in headless Chromium (issue 13 §4).
 
-A 10^6-row CSV of four columns (≈ 25 MB, above ``ui.selection.FULL_READ_MAX_BYTES``, so it
+A 10^6-row CSV of four columns (≈ 25 MB, above ``core.data.FULL_READ_MAX_BYTES``, so it
 takes the lean path: a bounded head for the columns, DuckDB for the frequency table) is
 profiled (the time from handing it to the browser is recorded), and the Privacy page then draws its δ(ε)
 chart and redraws it when the m slider moves; a Parquet upload is profiled from its
