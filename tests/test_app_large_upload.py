@@ -1,7 +1,7 @@
 """AppTest (streamlit.testing.v1) of the dashboard on large data (issue 13 §3–4).
 
 Parquet uploads, frequency-table uploads, the lean path (a CSV above
-``ui.selection.FULL_READ_MAX_BYTES`` reduced by DuckDB to its frequency table) on every
+``core.data.FULL_READ_MAX_BYTES`` reduced by DuckDB to its frequency table) on every
 page, the session's coarsening, the advisor's ``release_frame``/``release_counts`` and
 the upload limit. Expected profiles come from pandas (``value_counts``) on the data the
 test wrote itself, never from ``core``.
@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.data import ColumnTransform
+from core.data import FULL_READ_MAX_BYTES, HEAD_BYTES, ColumnTransform
 from ui import selection, state
 from ui.selection import content_hash
 
@@ -108,13 +108,13 @@ def _visit_every_page(at: AppTest) -> None:
 # --------------------------------------------------------------------------- lean path
 def test_large_csv_takes_the_lean_path_and_profiles_exactly(records):
     content = _csv(records)
-    assert len(content) > selection.FULL_READ_MAX_BYTES
+    assert len(content) > FULL_READ_MAX_BYTES
     at = _uploaded("large.csv", content)
     assert _metrics(at) == _expected_profile(records["amount"])
     text = _text(at)
     assert "Lean path (CSV" in text
     # the reader's decisions were made on the head, and the page says so
-    assert f"made on the file's first {selection.size_text(selection.core_data.HEAD_BYTES)}" in text
+    assert f"made on the file's first {selection.size_text(HEAD_BYTES)}" in text
     # the rounding profile is computed from the table: exact distinct values and singletons
     table = at.dataframe[0].value
     rounded = pd.Series(np.round(records["amount"].to_numpy(), -1)).value_counts()
@@ -137,11 +137,11 @@ def test_compare_inference_and_audit_never_build_the_n_rows_of_a_table(records, 
     from core import data as core_data
 
     held = core_data.PreparedData.values
+    sample_file = core_data.PreparedData.sample.__code__.co_filename   # core/data/prepare.py
 
     def values(self):
         caller = sys._getframe(1).f_code
-        home = sys.modules[core_data.PreparedData.__module__].__file__   # the module that defines sample
-        if self.from_table and (caller.co_name != "sample" or caller.co_filename != home):
+        if self.from_table and (caller.co_name != "sample" or caller.co_filename != sample_file):
             raise AssertionError("a page built the n rows of a frequency table (PreparedData.values)")
         return held.fget(self)
 
@@ -170,7 +170,7 @@ def test_compare_inference_and_audit_never_build_the_n_rows_of_a_table(records, 
 
 def test_small_csv_keeps_the_exact_full_read(records):
     content = _csv(records.head(2000))
-    assert len(content) <= selection.FULL_READ_MAX_BYTES
+    assert len(content) <= FULL_READ_MAX_BYTES
     at = _uploaded("small.csv", content)
     assert _metrics(at) == _expected_profile(records["amount"].head(2000))
     assert "Lean path" not in _text(at)
