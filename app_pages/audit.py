@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from core import privacy
 from core.plots import audit as plots_audit
 from core.formatting import format_upper as fmt
 from ui import compute, state, widgets
@@ -55,7 +56,7 @@ else:
             scope = st.radio("Scope", list(regime.loss_scopes), horizontal=True, key="audit_scope",
                              format_func={"instance": "instance level (your data)",
                                           "global": "global (every dataset of size n, Theorem 2)"}.get)
-        model = compute.pypp_loss_model(selection.key, multiplicities, sigma, theta, m, scope, n_mc, mc_seed)
+        model = compute.pypp_loss_model(selection.key, multiplicities, spec.without_target(), scope, n_mc, mc_seed)
         single = model.delta(np.asarray(EPS_GRID))
         at_eps = model.delta(eps)
         kind = {"exact": "exact (pessimistic discretisation: never below the true value)",
@@ -143,8 +144,8 @@ with tab_audit:
                                          confidence, seed)
                     theory = None
                     if model is not None and model.kind == "exact":
-                        inst = compute.pypp_loss_model(selection.key, multiplicities, sigma, theta, m, "instance",
-                                                       n_mc, mc_seed)
+                        inst = compute.pypp_loss_model(selection.key, multiplicities, spec.without_target(),
+                                                       "instance", n_mc, mc_seed)
                         alpha = np.asarray(compute.TRADEOFF_ALPHA)
                         theory = (alpha, inst.tradeoff(alpha))
                 else:

@@ -12,19 +12,7 @@ from core.evaluation import compare as core_compare
 from core import plots
 from core.plots import quality as plots_quality
 from ui import compute, widgets
-from ui.selection import session_cache
 
-
-@session_cache(max_entries=4)
-def quality_of_releases(selection_key: str, calibration_key: tuple, seed: int, columns: tuple[str, ...], _prepared,
-                        _releases: dict):
-    """``core.evaluation.compare.quality_by_mechanism`` of the one release per mechanism (cached by the
-    data, calibration and seed), from the frequency table; with a progress bar."""
-    bar, progress = widgets.progress_bar("Quality report of each mechanism's release…")
-    out = core_compare.quality_by_mechanism(_prepared.table.atoms, _prepared.table.counts, _releases,
-                                            columns=list(columns), progress=progress)
-    bar.empty()
-    return out
 
 st.title("Compare mechanisms at the same privacy level")
 
@@ -109,7 +97,7 @@ with tab_runs:
                        "frequency table).")
         if d > 1:
             st.subheader("Quality report of one release per mechanism")
-            quality_table, reports = quality_of_releases(selection.key, cal_key, seed, columns, prepared, releases)
+            quality_table, reports = compute.quality_of_releases(selection.key, cal_key, seed, columns, prepared, releases)
             st.caption("SDMetrics-style scores of each mechanism's release drawn above against the confidential "
                        "data (scaled units), 1 = the same: per column the KS complement, per pair of columns the "
                        "correlation similarity; overall = mean of the two averages (docs/quality.md). One release "

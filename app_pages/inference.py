@@ -26,39 +26,6 @@ SETTINGS = {"post_column": None, "post_threshold": None, "post_threshold_for": N
             "post_seed": 1, "rep_replicates": 100, "rep_draws": 500, "rep_seed": 7}
 state.init_state(SETTINGS)
 FORM_FIELDS = ("rep_replicates", "rep_draws", "rep_seed")
-LEVEL = 0.95
-
-
-@sel.session_cache(max_entries=8)
-def posterior_summary(release_key: tuple, _release: np.ndarray, _confidential: np.ndarray, _counts: np.ndarray,
-                      theta: float, bounds: tuple[float, float], n_draws: int, threshold: float, seed: int):
-    """``core.evaluation.dp_posterior_functionals`` with ``default_rng(seed)`` and the same functionals
-    of the confidential data, given as its frequency table (values, counts) (cached). Returns the
-    summary table (with a ``confidential`` column)."""
-    posterior = evaluation.dp_posterior_functionals(_release, theta, bounds, n_draws, np.random.default_rng(seed),
-                                                   thresholds=(threshold,))
-    truth = evaluation.empirical_functionals(_confidential, counts=_counts, thresholds=(threshold,))
-    return posterior.summary(LEVEL, confidential=truth)
-
-
-@sel.session_cache(max_entries=4)
-def repeated_releases(data_key: tuple, _confidential: np.ndarray, _counts: np.ndarray, theta: float, m: int,
-                      bounds: tuple[float, float], replicates: int, n_draws: int, threshold: float, seed: int):
-    """``core.evaluation.repeated_release_experiment`` on the confidential frequency table
-    (values, counts) with ``default_rng(seed)`` (cached), with a progress bar driven by the
-    experiment's progress callback."""
-    bar, progress = widgets.progress_bar("Releasing and analysing repeatedly…")
-    result = evaluation.repeated_release_experiment(
-        _confidential, theta, m, bounds, np.random.default_rng(seed), counts=_counts, replicates=replicates,
-        n_draws=n_draws, thresholds=(threshold,), level=LEVEL, progress=progress)
-    bar.empty()
-    return result
-
-
-@sel.session_cache(max_entries=32)
-def discovery_estimate(n: int, m: int, new_values: int, sigma: float, theta: float) -> float:
-    """``core.evaluation.discovery_probability`` (cached; deterministic, public inputs only)."""
-    return evaluation.discovery_probability(n, m, new_values, sigma, theta)
 
 
 # ------------------------------------------------------------------ data and mechanism
@@ -83,7 +50,7 @@ else:
     with widgets.show_errors("Could not compute the discovery probability: ", stop=False):
         disc = release.release(selection, spec, int(st.session_state.seed))
         n_conf, k_conf = selection.table.n, selection.table.k
-        d_hat = discovery_estimate(n_conf, disc.m, disc.n_new_values, sigma, theta)
+        d_hat = compute.discovery_estimate(n_conf, disc.m, disc.n_new_values, sigma, theta)
         d_conf = evaluation.confidential_discovery_probability(n_conf, k_conf, sigma, theta)
         how = ("at σ = 0 it is θ/(θ + n + m) exactly: the new-value probability does not depend on the number "
                "of distinct confidential values" if sigma == 0 else
@@ -167,7 +134,7 @@ widgets.number("posterior seed", "post_seed", step=1, where=p2)
 n_draws, post_seed = int(st.session_state.post_draws), int(st.session_state.post_seed)
 release_key = (selection.key, column, bool(info.spec.log), theta, m, release_seed)
 with widgets.show_errors("These settings cannot be run: "):
-    summary = posterior_summary(release_key, z, x, x_counts, theta, bounds, n_draws, threshold, post_seed)
+    summary = compute.posterior_summary(release_key, z, x, x_counts, theta, bounds, n_draws, threshold, post_seed)
 analyst = summary.drop(columns="confidential")
 
 st.markdown(f"**Analyst's view** (computed from the release only; {n_draws:,} posterior draws, "
@@ -178,7 +145,7 @@ st.download_button("Download the posterior summary (CSV)", data=widgets.csv_byte
 
 st.markdown("**Next to the confidential values**")
 widgets.curator_only_note()
-st.plotly_chart(pe.posterior_intervals_figure(summary, level=LEVEL, value_label=scale_label,
+st.plotly_chart(pe.posterior_intervals_figure(summary, level=compute.CREDIBLE_LEVEL, value_label=scale_label,
                                               title=f"Posterior of the functionals of {scale_label} given Z "
                                                     "(curator-only: shows confidential values)"),
                 key="posterior_figure")
@@ -204,7 +171,7 @@ with st.form("repeated_release_settings"):
 replicates, rep_draws, rep_seed = (int(st.session_state.rep_replicates), int(st.session_state.rep_draws),
                                    int(st.session_state.rep_seed))
 with widgets.show_errors("These settings cannot be run: "):
-    repeated = repeated_releases((selection.key, column, bool(info.spec.log)), x, x_counts, theta, m, bounds,
+    repeated = compute.repeated_releases((selection.key, column, bool(info.spec.log)), x, x_counts, theta, m, bounds,
                                  replicates, rep_draws, threshold, rep_seed)
 rep_table = repeated.table()
 

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import streamlit as st
 
-from core.evaluation import informativity, simulation
+from core.evaluation import informativity
 from core import plots
 from ui import compute, state, widgets
 from ui import selection as sel
@@ -39,27 +39,6 @@ state.init_state(dict(SETTINGS, inf_eps=float(st.session_state.eps), inf_delta=f
 
 FORM_FIELDS = ("inf_p", "inf_population", "inf_population_seed", "inf_n_min", "inf_n_max", "inf_points",
                "inf_eps", "inf_delta", "inf_c", "inf_a", "inf_theta", "inf_runs", "inf_seed")
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def dyadic_population(p: float, size: int, seed: int) -> np.ndarray:
-    """``core.evaluation.simulation.sample_dyadic_geometric`` with ``default_rng(seed)`` (cached)."""
-    return simulation.sample_dyadic_geometric(size, p, np.random.default_rng(seed))
-
-
-@sel.session_cache(max_entries=8)
-def run_experiment(population_key: str, _population: np.ndarray, n_grid: tuple[int, ...], rule: tuple,
-                   theta: float, runs: int, seed: int, bounds: tuple[float, float]):
-    """``core.evaluation.informativity.informativity_experiment`` with ``default_rng(seed)`` (cached), with a
-    progress bar driven by the experiment's progress callback."""
-    kind, first, second = rule
-    size_rule = (informativity.PrivacySizeRule(first, second) if kind == "privacy"
-                 else informativity.PowerSizeRule(first, second))
-    bar, progress = widgets.progress_bar("Running the informativity experiment…")
-    result = informativity.informativity_experiment(_population, np.asarray(n_grid), size_rule, theta, runs,
-                                                    np.random.default_rng(seed), bounds=bounds, progress=progress)
-    bar.empty()
-    return result
 
 
 # ------------------------------------------------------------------ explanation
@@ -151,14 +130,14 @@ rule = ("privacy", float(s.inf_eps), float(s.inf_delta)) if rule_kind == "privac
 with widgets.show_errors("These settings cannot be run: "):
     if source == "dyadic":
         p, size, population_seed = float(s.inf_p), int(s.inf_population), int(s.inf_population_seed)
-        population = dyadic_population(p, size, population_seed)
+        population = compute.dyadic_population(p, size, population_seed)
         bounds = (0.0, 1.0)
         population_key = f"dyadic:{p!r}:{size}:{population_seed}"
         population_note = (f"Population: N = {size:,} draws of g(Y), Y ~ Geometric(p = {p:g}) on {{1, 2, …}}, "
                            f"with g the dyadic map (g(1), g(2), g(3), … = 1/2, 1/4, 3/4, …), population seed "
                            f"{population_seed}; H uniform on [0, 1].")
     n_grid = tuple(int(v) for v in informativity.log_grid(int(s.inf_n_min), int(s.inf_n_max), int(s.inf_points)))
-    result = run_experiment(population_key, population, n_grid, rule, theta, runs, seed, bounds)
+    result = compute.run_informativity_experiment(population_key, population, n_grid, rule, theta, runs, seed, bounds)
 
 # ------------------------------------------------------------------ results
 st.subheader("Mean W1 against n")

@@ -8,19 +8,15 @@ recommended settings into the session keys the Privacy and Synthetic data pages 
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from core import planning as core_planning
 from core import privacy
 from core import data as core_data
-from core.planning import planner as core_planner
 from core.formatting import format_upper
-from core.validation import PrivacyLeakWarning
-from ui import advisor, state, widgets
+from ui import advisor, compute, state, widgets
 from ui import selection as sel
 
 #: Largest coarsening grid the planner searches with "default transforms".
@@ -154,29 +150,6 @@ def _candidates(choice: str) -> tuple:
     return ((),)
 
 
-@sel.session_cache(max_entries=4)
-def run_plan(data_key: str, _frame: pd.DataFrame, _counts, kinds: dict, guarantee: tuple, utility: tuple,
-             candidates: tuple, thetas: tuple, m_min: int, m_max: int, runs: int, evaluations: int, seed: int,
-             bounds: dict, log: dict) -> core_planner.Plan:
-    """``core.planning.plan_release`` with ``numpy.random.default_rng(seed)`` (cached: seeded, so
-    the same arguments give the same plan)."""
-    kind, targets, level = utility
-    if kind == "w1":
-        target = core_planner.UtilityTarget(w1={c: v[0] for c, v in targets}, level=level)
-    else:
-        target = core_planner.UtilityTarget(mean_error={c: v[0] for c, v in targets},
-                                            quartile_error={c: v[1] for c, v in targets}, level=level)
-    bar, progress = widgets.progress_bar("Planning …")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)   # the page states bounds from the data itself
-        plan = core_planner.plan_release(
-            _frame, kinds, core_planner.GuaranteeTarget(*guarantee), target, candidates=candidates, thetas=thetas,
-            m_max=m_max, m_min=m_min, runs=runs, max_evaluations=evaluations, rng=np.random.default_rng(seed),
-            bounds=bounds, log=log, progress=progress, counts=_counts)
-    bar.empty()
-    return plan
-
-
 with widgets.show_errors("The planner cannot run: "):
     if st.button("Run planner", type="primary", key="_plan_run"):
         if m_min > m_max:
@@ -192,7 +165,7 @@ with widgets.show_errors("The planner cannot run: "):
     args = st.session_state.get(_ARGS)
     if args is None or args["data_key"] != advisor.data_key() or args["kinds"] != kinds:
         st.stop()
-    plan = run_plan(args["data_key"], frame, counts, **{k: v for k, v in args.items() if k != "data_key"})
+    plan = compute.run_plan(args["data_key"], frame, counts, **{k: v for k, v in args.items() if k != "data_key"})
 
 # ------------------------------------------------------------------ the plan
 if plan.recommended is not None:

@@ -176,10 +176,6 @@ PAGES = {name: path for name, path in UI_MODULES.items() if name.startswith("app
 #: The first bytes that tell a file's format: core.data.detect_format reads them.
 MAGIC_BYTES = (b"PAR1", b"\x1f\x8b")
 CACHE_DECORATORS = {"session_cache", "cache_data", "cache_resource"}
-#: Pages whose cached computations have not moved to ui/compute.py yet: the test fails
-#: (strict xfail) as soon as one of them is clean, so that it leaves this list.
-PAGES_WITH_CACHES_TO_MOVE = {"app_pages.compare", "app_pages.inference", "app_pages.informativity",
-                             "app_pages.planner"}
 
 
 @pytest.mark.parametrize("module", sorted(UI_MODULES))
@@ -204,9 +200,7 @@ def _decorator_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-@pytest.mark.parametrize("module", [
-    pytest.param(m, marks=pytest.mark.xfail(strict=True, reason="cached computations not yet in ui/compute.py"))
-    if m in PAGES_WITH_CACHES_TO_MOVE else m for m in sorted(PAGES)])
+@pytest.mark.parametrize("module", sorted(PAGES))
 def test_pages_define_no_cached_computation(module):
     path = PAGES[module]
     cached = [f"line {node.lineno}: {node.name}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))

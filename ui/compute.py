@@ -11,16 +11,20 @@ for that seed.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from core.evaluation import audit as core_audit
-from core.evaluation import compare
+from core.evaluation import compare, informativity, simulation
 from core import evaluation, plots, privacy
 from core import data as core_data
 from core.mechanisms import pypp_release
+from core.planning import planner as core_planner
 from core.privacy import pld as core_pld
+from core.validation import PrivacyLeakWarning
 
 from .selection import session_cache
 from .widgets import progress_bar
@@ -306,18 +310,20 @@ TRADEOFF_ALPHA = tuple(float(a) for a in np.linspace(0.0, 1.0, 201))
 LOSS_MODELS_KEPT = 4
 
 
-def pypp_loss_model(table_key: str, multiplicities: np.ndarray, sigma: float, theta: float, m: int, scope: str,
+def pypp_loss_model(table_key: str, multiplicities: np.ndarray, mechanism: privacy.ReleaseSpec, scope: str,
                     n_mc: int, seed: int) -> core_pld.PrivacyLoss:
     """The PYPP privacy-loss model (``core.privacy.pld``), kept in this session's state: a
     PLD object holds callables and dp_accounting objects, which st.cache_data would pickle
     on every hit; its compositions are cached inside it. At most :data:`LOSS_MODELS_KEPT`
-    models are kept. σ = 0: exact, global (every dataset of size n) or instance level;
-    σ ∈ (0, 1): Monte Carlo with ``default_rng(seed)``."""
-    key = (table_key, sigma, theta, m, scope, n_mc, seed)
+    models are kept. Where the regime's loss distribution is exact (σ = 0): global (every
+    dataset of size n) or instance level; otherwise (σ ∈ (0, 1)) Monte Carlo with
+    ``default_rng(seed)``. ``mechanism``: the spec without its target."""
+    sigma, theta, m = mechanism.sigma, mechanism.theta, mechanism.m
+    key = (table_key, mechanism, scope, n_mc, seed)
     memo = st.session_state.setdefault("_audit_models", {})
     if key not in memo:
         mult = np.asarray(multiplicities)
-        if sigma == 0:
+        if mechanism.regime.exact_loss_distribution:
             model = (core_pld.pypp_global_loss(int(mult.sum()), theta, m) if scope == "global"
                      else core_pld.pypp_instance_loss(mult, theta, m))
         else:
@@ -429,3 +435,99 @@ def disclosure_risk_summary(table_key: str, _prepared, sigma: float, theta: floa
                                        rng=rng, n_attacks=n_attacks, secret=secret)
     return {"counts": counts, "risks": risks, "n_train": int(train_idx.size), "n_control": int(control_idx.size),
             "sampled": sampled, "n_records": int(values.shape[0])}
+
+
+# --------------------------------------------------------------------------- compare
+@session_cache(max_entries=4)
+def quality_of_releases(selection_key: str, calibration_key: tuple, seed: int, columns: tuple[str, ...], _prepared,
+                        _releases: dict):
+    """``core.evaluation.compare.quality_by_mechanism`` of the one release per mechanism (cached by the
+    data, calibration and seed), from the frequency table; with a progress bar."""
+    bar, progress = progress_bar("Quality report of each mechanism's release…")
+    out = compare.quality_by_mechanism(_prepared.table.atoms, _prepared.table.counts, _releases,
+                                            columns=list(columns), progress=progress)
+    bar.empty()
+    return out
+
+
+# --------------------------------------------------------------------------- inference
+#: Level of the credible and confidence intervals of the Inference page.
+CREDIBLE_LEVEL = 0.95
+
+
+@session_cache(max_entries=8)
+def posterior_summary(release_key: tuple, _release: np.ndarray, _confidential: np.ndarray, _counts: np.ndarray,
+                      theta: float, bounds: tuple[float, float], n_draws: int, threshold: float, seed: int):
+    """``core.evaluation.dp_posterior_functionals`` with ``default_rng(seed)`` and the same functionals
+    of the confidential data, given as its frequency table (values, counts) (cached). Returns the
+    summary table (with a ``confidential`` column)."""
+    posterior = evaluation.dp_posterior_functionals(_release, theta, bounds, n_draws, np.random.default_rng(seed),
+                                                   thresholds=(threshold,))
+    truth = evaluation.empirical_functionals(_confidential, counts=_counts, thresholds=(threshold,))
+    return posterior.summary(CREDIBLE_LEVEL, confidential=truth)
+
+
+@session_cache(max_entries=4)
+def repeated_releases(data_key: tuple, _confidential: np.ndarray, _counts: np.ndarray, theta: float, m: int,
+                      bounds: tuple[float, float], replicates: int, n_draws: int, threshold: float, seed: int):
+    """``core.evaluation.repeated_release_experiment`` on the confidential frequency table
+    (values, counts) with ``default_rng(seed)`` (cached), with a progress bar driven by the
+    experiment's progress callback."""
+    bar, progress = progress_bar("Releasing and analysing repeatedly…")
+    result = evaluation.repeated_release_experiment(
+        _confidential, theta, m, bounds, np.random.default_rng(seed), counts=_counts, replicates=replicates,
+        n_draws=n_draws, thresholds=(threshold,), level=CREDIBLE_LEVEL, progress=progress)
+    bar.empty()
+    return result
+
+
+@session_cache(max_entries=32)
+def discovery_estimate(n: int, m: int, new_values: int, sigma: float, theta: float) -> float:
+    """``core.evaluation.discovery_probability`` (cached; deterministic, public inputs only)."""
+    return evaluation.discovery_probability(n, m, new_values, sigma, theta)
+
+
+# --------------------------------------------------------------------------- informativity
+@st.cache_data(show_spinner=False, max_entries=4)
+def dyadic_population(p: float, size: int, seed: int) -> np.ndarray:
+    """``core.evaluation.simulation.sample_dyadic_geometric`` with ``default_rng(seed)`` (cached)."""
+    return simulation.sample_dyadic_geometric(size, p, np.random.default_rng(seed))
+
+
+@session_cache(max_entries=8)
+def run_informativity_experiment(population_key: str, _population: np.ndarray, n_grid: tuple[int, ...], rule: tuple,
+                   theta: float, runs: int, seed: int, bounds: tuple[float, float]):
+    """``core.evaluation.informativity.informativity_experiment`` with ``default_rng(seed)`` (cached), with a
+    progress bar driven by the experiment's progress callback."""
+    kind, first, second = rule
+    size_rule = (informativity.PrivacySizeRule(first, second) if kind == "privacy"
+                 else informativity.PowerSizeRule(first, second))
+    bar, progress = progress_bar("Running the informativity experiment…")
+    result = informativity.informativity_experiment(_population, np.asarray(n_grid), size_rule, theta, runs,
+                                                    np.random.default_rng(seed), bounds=bounds, progress=progress)
+    bar.empty()
+    return result
+
+
+# --------------------------------------------------------------------------- release planner
+@session_cache(max_entries=4)
+def run_plan(data_key: str, _frame: pd.DataFrame, _counts, kinds: dict, guarantee: tuple, utility: tuple,
+             candidates: tuple, thetas: tuple, m_min: int, m_max: int, runs: int, evaluations: int, seed: int,
+             bounds: dict, log: dict) -> core_planner.Plan:
+    """``core.planning.plan_release`` with ``numpy.random.default_rng(seed)`` (cached: seeded, so
+    the same arguments give the same plan)."""
+    kind, targets, level = utility
+    if kind == "w1":
+        target = core_planner.UtilityTarget(w1={c: v[0] for c, v in targets}, level=level)
+    else:
+        target = core_planner.UtilityTarget(mean_error={c: v[0] for c, v in targets},
+                                            quartile_error={c: v[1] for c, v in targets}, level=level)
+    bar, progress = progress_bar("Planning …")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)   # the page states bounds from the data itself
+        plan = core_planner.plan_release(
+            _frame, kinds, core_planner.GuaranteeTarget(*guarantee), target, candidates=candidates, thetas=thetas,
+            m_max=m_max, m_min=m_min, runs=runs, max_evaluations=evaluations, rng=np.random.default_rng(seed),
+            bounds=bounds, log=log, progress=progress, counts=_counts)
+    bar.empty()
+    return plan

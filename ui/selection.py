@@ -49,10 +49,6 @@ ROUNDING_CHOICES = (None, 4, 3, 2, 1, 0, -1)
 AS_RECORDED = "as recorded"
 ROUNDING_OPTIONS = tuple(AS_RECORDED if d is None else d for d in ROUNDING_CHOICES)
 
-#: Rows drawn (fixed seed) from the table for a picture of the data when n is larger.
-SAMPLE_ROWS = 200_000
-SAMPLE_SEED = 20_240_613
-
 #: Cache of anything derived from the confidential data: per session, bounded, dropped
 #: when the session ends.
 session_cache = functools.partial(st.cache_data, scope="session", show_spinner=False)
