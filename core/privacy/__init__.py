@@ -25,6 +25,8 @@ probabilistic-DP curve is
   largest m;
 * :mod:`.guarantee` — :class:`Guarantee`, the one type of every privacy statement;
 * :mod:`.spec` — :class:`ReleaseSpec`, the frozen description of a release;
+* :mod:`.verdict` — the four verdicts (pure, strong, weak, missed), the verbatim risk and
+  the attack terms of a release's composed global guarantee (docs/verdicts.md);
 * :mod:`.instance` — :func:`instance_delta` and :func:`instance_delta_at_most` for every regime;
 * :mod:`.old_values` — the old-values-only PYPP (thesis Algorithm 3);
 * :mod:`.calibration` — the noise of the baselines and the Bayesian family (§4, §9);
@@ -73,10 +75,12 @@ from .old_values import expected_release_size, old_values_counts, old_values_del
 from .guarantee import GUARANTEE_KINDS, GUARANTEE_SCOPES, Guarantee
 from .regimes import DIRICHLET_MULTINOMIAL, DIRICHLET_PROCESS, PITMAN_YOR, REGIMES, Regime, regime_of, regime_of_key
 from .spec import ReleaseSpec
+from .verdict import ATTACK_FPRS, VERDICT_WORDS, VERDICTS, AttackTerms
 
 __all__ = [
     "DIRICHLET_MULTINOMIAL", "DIRICHLET_PROCESS", "GUARANTEE_KINDS", "GUARANTEE_SCOPES", "Guarantee",
     "PITMAN_YOR", "REGIMES", "Regime", "regime_of", "regime_of_key",
+    "ATTACK_FPRS", "VERDICTS", "VERDICT_WORDS", "AttackTerms",
     "DIRICHLET_ALPHA_RANGE", "MAX_ACCOUNTING_M", "MAX_CELLS", "MAX_CRP_TABLES", "SENSITIVITY_RANGE", "MonteCarloDelta",
     "ReleaseSpec", "beta_binomial_log_tail", "crp_tables", "dirichlet_multinomial_alpha",
     "dirichlet_multinomial_is_pure", "dirichlet_multinomial_pure_epsilon", "dirichlet_sampling_alpha",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..formatting import format_upper
+from .verdict import VERDICTS, AttackTerms
 
 __all__ = ["GUARANTEE_KINDS", "GUARANTEE_SCOPES", "Guarantee"]
 
@@ -50,6 +51,18 @@ class Guarantee:
     description : str
         The statement in plain words, as the user reads it (every printed δ and ε threshold
         rounded up, :func:`core.formatting.format_upper`).
+    verdict : {"pure", "strong", "weak", "missed"} or None
+        For the guarantee of a release (:meth:`core.privacy.Regime.release_guarantee`): the
+        verdict of its composed global guarantee against the target (docs/verdicts.md §1);
+        ``None`` for a single statement.
+    releases : int ≥ 1
+        How many independent releases the statement covers (composed).
+    attack : AttackTerms or None
+        What the best membership test can achieve against the release (docs/verdicts.md §3).
+    verbatim_probability : float or None
+        Upper bound on the probability that a record whose value is unique in the data
+        appears verbatim in the release(s) (docs/verdicts.md §2); ``None`` where none is
+        derived (pure releases draw only from a public domain).
     """
 
     kind: str
@@ -60,8 +73,14 @@ class Guarantee:
     name: str = ""
     meets_target: bool | None = None
     description: str = ""
+    verdict: str | None = None
+    releases: int = 1
+    attack: AttackTerms | None = None
+    verbatim_probability: float | None = None
 
     def __post_init__(self):
+        if self.verdict is not None and self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {self.verdict!r}")
         if self.kind not in GUARANTEE_KINDS:
             raise ValueError(f"kind must be 'pure', 'approximate' or 'none', got {self.kind!r}")
         if self.scope not in GUARANTEE_SCOPES:

@@ -20,6 +20,7 @@ ask the regime instead of testing the sign of σ.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -33,6 +34,15 @@ from .dirichlet_process import _dp_instance_max, _second_shape, _singleton_term_
 from .global_accounting import global_delta, global_delta_at_most, max_synthetic_size, singleton_limit
 from .guarantee import Guarantee
 from .monte_carlo import monte_carlo_delta
+from .verdict import (
+    composed_singleton_term,
+    composed_singleton_term_at_most,
+    largest_double_below,
+    pure_attack_terms,
+    pure_composition_holds,
+    singleton_attack_terms,
+    verdict_of,
+)
 
 __all__ = ["DIRICHLET_MULTINOMIAL", "DIRICHLET_PROCESS", "PITMAN_YOR", "REGIMES", "Regime", "regime_of"]
 
@@ -111,6 +121,15 @@ class Regime:
         """
         raise NotImplementedError
 
+    def release_guarantee(self, spec) -> Guarantee:
+        """The composed global guarantee of the release ``spec`` (its ``releases`` planned
+        releases) at its ε, with its verdict against the δ target, the attack terms and the
+        verbatim risk (docs/verdicts.md). Public quantities only: no data enter.
+
+        ``spec`` must carry ``eps`` and ``delta``.
+        """
+        raise NotImplementedError
+
     def largest_m(self, n: int, theta: float, eps: float, delta: float) -> int | None:
         """Largest release size with a global guarantee meeting (ε, δ); ``None`` where unknown."""
         return None
@@ -184,6 +203,29 @@ class DirichletProcess(Regime):
                                  f"at ε = {eps:g}."]
         return guarantee, [], warn
 
+    def release_guarantee(self, spec):
+        n, theta, m, k = spec.n, spec.theta, spec.m, spec.releases
+        eps, target = _target_of(spec)
+        # One release: Theorem 2's δ*(ε). k releases: the exact hockey-stick of the worst
+        # case, 1 − (1 − T₁)^k (docs/audit.md §1.3). The stated δ_k is the larger of the two:
+        # a valid bound for k releases, Theorem 2's own for one, never falling as k grows.
+        d_star = float(global_delta(n, theta, m, eps))
+        p_k = composed_singleton_term(m, theta, n, k)
+        delta_k = max(d_star, p_k)
+        meets = (global_delta_at_most(n, theta, m, eps, target)
+                 and composed_singleton_term_at_most(m, theta, n, k, Fraction(target)))
+        # δ_k < 1/n, on the safe side: δ* ≤ the largest double below 1/n implies δ* < 1/n
+        below = (global_delta_at_most(n, theta, m, eps, largest_double_below(Fraction(1, n)))
+                 and composed_singleton_term_at_most(m, theta, n, k, Fraction(1, n), strict=True))
+        verdict = verdict_of(pure=False, meets_target=meets, below_one_over_n=below)
+        times = "one release" if k == 1 else f"{k} independent releases"
+        text = (f"Global (ε, δ)-DP of {times} (Theorem 2{'' if k == 1 else ', composed'}): for every dataset of "
+                f"n = {n} records, ε = {eps!r} and δ = {format_upper(delta_k)} (rounded up). "
+                f"A record whose value is unique appears verbatim with probability up to {format_upper(p_k)}.")
+        return Guarantee("approximate", "global", eps, delta_k, notion="Theorem 2, composed exactly",
+                         name="global_delta", meets_target=meets, description=text, verdict=verdict, releases=k,
+                         attack=singleton_attack_terms(m, theta, n, k), verbatim_probability=p_k)
+
     def largest_m(self, n, theta, eps, delta):
         return int(max_synthetic_size(n, theta, eps, delta))
 
@@ -225,6 +267,13 @@ class PitmanYor(Regime):
             _statement("global_delta", "global", "none", eps, None, None,
                        "No global guarantee is known for σ in (0, 1): the release is only accounted at this dataset."),
         ]
+
+    def release_guarantee(self, spec):
+        eps, _ = _target_of(spec)
+        return Guarantee("none", "global", eps, None, notion="none known for σ in (0, 1)", name="global_delta",
+                         meets_target=False, verdict="missed", releases=spec.releases,
+                         description="No global guarantee is known for σ in (0, 1): the release is accounted only "
+                                     "at the confidential dataset (instance level), which is not itself private.")
 
     def public_guarantee(self, n, sigma, theta, m, eps, target):
         dependent = ["With σ in (0, 1) the release has only an instance-level guarantee (Theorem 1, "
@@ -297,6 +346,22 @@ class DirichletMultinomial(Regime):
                     "depends on the data.")
         return guarantee, [], warn
 
+    def release_guarantee(self, spec):
+        m, k, alpha, z = spec.m, spec.releases, -spec.sigma, spec.categories
+        eps, _ = _target_of(spec)
+        # k releases compose to ε_k = k·log(1 + m/α), pure (docs/verdicts.md §2)
+        eps_1 = dirichlet_multinomial_pure_epsilon([1], alpha, m, instance=False)
+        eps_k = eps_1 * k * (1.0 + 2.0**-50)    # rounded up: the product adds one rounding
+        holds = pure_composition_holds(m, alpha, k, eps)
+        times = "one release" if k == 1 else f"{k} independent releases"
+        text = (f"Global pure ε-DP of {times} (Dirichlet–multinomial over z = {z} public categories, α = {alpha:g}): "
+                f"ε = {format_upper(eps_k)} for every dataset of n = {spec.n} records "
+                f"({'within' if holds else 'above'} the target ε = {eps!r}).")
+        return Guarantee("pure", "global", eps_k, 0.0, notion="Machanavajjhala et al. condition, composed",
+                         name="global_pure_dp", meets_target=holds, description=text,
+                         verdict=verdict_of(pure=True, meets_target=holds, below_one_over_n=True), releases=k,
+                         attack=pure_attack_terms(eps_k))
+
     def describe(self, sigma, theta):
         z = check_py_parameters(sigma, theta)[2]
         return f"{self.label}, α = |σ| = {-sigma:g}, z = {z:,} public categories"
@@ -314,6 +379,12 @@ def _tails_at_most(m: int, eps: float, delta: float, a: np.ndarray, b: np.ndarra
         return True
     log_t, rel = betabinom.log_tail(m, a[live], b[live], start[live])
     return bool(betabinom.verdicts_at_most(log_t, rel, delta, m, a[live], b[live], start[live]).all())
+
+
+def _target_of(spec) -> tuple[float, float]:
+    if spec.eps is None or spec.delta is None:
+        raise ValueError("the release spec needs eps and delta (the target) for its guarantee")
+    return spec.eps, spec.delta
 
 
 DIRICHLET_PROCESS = DirichletProcess()

@@ -1,0 +1,190 @@
+"""The verdict of a release and what its guarantee allows an attacker (docs/verdicts.md).
+
+A release planned ``k`` times is judged on its **composed global** guarantee (ε_k, δ_k) —
+one that holds for every dataset of size n, never an instance-level fact — against the
+target (ε, δ):
+
+* ``pure``   — δ_k = 0 and ε_k ≤ ε;
+* ``strong`` — the target is met and δ_k < 1/n;
+* ``weak``   — the target is met but δ_k ≥ 1/n: a δ that large allows a mechanism to
+  publish single records outright (Dwork & Roth ask δ ≪ 1/n);
+* ``missed`` — the target is not met (or no global guarantee is known).
+
+Every yes/no here is exact (rational arithmetic, or mpmath where an exponential enters)
+or decided on the safe side, and every number is rounded toward the attacker: a printed
+advantage or true-positive rate is never below the exact one.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+
+from ..validation import check_delta, check_integer, check_multiplicities
+
+__all__ = ["ATTACK_FPRS", "VERDICTS", "VERDICT_WORDS", "AttackTerms", "check_target", "composed_singleton_term",
+           "composed_singleton_term_at_most", "expected_unique_records_copied", "largest_double_below", "pure_attack_terms", "pure_composition_holds",
+           "singleton_attack_terms", "verdict_of"]
+
+#: The four verdicts, from the strongest.
+VERDICTS = ("pure", "strong", "weak", "missed")
+#: What each verdict means, in the words every page, report and file uses.
+VERDICT_WORDS = {
+    "pure": "pure ε-DP: no record's presence can change the probability of any release by more than a factor "
+            "e^ε, with no exception (δ = 0)",
+    "strong": "the target is met with δ < 1/n: the exceptions allowed by δ are smaller than the share of a "
+              "single record",
+    "weak": "the target is met, but δ ≥ 1/n: a guarantee this loose allows a mechanism to publish single "
+            "records outright",
+    "missed": "the release does not meet the target",
+}
+#: False-positive rates at which the true-positive rate of the best membership test is reported.
+ATTACK_FPRS = (0.01, 0.001)
+
+_ROUND_UP = 1.0 + 2.0**-40   # far above the few roundings of each closed form below
+
+
+def _up(value: float) -> float:
+    """``value`` rounded toward the attacker (up), clipped to [0, 1]."""
+    return float(min(1.0, max(0.0, value * _ROUND_UP)))
+
+
+@dataclass(frozen=True)
+class AttackTerms:
+    """What the best membership test can achieve against a release (docs/verdicts.md §3).
+
+    From the trade-off curve f (type II error as a function of type I error α): the true
+    positive rate at false positive rate α is 1 − f(α), and the largest advantage of any
+    test is max_α (1 − f(α) − α). Both are rounded up (toward the attacker).
+
+    Attributes
+    ----------
+    advantage : float in [0, 1]
+        The largest TPR − FPR of any test telling a dataset from a neighbour.
+    tpr_at_fpr : tuple of (fpr, tpr)
+        The largest TPR at each false positive rate of :data:`ATTACK_FPRS`.
+    source : str
+        Which trade-off curve the terms come from, in words.
+    """
+
+    advantage: float
+    tpr_at_fpr: tuple
+    source: str
+
+    def to_dict(self) -> dict:
+        """``{"advantage": …, "tpr_at_fpr": {"0.01": …, "0.001": …}, "source": …}`` (JSON-ready)."""
+        return {"advantage": self.advantage, "tpr_at_fpr": {repr(a): t for a, t in self.tpr_at_fpr},
+                "source": self.source}
+
+
+# ------------------------------------------------------------------ σ = 0: the singleton term
+def _singleton_survival(m: int, theta: float, n: int) -> Fraction:
+    """1 − T₁ = (θ + n − 1)/(θ + n + m − 1), exactly (θ as its exact binary value)."""
+    base = Fraction(theta) + n - 1
+    return base / (base + m)
+
+
+def composed_singleton_term(m: int, theta: float, n: int, releases: int = 1) -> float:
+    """1 − (1 − T₁)^k with T₁ = m/(m + θ + n − 1), rounded up (docs/verdicts.md §2).
+
+    The probability that a record whose value is unique in the data appears verbatim in at
+    least one of ``releases`` independent releases of m draws; also the exact hockey-stick
+    divergence of k releases against the global worst-case neighbour at every ε ≥ 0
+    (docs/audit.md §1.3).
+    """
+    survival = _singleton_survival(m, theta, n)
+    k = check_integer("releases", releases, minimum=1, maximum=1000)
+    # log-space in floating point (k·log1p(−T₁) keeps the digits of a tiny T₁), then up
+    t1 = float(1 - survival)
+    return _up(-math.expm1(k * math.log1p(-t1)) if t1 < 1 else 1.0)
+
+
+def composed_singleton_term_at_most(m: int, theta: float, n: int, releases: int, bound: Fraction, *,
+                                    strict: bool = False) -> bool:
+    """Exact verdict 1 − (1 − T₁)^k ≤ ``bound`` (``<`` with ``strict``), ``bound`` a rational
+    (a float converts exactly), in rational arithmetic."""
+    value = 1 - _singleton_survival(m, theta, n) ** releases
+    return value < Fraction(bound) if strict else value <= Fraction(bound)
+
+
+def expected_unique_records_copied(multiplicities, theta: float, m: int, releases: int = 1) -> float:
+    """Expected number of the data's unique records that appear verbatim in at least one of
+    ``releases`` releases (σ = 0): k₁·(1 − (1 − T₁)^k), by linearity (docs/verdicts.md §2).
+
+    **Curator only**: k₁, the number of values held by one record, is a statistic of the
+    confidential data.
+    """
+    counts = check_multiplicities(multiplicities)
+    k1 = int(np.sum(counts == 1))
+    return k1 * composed_singleton_term(m, theta, int(counts.sum()), releases)
+
+
+def singleton_attack_terms(m: int, theta: float, n: int, releases: int = 1) -> AttackTerms:
+    """Attack terms of k releases of the Dirichlet-process release (σ = 0), exactly.
+
+    The global worst case is the singleton neighbour (docs/audit.md §1.3): its trade-off
+    curve is f(α) = max(0, (1 − T₁)^k − α), so the advantage is p = 1 − (1 − T₁)^k and the
+    TPR at FPR α is min(1, α + p) — the test "the unique value appears in the release".
+    """
+    p = composed_singleton_term(m, theta, n, releases)
+    return AttackTerms(p, tuple((a, _up(min(1.0, a + p))) for a in ATTACK_FPRS),
+                       "exact trade-off curve of the global worst case (a record whose value is unique)")
+
+
+# ------------------------------------------------------------------ pure ε-DP
+def pure_composition_holds(m: int, alpha: float, releases: int, eps: float) -> bool:
+    """Exact verdict k·log(1 + m/α) ≤ ε, i.e. m ≤ (e^{ε/k} − 1)·α (docs/verdicts.md §2).
+
+    Decided with mpmath at a precision that grows until the two sides separate (they are
+    never equal: e^{ε/k} is irrational for a rational ε/k > 0).
+    """
+    if math.isinf(eps):
+        return True
+    for dps in (40, 80, 160, 320):
+        with mpmath.workdps(dps):
+            lhs = mpmath.mpf(m)
+            rhs = mpmath.expm1(mpmath.mpf(eps) / releases) * mpmath.mpf(alpha)
+            gap = rhs - lhs
+            if abs(gap) > mpmath.mpf(10) ** (-(dps - 10)) * max(lhs, 1):
+                return bool(gap > 0)
+    return True   # equal to 300 digits: m = (e^{ε/k} − 1)·α holds with equality
+
+
+def pure_attack_terms(eps: float) -> AttackTerms:
+    """Attack terms of a pure ε-DP guarantee: advantage (e^ε − 1)/(e^ε + 1), TPR at FPR α
+    at most min(e^ε·α, 1 − e^{−ε}(1 − α)) (Kairouz et al. 2015), rounded up."""
+    if math.isinf(eps):
+        return AttackTerms(1.0, tuple((a, 1.0) for a in ATTACK_FPRS), "pure ε-DP trade-off curve (ε = ∞)")
+    adv = math.tanh(eps / 2.0)
+    tpr = tuple((a, _up(min(math.exp(eps) * a, -math.expm1(-eps) + math.exp(-eps) * a, 1.0))) for a in ATTACK_FPRS)
+    return AttackTerms(_up(adv), tpr, "trade-off curve of pure ε-DP (an upper bound on this mechanism's)")
+
+
+# ------------------------------------------------------------------ the verdict
+def verdict_of(*, pure: bool, meets_target: bool, below_one_over_n: bool) -> str:
+    """The verdict word from the three exact facts about the composed global guarantee."""
+    if not meets_target:
+        return "missed"
+    if pure:
+        return "pure"
+    return "strong" if below_one_over_n else "weak"
+
+
+def largest_double_below(value: Fraction) -> float:
+    """The largest double strictly below the rational ``value`` > 0 (a target one can test
+    with the exact ≤ verdicts: δ ≤ it implies δ < value)."""
+    x = float(value)
+    while Fraction(x) >= value:
+        x = float(np.nextafter(x, 0.0))
+    return x
+
+
+def check_target(eps, delta) -> tuple[float, float]:
+    """The target (ε, δ) of a verdict: ε > 0 (``inf`` allowed), δ in (0, 1)."""
+    eps = float(eps)
+    if not eps > 0:
+        raise ValueError(f"eps must be in (0, ∞], got {eps!r}")
+    return eps, check_delta(delta)

@@ -1,0 +1,190 @@
+"""Verdicts, verbatim risk and attack terms (core.privacy.verdict; docs/verdicts.md).
+
+Every number is checked against an independent computation: the closed forms in rational
+arithmetic or mpmath, enumeration of the Pólya urn, simulation of the release, and riskcal
+(Kulynych & Gomez et al. 2024) on the privacy-loss distribution.
+"""
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from riskcal import analysis as riskcal
+
+from core import privacy as P
+from core.mechanisms import py_predictive_counts
+from core.privacy import pld
+from core.privacy.verdict import (
+    ATTACK_FPRS,
+    composed_singleton_term,
+    composed_singleton_term_at_most,
+    expected_unique_records_copied,
+    largest_double_below,
+    pure_attack_terms,
+    pure_composition_holds,
+    singleton_attack_terms,
+    verdict_of,
+)
+
+
+def _spec(sigma, theta, m, n, eps, delta, k=1):
+    return P.ReleaseSpec(sigma, theta, m, n, eps=eps, delta=delta, releases=k)
+
+
+# ------------------------------------------------------------------ verbatim risk
+@pytest.mark.parametrize("m, theta, n, k", [(1, 1.0, 3, 1), (39, 2.0, 3987, 1), (39, 2.0, 3987, 5),
+                                            (5000, 0.5, 61395, 3), (10**6, 1e-3, 10**9, 1000)])
+def test_composed_singleton_term_is_the_urn_probability(m, theta, n, k):
+    # P(a weight-1 ball is never drawn in m steps of the Pólya urn) = Π (θ+n−1+j)/(θ+n+j),
+    # telescoping to (θ+n−1)/(θ+n+m−1); k independent releases multiply.
+    with mpmath.workdps(60):
+        survive = (mpmath.mpf(theta) + n - 1) / (mpmath.mpf(theta) + n + m - 1)
+        exact = 1 - survive**k
+    got = composed_singleton_term(m, theta, n, k)
+    assert got >= exact and got <= exact * (1 + 1e-9)
+
+
+def test_urn_product_telescopes_by_enumeration():
+    theta, n, m = Fraction(3, 2), 7, 9
+    prod = Fraction(1)
+    for j in range(m):
+        prod *= (theta + n - 1 + j) / (theta + n + j)
+    assert prod == (theta + n - 1) / (theta + n + m - 1)
+    assert 1 - prod == Fraction(m) / (theta + n + m - 1)   # the singleton term T₁
+
+
+def test_verbatim_probability_by_simulation():
+    # one singleton among n records: how often it appears in a release (and in one of k)
+    mult = np.array([1] + [3] * 20)
+    theta, m, runs = 2.0, 12, 40_000
+    rng = np.random.default_rng(5)
+    seen = np.array([py_predictive_counts(mult, 0.0, theta, m, rng)[0][0] >= 1 for _ in range(runs)])
+    p = composed_singleton_term(m, theta, int(mult.sum()))
+    se = math.sqrt(p * (1 - p) / runs)
+    assert abs(seen.mean() - p) < 5 * se
+    three = seen[: runs - runs % 3].reshape(-1, 3).any(axis=1)
+    p3 = composed_singleton_term(m, theta, int(mult.sum()), 3)
+    assert abs(three.mean() - p3) < 5 * math.sqrt(p3 * (1 - p3) / three.size)
+
+
+def test_expected_unique_records_copied_by_simulation():
+    mult = np.array([1] * 6 + [2] * 5 + [7])
+    theta, m, runs = 1.5, 8, 20_000
+    rng = np.random.default_rng(11)
+    copied = np.array([(py_predictive_counts(mult, 0.0, theta, m, rng)[0][:6] >= 1).sum() for _ in range(runs)])
+    expected = expected_unique_records_copied(mult, theta, m)
+    assert expected == pytest.approx(6 * m / (theta + mult.sum() + m - 1), rel=1e-12)
+    assert abs(copied.mean() - expected) < 5 * copied.std() / math.sqrt(runs)
+
+
+def test_singleton_verdicts_are_exact_at_the_boundary():
+    # θ = 1, n = 3, m = 1: T₁ = 1/4 exactly
+    assert composed_singleton_term_at_most(1, 1.0, 3, 1, Fraction(1, 4))
+    assert not composed_singleton_term_at_most(1, 1.0, 3, 1, Fraction(1, 4), strict=True)
+    assert not composed_singleton_term_at_most(1, 1.0, 3, 1, np.nextafter(0.25, 0))
+    # two releases: 1 − (3/4)² = 7/16
+    assert composed_singleton_term_at_most(1, 1.0, 3, 2, Fraction(7, 16))
+    assert not composed_singleton_term_at_most(1, 1.0, 3, 2, Fraction(7, 16) - Fraction(1, 10**30))
+
+
+def test_largest_double_below_is_strictly_below():
+    for n in (3, 7, 10, 3987, 61395, 10**9 + 7):
+        x = largest_double_below(Fraction(1, n))
+        assert Fraction(x) < Fraction(1, n) <= Fraction(np.nextafter(x, 1.0))
+
+
+# ------------------------------------------------------------------ verdicts
+def test_verdict_words():
+    assert verdict_of(pure=True, meets_target=True, below_one_over_n=True) == "pure"
+    assert verdict_of(pure=False, meets_target=True, below_one_over_n=True) == "strong"
+    assert verdict_of(pure=False, meets_target=True, below_one_over_n=False) == "weak"
+    for pure in (True, False):
+        assert verdict_of(pure=pure, meets_target=False, below_one_over_n=True) == "missed"
+    assert P.VERDICTS == ("pure", "strong", "weak", "missed")
+    with pytest.raises(ValueError, match="verdict"):
+        P.Guarantee("pure", "global", 1.0, 0.0, verdict="green")
+
+
+def test_dirichlet_process_strong_and_weak_at_one_over_n():
+    # n = 4, m = 2, θ = 3: T₁ = 2/8 = 1/n exactly; for ε ≥ log(1 + m) Theorem 2's δ* is T₁
+    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 3.0, 2, 4, 5.0, 0.5))
+    assert g.meets_target and g.verdict == "weak"            # δ = 1/n is not below 1/n
+    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 3.0 + 2**-30, 2, 4, 5.0, 0.5))
+    assert g.meets_target and g.verdict == "strong"
+    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 3.0, 2, 4, 5.0, 0.25))
+    assert g.meets_target and g.verdict == "weak"            # δ target met with equality
+    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 3.0, 2, 4, 5.0, float(np.nextafter(0.25, 0))))
+    assert not g.meets_target and g.verdict == "missed"
+
+
+def test_dirichlet_process_composition_never_falls_with_k():
+    previous = 0.0
+    for k in (1, 2, 5, 20, 100):
+        g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 2.0, 39, 3987, 0.5, 0.05, k))
+        assert g.releases == k and g.delta >= previous
+        assert g.delta >= composed_singleton_term(39, 2.0, 3987, k)
+        previous = g.delta
+    one = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 2.0, 39, 3987, 0.5, 0.05))
+    assert one.delta == P.global_delta(3987, 2.0, 39, 0.5)   # Theorem 2 for one release
+
+
+def test_issue_example_sigma_negative_is_missed_below_the_pure_threshold():
+    # 39 rows over 3 public categories, α = 1, ε = 2.5: global pure ε-DP needs ε ≥ log 40 ≈ 3.69
+    g = P.DIRICHLET_MULTINOMIAL.release_guarantee(_spec(-1.0, 3.0, 39, 3987, 2.5, 0.01))
+    assert g.kind == "pure" and g.verdict == "missed" and not g.meets_target
+    assert g.eps >= math.log(40)
+    g = P.DIRICHLET_MULTINOMIAL.release_guarantee(_spec(-1.0, 3.0, 39, 3987, 3.7, 0.01))
+    assert g.verdict == "pure" and g.meets_target and g.delta == 0.0
+
+
+def test_pitman_yor_has_no_global_guarantee():
+    g = P.PITMAN_YOR.release_guarantee(_spec(0.3, 2.0, 10, 100, 2.0, 0.01))
+    assert (g.kind, g.verdict, g.meets_target, g.attack) == ("none", "missed", False, None)
+
+
+@pytest.mark.parametrize("alpha, k, eps", [(1.0, 1, 2.5), (0.5, 3, 4.0), (2.0, 10, 7.3), (1e-3, 2, 1.0)])
+def test_pure_composition_boundary(alpha, k, eps):
+    with mpmath.workdps(50):
+        largest = int(mpmath.floor(mpmath.expm1(mpmath.mpf(eps) / k) * alpha))
+    if largest >= 1:
+        assert pure_composition_holds(largest, alpha, k, eps)
+    assert not pure_composition_holds(largest + 1, alpha, k, eps)
+    if k == 1 and largest >= 1:
+        assert P.dirichlet_multinomial_is_pure([1], alpha, largest, eps, instance=False)
+        assert not P.dirichlet_multinomial_is_pure([1], alpha, largest + 1, eps, instance=False)
+
+
+# ------------------------------------------------------------------ attack terms
+@pytest.mark.parametrize("m, theta, n, k", [(39, 2.0, 3987, 1), (200, 5.0, 1000, 1), (39, 2.0, 3987, 4)])
+def test_singleton_attack_terms_against_riskcal(m, theta, n, k):
+    terms = singleton_attack_terms(m, theta, n, k)
+    loss = pld.pypp_global_loss(n, theta, m)
+    (_, member), = loss.members(k)
+    assert riskcal.get_advantage_from_pld(member) <= terms.advantage + 1e-9
+    assert terms.advantage == pytest.approx(riskcal.get_advantage_from_pld(member), rel=1e-6, abs=1e-9)
+    beta = riskcal.get_beta_from_pld(member, alpha=np.array(ATTACK_FPRS))
+    for (fpr, tpr), b in zip(terms.tpr_at_fpr, beta):
+        assert tpr >= 1 - b - 1e-9 and tpr == pytest.approx(1 - b, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 2.5, 3.6889, 8.0])
+def test_pure_attack_terms_against_riskcal_and_mpmath(eps):
+    terms = pure_attack_terms(eps)
+    with mpmath.workdps(40):
+        e = mpmath.exp(eps)
+        assert terms.advantage >= (e - 1) / (e + 1)
+        assert terms.advantage == pytest.approx(float((e - 1) / (e + 1)), rel=1e-10)
+        for fpr, tpr in terms.tpr_at_fpr:
+            exact = min(e * fpr, 1 - (1 - fpr) / e, 1)
+            assert tpr >= exact and tpr == pytest.approx(float(exact), rel=1e-10)
+    assert terms.advantage == pytest.approx(riskcal.get_advantage_from_adp(eps, 0.0), rel=1e-6)
+    beta = riskcal.get_beta_from_adp(eps, 0.0, np.array(ATTACK_FPRS))
+    for (fpr, tpr), b in zip(terms.tpr_at_fpr, beta):
+        assert tpr == pytest.approx(1 - b, rel=1e-6, abs=1e-12)
+
+
+def test_attack_terms_are_json_ready():
+    d = singleton_attack_terms(39, 2.0, 3987).to_dict()
+    assert set(d) == {"advantage", "tpr_at_fpr", "source"} and set(d["tpr_at_fpr"]) == {"0.01", "0.001"}
