@@ -307,7 +307,8 @@ def test_privacy_monte_carlo_delta(mult, sigma, theta, m, eps, n_mc, rng, confid
 def test_privacy_release_spec(params, m, n):
     ok, spec = attempt(PR.ReleaseSpec, params[0], params[1], m, n)
     if ok:
-        assert spec.regime in ("dirichlet-process", "pitman-yor", "dirichlet-multinomial")
+        assert spec.regime.name in ("dirichlet-process", "pitman-yor", "dirichlet-multinomial")
+        assert spec.regime is PR.regime_of(spec.sigma)
 
 
 # ================================================================================== data
