@@ -61,7 +61,8 @@ from .release import (
     write_bundles,
 )
 from .privacy import regime_of
-from .release.bundle import comparison_figures
+from .release.gate import ACKNOWLEDGEMENTS, AcknowledgementRequired, check_publication
+from .release.bundle import comparison_figures, public_summary
 
 __all__ = ["build_parser", "main", "recipe_from_args", "run_compare", "run_release"]
 
@@ -173,10 +174,14 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     out.add_argument("--out", metavar="synth.csv", help="where to write the synthetic CSV")
     out.add_argument("--report", metavar="report.json",
                      help="where to write the curator's JSON report (CONFIDENTIAL: instance-level guarantees, k, "
-                          "singletons; default: print it on stdout)")
+                          "singletons, the seed); '-' prints it on stdout (with a warning). Without it the report "
+                          "is not written and a short public summary is printed")
     out.add_argument("--public-bundle", metavar="public_release.zip",
                      help="zip of the public release: synthetic.csv, recipe.json without seed or local paths, "
                           "release.json and README.txt with the global guarantee")
+    out.add_argument("--accept-weak", action="store_true",
+                     help="accept a weak guarantee (delta >= 1/n) or bounds read off the data for --public-bundle; "
+                          "recorded in release.json as 'acknowledged' (a missed target is always refused)")
     out.add_argument("--curator-bundle", metavar=CURATOR_BUNDLE_NAME,
                      help="zip of the curator's record (CONFIDENTIAL): report, full recipe with seed, summary "
                           "table, figures")
@@ -310,19 +315,31 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
     report = result.curator_report
     report["command"] = shlex.join([*prog.split(), *command])
     report["release"]["output"] = None if args.out is None else str(args.out)
+    acknowledged = ()
+    if args.public_bundle is not None:   # the gate, before anything is written
+        wanted = tuple(ACKNOWLEDGEMENTS) if args.accept_weak else ()
+        try:
+            acknowledged = tuple(check_publication(result.public_report, wanted))
+        except AcknowledgementRequired as exc:
+            raise UsageError(f"{exc} Give --accept-weak to accept this and record it in release.json.") from None
 
     if args.out is not None:
         Path(args.out).write_bytes(result.synthetic_csv())
     if args.public_bundle is not None or args.curator_bundle is not None:
         figures = comparison_figures(result) if args.curator_bundle is not None else None
-        write_bundles(result, public_path=args.public_bundle, curator_path=args.curator_bundle, figures=figures)
+        write_bundles(result, public_path=args.public_bundle, curator_path=args.curator_bundle, figures=figures,
+                      acknowledged=acknowledged)
     if args.save_recipe is not None:
         Path(args.save_recipe).write_text(result.recipe.to_json(), encoding="utf-8")
     text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
-    if args.report:
-        Path(args.report).write_text(text, encoding="utf-8")
-    else:  # escaped: a terminal's encoding may not have ε and δ
+    if args.report == "-":   # escaped: a terminal's encoding may not have ε and δ
+        print("warning: the curator's report on stdout is CONFIDENTIAL (it holds the seed and statistics of the "
+              "data): do not log or publish it", file=sys.stderr)
         print(json.dumps(report, indent=2))
+    elif args.report:
+        Path(args.report).write_text(text, encoding="utf-8")
+    else:
+        print(public_summary(result.public_report))
     reading = report["data"].get("reading") or {}
     for note in reading.get("notes", []):
         print(f"note: {note}", file=sys.stderr)
@@ -336,7 +353,7 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
         print(f"warning: {args.curator_bundle} holds confidential statistics; name it so (e.g. "
               f"{CURATOR_BUNDLE_NAME}) and do not publish it", file=sys.stderr)
     print(f"released m = {result.m} synthetic rows of {', '.join(map(str, result.prepared.columns))} to "
-          f"{', '.join(outputs)}" + (f"; curator's report in {args.report}" if args.report else "")
+          f"{', '.join(outputs)}" + (f"; curator's report in {args.report}" if args.report not in (None, "-") else "")
           + f" (seed {result.recipe.seed})", file=sys.stderr)
     return 0
 
@@ -349,7 +366,7 @@ def _check_outputs(args: argparse.Namespace) -> list[str]:
     paths = {}
     for option in ("out", "report", "public_bundle", "curator_bundle", "save_recipe"):
         path = getattr(args, option)
-        if path is None:
+        if path is None or (option == "report" and path == "-"):
             continue
         flag = f"--{option.replace('_', '-')}"
         resolved = Path(path).resolve()

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from core import privacy
-from core.release import CURATOR_BUNDLE_NAME, PUBLIC_BUNDLE_NAME, build_bundles, write_bundles
+from core.release import CURATOR_BUNDLE_NAME, PUBLIC_BUNDLE_NAME, build_bundles, public_bundle, write_bundles
+from core.release.gate import ACKNOWLEDGEMENTS, PublicationRefused
 from core.release.bundle import comparison_figures
 from core.data import ColumnSpec
 from core.formatting import format_upper
@@ -67,12 +68,27 @@ def released(request):
     frame = make_data()
     data = None if frame is None else frame.to_csv(index=False).encode()
     result = run_recipe(ReleaseRecipe(**fields), data)
-    return result, build_bundles(result), data
+    return result, build_bundles(result, acknowledged=ACCEPT_ALL), data
+
+
+#: The curator accepts everything the gate can ask (weak δ, bounds from the data).
+ACCEPT_ALL = tuple(ACKNOWLEDGEMENTS)
 
 
 def unzip(payload: bytes) -> dict[str, bytes]:
     with zipfile.ZipFile(io.BytesIO(payload)) as zf:
         return {name: zf.read(name) for name in zf.namelist()}
+
+
+def public_files(result, bundles) -> dict[str, bytes] | None:
+    """The files of the public zip, or ``None`` when the gate refuses the release (a missed
+    verdict: asserted here, with the refusal's message)."""
+    if result.public_report["strength"] == "missed":
+        assert bundles.public is None
+        with pytest.raises(PublicationRefused, match="refused: it misses the target"):
+            public_bundle(result, acknowledged=ACCEPT_ALL)
+        return None
+    return unzip(bundles.public)
 
 
 # ----------------------------------------------------------------------------- what is confidential
@@ -196,7 +212,9 @@ def json_keys(obj):
 # ----------------------------------------------------------------------------- the public release
 def test_public_release_contains_no_confidential_statistic(released):
     result, bundles, _ = released
-    files = unzip(bundles.public)
+    files = public_files(result, bundles)
+    if files is None:
+        return
     assert set(files) == {"README.txt", "synthetic.csv", "recipe.json", "release.json"}
     # The synthetic data are the release itself: exactly its rows, nothing else.
     assert files["synthetic.csv"] == result.synthetic_csv()
@@ -217,9 +235,16 @@ def test_public_release_contains_no_confidential_statistic(released):
                  "mean", "sd", "q1", "median", "q3", "seed", "guarantees"}
     assert forbidden.isdisjoint(set(json_keys(report)))
     public_values = {float(v) for v in json_numbers(json.loads(text["recipe.json"]))}
+    # the attack terms are functions of the public spec (n, m, σ, θ, ε, δ, k) alone
+    r = result.recipe
+    spec = privacy.ReleaseSpec(r.sigma, r.theta, result.m, result.prepared.table.n, eps=r.eps, delta=r.delta,
+                               releases=r.releases)
+    attack = spec.regime.release_guarantee(spec).attack
+    attack_values = set() if attack is None else {attack.advantage, *(t for _, t in attack.tpr_at_fpr)}
     for number in json_numbers(report):
-        assert number in public_values | {result.prepared.table.n, result.m, SCHEMA_VERSION_ANY,
-                                          report["guarantee"]["delta"] or 0.0, report["guarantee"]["eps"]}, number
+        assert number in public_values | attack_values | {
+            result.prepared.table.n, result.m, SCHEMA_VERSION_ANY, r.releases,
+            report["guarantee"]["delta"] or 0.0, report["guarantee"]["eps"]}, number
     # No seed and no upload hash: either would let an adversary test candidate datasets.
     recipe = ReleaseRecipe.from_json(text["recipe.json"])
     assert recipe.seed is None and recipe.source == result.recipe.public().source
@@ -228,7 +253,8 @@ def test_public_release_contains_no_confidential_statistic(released):
 
 def test_public_release_states_the_global_guarantee(released):
     result, bundles, _ = released
-    report = json.loads(unzip(bundles.public)["release.json"])
+    files = public_files(result, bundles)
+    report = result.public_report if files is None else json.loads(files["release.json"])
     r, n = result.recipe, result.prepared.table.n
     g = report["guarantee"]
     assert report["data"]["n"] == n and report["release"]["m"] == result.m
@@ -237,12 +263,15 @@ def test_public_release_states_the_global_guarantee(released):
         assert g["scope"] == "global" and g["delta"] == privacy.global_delta(n, r.theta, result.m, r.eps)
         assert f"n = {n}" in g["description"]
     elif r.sigma > 0:
-        assert g["scope"] == "instance" and g["delta"] is None
+        # no global guarantee is known: the verdict is "missed" (docs/verdicts.md §2)
+        assert (g["scope"], g["kind"], g["delta"], report["strength"]) == ("global", "none", None, "missed")
         assert report["statement_depends_on_data"] is True
     else:
         assert g["kind"] == "pure" and g["eps"] >= math.log1p(result.m / -r.sigma)
     assert report["statement_depends_on_data"] is (bool(r.bounds_from_data) or 0 < r.sigma < 1)
-    readme = unzip(bundles.public)["README.txt"].decode()
+    if files is None:
+        return
+    readme = files["README.txt"].decode()
     assert g["description"] in readme
     if report["statement_depends_on_data"]:
         assert "depends on the confidential data" in readme
@@ -281,12 +310,14 @@ def test_curator_recipe_replays_the_release(released):
     result, bundles, data = released
     recipe = ReleaseRecipe.from_json(unzip(bundles.curator)["CONFIDENTIAL_recipe.json"])
     assert recipe == result.recipe and recipe.seed is not None
-    assert run_recipe(recipe, data).synthetic_csv() == unzip(bundles.public)["synthetic.csv"]
+    assert run_recipe(recipe, data).synthetic_csv() == result.synthetic_csv()
+    files = public_files(result, bundles)
+    assert files is None or files["synthetic.csv"] == result.synthetic_csv()
 
 
 def test_bundles_are_deterministic(released):
     result, bundles, _ = released
-    again = build_bundles(result)
+    again = build_bundles(result, acknowledged=ACCEPT_ALL)
     assert again.public == bundles.public and again.curator == bundles.curator
 
 
@@ -296,7 +327,7 @@ def test_figures_are_marked_and_never_public(tmp_path):
     figures = comparison_figures(result)
     assert set(figures) == {"overlay_wage", "overlay_hours"}
     public, curator = tmp_path / PUBLIC_BUNDLE_NAME, tmp_path / CURATOR_BUNDLE_NAME
-    write_bundles(result, public_path=public, curator_path=curator,
+    write_bundles(result, public_path=public, curator_path=curator, acknowledged=ACCEPT_ALL,
                   figures={**figures, "odd name/..": "<html><body>x</body></html>"})
     files = unzip(curator.read_bytes())
     html = {n: p.decode() for n, p in files.items() if n.endswith(".html")}
@@ -312,7 +343,8 @@ def test_figures_are_marked_and_never_public(tmp_path):
 # ----------------------------------------------------------------------------- the quality report
 def test_quality_report_only_in_the_curator_record_marked_and_equal_to_the_rows(released):
     result, bundles, _ = released
-    assert not any("quality" in name.lower() for name in unzip(bundles.public))
+    files = public_files(result, bundles)
+    assert files is None or not any("quality" in name.lower() for name in files)
     files = unzip(bundles.curator)
     payload = files["CONFIDENTIAL_quality_report.csv"].decode("utf-8")
     assert payload.splitlines()[0].startswith("# CONFIDENTIAL —")

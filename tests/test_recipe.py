@@ -125,8 +125,9 @@ def test_public_form_drops_seed_hash_and_directories():
     digest = upload_source(b"x\n1\n2\n")
     assert re.fullmatch(r"upload:[0-9a-f]{64}", digest)
     assert public_source(digest) == "upload"
-    assert public_source("/home/curator/secret/hr_2024.csv") == "hr_2024.csv"
-    assert public_source("..\\data\\x.csv") == "x.csv"
+    # a file is published as "file": its name can say whose data it is
+    assert public_source("/home/curator/secret/hr_2024.csv") == "file"
+    assert public_source("..\\data\\x.csv") == "file"
     assert public_source(sample_source("cps_earnings.csv")) == "sample:cps_earnings.csv"
     assert recipe(source=digest).public().source == "upload" and recipe().public().seed is None
 
@@ -289,7 +290,8 @@ def test_public_report_says_when_the_statement_depends_on_the_data():
     assert from_data["statement_depends_on_data"] is True
     assert any("'wage'" in t and "read off the confidential data" in t for t in from_data["data_dependent_choices"])
     py = public_report(recipe(sigma=0.3), n=100, m=5)
-    assert py["guarantee"]["scope"] == "instance" and py["guarantee"]["delta"] is None
+    assert (py["guarantee"]["scope"], py["guarantee"]["kind"], py["guarantee"]["delta"]) == ("global", "none", None)
+    assert py["strength"] == "missed"
     assert py["statement_depends_on_data"] is True
     dm = public_report(recipe(sigma=-0.5, theta=50 * 0.5), n=100, m=5)
     assert dm["guarantee"]["kind"] == "pure" and dm["guarantee"]["delta"] == 0.0
@@ -422,3 +424,20 @@ def test_settings_chosen_with_the_planner_are_a_data_dependent_choice(frame):
     assert any("release planner" in w for w in run_recipe(planned, frame).warnings)
     with pytest.raises(ValueError, match="settings_chosen_from_data"):
         recipe(settings_chosen_from_data="yes")
+
+
+# ----------------------------------------------------------------------------- verdict in the curator report
+def test_curator_report_counts_the_unique_records_copied(frame):
+    result = run_recipe(recipe(m=400, theta=1.0), frame)
+    conf = result.confidential()
+    # independently: the confidential rows (two columns) held once, and the release rows equal to one
+    keys = conf.astype(str).agg("|".join, axis=1)
+    held_once = set(keys.value_counts()[lambda c: c == 1].index)
+    copied = int(result.synthetic.astype(str).agg("|".join, axis=1).isin(held_once).sum())
+    verbatim = result.curator_report["verbatim"]
+    assert verbatim["unique_rows_copied"] == copied and verbatim["unique_records_in_data"] == len(held_once)
+    p = verbatim["probability_per_unique_record"]
+    assert p == pytest.approx(400 / (1.0 + len(conf) + 400 - 1), rel=1e-12)
+    assert verbatim["expected_unique_records_copied"] == pytest.approx(len(held_once) * p, rel=1e-12)
+    assert result.curator_report["strength"] == result.public_report["strength"]
+    assert result.curator_report["release_guarantee"]["delta"] == result.public_report["guarantee"]["delta"]

@@ -88,17 +88,20 @@ def test_statements_use_one_scope_vocabulary():
                                                      delta=0.1, seed=1)["data"]
 
 
-@pytest.mark.parametrize("sigma, theta, scope, kind", [(0.0, 2.0, "global", "approximate"),
-                                                        (0.3, 2.0, "instance", "approximate"),
-                                                        (-0.5, 3.0, "global", "pure")])
-def test_public_guarantee_is_the_regime_statement(sigma, theta, scope, kind):
-    recipe = ReleaseRecipe(source="sample:cps_earnings.csv", columns=("age",), eps=1.0, delta=0.01, m=5,
+@pytest.mark.parametrize("sigma, theta, kind, verdict", [(0.0, 2.0, "approximate", "weak"),
+                                                          (0.3, 2.0, "none", "missed"),
+                                                          (-0.5, 3.0, "pure", "pure")])
+def test_public_guarantee_is_the_release_guarantee(sigma, theta, kind, verdict):
+    recipe = ReleaseRecipe(source="sample:cps_earnings.csv", columns=("age",), eps=3.0, delta=0.05, m=5,
                            sigma=sigma, theta=theta)
-    g = public_report(recipe, n=500, m=5)["guarantee"]
-    statement, _, _ = P.regime_of(sigma).public_guarantee(500, sigma, theta, 5, 1.0, 0.01)
-    assert (g["scope"], g["kind"]) == (scope, kind) == (statement.scope, statement.kind)
+    public = public_report(recipe, n=500, m=5)
+    g = public["guarantee"]
+    statement = P.regime_of(sigma).release_guarantee(P.ReleaseSpec(sigma, theta, 5, 500, eps=3.0, delta=0.05))
+    assert (g["scope"], g["kind"]) == ("global", kind) == (statement.scope, statement.kind)
     assert g["delta"] == statement.delta and g["meets_target"] == statement.meets_target
-    assert public_report(recipe, n=500, m=5)["mechanism"]["regime"] == P.regime_of(sigma).name
+    assert public["strength"] == statement.verdict == verdict and public["releases_planned"] == 1
+    assert public["mechanism"]["regime"] == P.regime_of(sigma).name
+    assert (public["attack"] is None) == (statement.attack is None)
 
 
 def test_guarantee_validates_kind_and_scope():

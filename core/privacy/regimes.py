@@ -108,18 +108,21 @@ class Regime:
         """The guarantees of the curator report at one ε, in the order the dashboard shows them."""
         raise NotImplementedError
 
-    def public_guarantee(self, n: int, sigma: float, theta: float, m: int, eps: float,
-                         target: float) -> tuple[Guarantee, list[str], list[str]]:
-        """What the public release may state, from public quantities only (no data).
+    def meeting_advice(self, spec) -> str:
+        """What would make the release ``spec`` meet its target, in one sentence (for a
+        refused public release)."""
+        raise NotImplementedError
+
+    def public_caveats(self, spec) -> tuple[list[str], list[str]]:
+        """What the public release must add to its guarantee in this regime (public quantities only).
 
         Returns
         -------
-        guarantee : Guarantee
         data_dependent : list of str
             Reasons why the statement itself depends on the confidential data.
         warnings : list of str
         """
-        raise NotImplementedError
+        return [], []
 
     def release_guarantee(self, spec) -> Guarantee:
         """The composed global guarantee of the release ``spec`` (its ``releases`` planned
@@ -190,19 +193,6 @@ class DirichletProcess(Regime):
                        f"ε = {e_txt}, δ = {up(d_glob)}."),
         ]
 
-    def public_guarantee(self, n, sigma, theta, m, eps, target):
-        d = float(global_delta(n, theta, m, eps))
-        meets = global_delta_at_most(n, theta, m, eps, target)   # exact verdict
-        guarantee = _statement(
-            "global_delta", "global", "approximate", eps, d, meets,
-            f"Global (ε, δ)-differential privacy (Theorem 2): for every dataset of n = {n} records "
-            f"and every dataset that differs from it in one record, the probability of any set of "
-            f"outputs grows by at most a factor e^ε plus δ, with ε = {eps:g} and δ = "
-            f"{format_upper(d)} (rounded up).")
-        warn = [] if meets else [f"The global guarantee misses the target: δ = {format_upper(d)} > {target:g} "
-                                 f"at ε = {eps:g}."]
-        return guarantee, [], warn
-
     def release_guarantee(self, spec):
         n, theta, m, k = spec.n, spec.theta, spec.m, spec.releases
         eps, target = _target_of(spec)
@@ -211,7 +201,7 @@ class DirichletProcess(Regime):
         # a valid bound for k releases, Theorem 2's own for one, never falling as k grows.
         d_star = float(global_delta(n, theta, m, eps))
         p_k = composed_singleton_term(m, theta, n, k)
-        delta_k = max(d_star, p_k)
+        delta_k = d_star if k == 1 else max(d_star, p_k)   # one release: δ* ≥ T₁ exactly
         meets = (global_delta_at_most(n, theta, m, eps, target)
                  and composed_singleton_term_at_most(m, theta, n, k, Fraction(target)))
         # δ_k < 1/n, on the safe side: δ* ≤ the largest double below 1/n implies δ* < 1/n
@@ -228,6 +218,24 @@ class DirichletProcess(Regime):
 
     def largest_m(self, n, theta, eps, delta):
         return int(max_synthetic_size(n, theta, eps, delta))
+
+    def meeting_advice(self, spec):
+        n, theta, k = spec.n, spec.theta, spec.releases
+        eps, delta = _target_of(spec)
+        best = self.largest_m(n, theta, eps, delta)
+        if k > 1:
+            # 1 − (1 − T₁)^k ≤ δ  ⇔  T₁ ≤ t = 1 − (1 − δ)^{1/k}  ⇔  m ≤ (θ + n − 1)·t/(1 − t);
+            # the float guess is corrected by the exact verdict
+            t = -math.expm1(math.log1p(-delta) / k)
+            guess = int(min(best, math.floor((theta + n - 1) * t / (1 - t)) + 1))
+            while guess >= 1 and not composed_singleton_term_at_most(guess, theta, n, k, Fraction(delta)):
+                guess -= 1
+            best = min(best, guess)
+        times = "" if k == 1 else f" for {k} releases"
+        if best >= 1:
+            return (f"At θ = {theta:g} the target is met{times} by a release of at most m = {best:,} rows; "
+                    "a larger θ or δ allows more.")
+        return f"No release size meets the target{times} at θ = {theta:g}: raise θ or δ."
 
     def singleton_limit(self, n, theta, delta):
         return int(singleton_limit(n, theta, delta))
@@ -275,17 +283,15 @@ class PitmanYor(Regime):
                          description="No global guarantee is known for σ in (0, 1): the release is accounted only "
                                      "at the confidential dataset (instance level), which is not itself private.")
 
-    def public_guarantee(self, n, sigma, theta, m, eps, target):
+    def meeting_advice(self, spec):
+        return ("No global guarantee is known for σ in (0, 1): choose the Dirichlet process (σ = 0) or the "
+                "Dirichlet–multinomial over a public domain (σ < 0).")
+
+    def public_caveats(self, spec):
         dependent = ["With σ in (0, 1) the release has only an instance-level guarantee (Theorem 1, "
                      "accounted by Monte Carlo at the confidential dataset): the statement itself depends on "
                      "the data, and no guarantee is known for other datasets."]
-        guarantee = _statement(
-            "instance_delta", "instance", "approximate", eps, None, None,
-            f"Instance-level probabilistic DP only (Theorem 1): the curator accounted the release at "
-            f"the confidential dataset at ε = {eps:g}. Its δ depends on the confidential data and is "
-            "not published; no global guarantee is known for σ in (0, 1).")
-        return guarantee, dependent, ["No global guarantee: the release is protected only at the confidential "
-                                      "dataset itself."]
+        return dependent, ["No global guarantee: the release is protected only at the confidential dataset itself."]
 
 
 class DirichletMultinomial(Regime):
@@ -327,25 +333,6 @@ class DirichletMultinomial(Regime):
                        f"({'holds' if glob_ok else 'does NOT hold'} at ε = {e_txt})."),
         ]
 
-    def public_guarantee(self, n, sigma, theta, m, eps, target):
-        alpha = -sigma
-        z = check_py_parameters(sigma, theta)[2]
-        # The global condition m ≤ (e^ε − 1)·α does not involve the data; the functions
-        # take multiplicities for their instance-level form only (one placeholder atom).
-        eps_glob = dirichlet_multinomial_pure_epsilon([1], alpha, m, instance=False)
-        meets = dirichlet_multinomial_is_pure([1], alpha, m, eps, instance=False)   # exact
-        guarantee = _statement(
-            "global_pure_dp", "global", "pure", eps_glob, 0.0, meets,
-            f"Global pure ε-differential privacy (Dirichlet–multinomial over z = {z} public "
-            f"categories, α = |σ| = {alpha:g}): m ≤ (e^ε − 1)·α holds for every ε ≥ "
-            f"{format_upper(eps_glob)}, for every dataset of n = {n} records.")
-        warn = [] if meets else [f"The pure guarantee needs ε ≥ {format_upper(eps_glob)}, above the target "
-                                 f"ε = {eps:g}."]
-        warn.append("z = θ/|σ| must be the size of a public category domain fixed without looking at the data; "
-                    "if it was chosen from the data (e.g. z = the number of observed values) the statement "
-                    "depends on the data.")
-        return guarantee, [], warn
-
     def release_guarantee(self, spec):
         m, k, alpha, z = spec.m, spec.releases, -spec.sigma, spec.categories
         eps, _ = _target_of(spec)
@@ -361,6 +348,23 @@ class DirichletMultinomial(Regime):
                          name="global_pure_dp", meets_target=holds, description=text,
                          verdict=verdict_of(pure=True, meets_target=holds, below_one_over_n=True), releases=k,
                          attack=pure_attack_terms(eps_k))
+
+    def meeting_advice(self, spec):
+        alpha, k = -spec.sigma, spec.releases
+        eps, _ = _target_of(spec)
+        # m ≤ (e^{ε/k} − 1)·α: the float guess, corrected by the exact verdict
+        guess = int(math.floor(math.expm1(eps / k) * alpha)) + 1 if math.isfinite(eps) else spec.m
+        while guess >= 1 and not pure_composition_holds(guess, alpha, k, eps):
+            guess -= 1
+        times = "" if k == 1 else f" for {k} releases"
+        if guess >= 1:
+            return f"At α = {alpha:g} pure ε-DP within the target{times} allows at most m = {guess:,} rows."
+        return f"No release size is pure ε-DP within the target{times} at α = {alpha:g}: raise α (|σ|) or ε."
+
+    def public_caveats(self, spec):
+        return [], ["z = θ/|σ| must be the size of a public category domain fixed without looking at the data; "
+                    "if it was chosen from the data (e.g. z = the number of observed values) the statement "
+                    "depends on the data."]
 
     def describe(self, sigma, theta):
         z = check_py_parameters(sigma, theta)[2]

@@ -43,7 +43,8 @@ import pandas as pd
 
 from .. import evaluation, plots
 from ..evaluation import quality
-from ..formatting import CONFIDENTIAL_MARK
+from ..formatting import CONFIDENTIAL_MARK, format_upper
+from .gate import ACKNOWLEDGEMENTS, AcknowledgementRequired, PublicationRefused, check_publication
 from .recipe import ReleaseResult
 
 __all__ = [
@@ -77,7 +78,7 @@ _FIGURE_SEED = 0
 class ReleaseBundles:
     """The two artifacts of a release, as zip bytes (offer them as two labelled downloads)."""
 
-    public: bytes
+    public: bytes | None   # None while the gate holds it back (core.release.gate)
     curator: bytes
 
 
@@ -196,8 +197,12 @@ def _public_readme(report: dict) -> str:
         "recipe.json    every transform and parameter (without the seed, which stays secret).",
         "release.json   the same statements in machine-readable form.",
         "",
+        f"Verdict: {report['strength']} — {report['strength_meaning']}",
         f"Guarantee ({g['scope']}, {g['kind']}): {g['description']}",
     ]
+    if report.get("acknowledged"):
+        lines += ["", "The curator acknowledged, before publishing:"]
+        lines += [f"- {ACKNOWLEDGEMENTS[key]}" for key in report["acknowledged"]]
     if report["statement_depends_on_data"]:
         lines += ["", "This statement itself depends on the confidential data:"]
         lines += [f"- {text}" for text in report["data_dependent_choices"]]
@@ -207,10 +212,27 @@ def _public_readme(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def public_bundle(result: ReleaseResult) -> bytes:
+def public_summary(report: dict) -> str:
+    """A few lines for a terminal: the verdict and the global guarantee of the public report
+    (public quantities only)."""
+    g = report["guarantee"]
+    lines = [f"verdict: {report['strength']} — {report['strength_meaning']}",
+             f"guarantee: {g['description']}"]
+    if report["attack"] is not None:
+        a = report["attack"]
+        lines.append("attack: membership advantage at most " + format_upper(a["advantage"]) + "; TPR at FPR "
+                     + ", ".join(f"{fpr} ≤ {format_upper(tpr)}" for fpr, tpr in a["tpr_at_fpr"].items()))
+    return "\n".join(lines)
+
+
+def public_bundle(result: ReleaseResult, *, acknowledged=()) -> bytes:
     """The public release zip: ``synthetic.csv``, ``recipe.json`` (public form),
-    ``release.json`` (:func:`core.release.public_report`) and ``README.txt``."""
-    report = result.public_report
+    ``release.json`` (:func:`core.release.public_report`) and ``README.txt``.
+
+    Behind the gate (:func:`core.release.gate.check_publication`): refused for a ``missed``
+    verdict; a ``weak`` release, or bounds read off the data, need ``acknowledged``, which
+    ``release.json`` records."""
+    report = dict(result.public_report, acknowledged=check_publication(result.public_report, acknowledged))
     return _zip([
         ("README.txt", _public_readme(report).encode("utf-8")),
         ("synthetic.csv", result.synthetic_csv()),
@@ -303,14 +325,21 @@ def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, 
 
 
 def build_bundles(result: ReleaseResult, *, figures: Mapping | None = None,
-                  summary: pd.DataFrame | None = None, report: quality.QualityReport | None = None) -> ReleaseBundles:
-    """Both artifacts of a release (see :func:`public_bundle`, :func:`curator_bundle`)."""
-    return ReleaseBundles(public=public_bundle(result),
+                  summary: pd.DataFrame | None = None, report: quality.QualityReport | None = None,
+                  acknowledged=()) -> ReleaseBundles:
+    """Both artifacts of a release (see :func:`public_bundle`, :func:`curator_bundle`); the
+    public one is ``None`` while the gate holds it back (missed, or not acknowledged)."""
+    try:
+        public = public_bundle(result, acknowledged=acknowledged)
+    except (PublicationRefused, AcknowledgementRequired):
+        public = None
+    return ReleaseBundles(public=public,
                           curator=curator_bundle(result, figures=figures, summary=summary, report=report))
 
 
 def write_bundles(result: ReleaseResult, *, public_path=None, curator_path=None, figures: Mapping | None = None,
-                  summary: pd.DataFrame | None = None, report: quality.QualityReport | None = None) -> None:
+                  summary: pd.DataFrame | None = None, report: quality.QualityReport | None = None,
+                  acknowledged=()) -> None:
     """Write the public release and/or the curator's record to zip files.
 
     Raises
@@ -323,6 +352,6 @@ def write_bundles(result: ReleaseResult, *, public_path=None, curator_path=None,
         raise ValueError(f"the public release and the curator's record must be two files, got the same path "
                          f"{str(public_path)!r} for both")
     if public_path is not None:
-        Path(public_path).write_bytes(public_bundle(result))
+        Path(public_path).write_bytes(public_bundle(result, acknowledged=acknowledged))
     if curator_path is not None:
         Path(curator_path).write_bytes(curator_bundle(result, figures=figures, summary=summary, report=report))

@@ -91,8 +91,10 @@ from .. import __version__
 from .. import data as data_layer
 from ..data import ColumnTransform, coarsening_label
 from ..mechanisms import pypp_release
-from ..formatting import CONFIDENTIAL_MARK
+from ..formatting import CONFIDENTIAL_MARK, format_upper
 from ..privacy import (
+    VERDICT_WORDS,
+    ReleaseSpec,
     max_instance_synthetic_size,
     max_synthetic_size,
     regime_of,
@@ -151,6 +153,8 @@ SAMPLE_DIR = Path(str(importlib.resources.files("sample_data")))
 
 
 _SAMPLE, _UPLOAD = "sample:", "upload"
+#: The public name of a data file given by path (its name and directory stay with the curator).
+_FILE = "file"
 _COLUMN_FIELDS = ("name", "kind", "log", "bounds", "decimals", "scale", "categories")
 _TOP_FIELDS = ("schema", "schema_version", "data", "mechanism", "release_size", "privacy_target", "seed",
                "accounting", "CONFIDENTIAL")
@@ -167,12 +171,14 @@ def upload_source(content: bytes) -> str:
 
 
 def public_source(source: str) -> str:
-    """The form of a source that may be published: no upload hash, no directory."""
+    """The form of a source that may be published: a bundled sample by name; an upload or a
+    file as ``"upload"`` or ``"file"`` — no hash, no path, no file name (a name can say
+    whose data it is)."""
     if source.startswith(_SAMPLE):
         return source
     if source == _UPLOAD or source.startswith(_UPLOAD + ":"):
         return _UPLOAD
-    return PurePath(source.replace("\\", "/")).name
+    return _FILE
 
 
 def _check_source(source) -> str:
@@ -654,6 +660,9 @@ def _resolve_data(recipe: ReleaseRecipe, data):
         if kind == "upload":
             raise ValueError("the recipe's data is an upload: pass the data file it was made from "
                              "(on the command line: release --recipe RECIPE.json DATA.csv)")
+        if recipe.source == _FILE:
+            raise ValueError("the public recipe does not name its data file: pass the data file it was made from "
+                             "(on the command line: release --recipe RECIPE.json DATA.csv)")
         path = SAMPLE_DIR / recipe.source[len(_SAMPLE):] if kind == "sample" else Path(recipe.source)
         if kind == "sample" and not path.is_file():
             raise ValueError(f"the bundled sample {recipe.source[len(_SAMPLE):]!r} is not in {str(SAMPLE_DIR)!r}; "
@@ -767,13 +776,16 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
     release = pypp_release(table.atoms, table.counts, recipe.sigma, recipe.theta, m,
                            np.random.default_rng(recipe.seed), base=prepared.bases)
     synthetic = prepared.to_original(release.values)
+    singletons = prepared.to_original(table.atoms[table.counts == 1])
+    # rows of the release equal to a record whose value is unique in the data (curator only)
+    copied = int(synthetic.merge(singletons.drop_duplicates(), how="inner").shape[0]) if len(singletons) else 0
 
     curator = release_report(
         multiplicities=table.counts, sigma=recipe.sigma, theta=recipe.theta, m=m, eps=recipe.eps,
         delta=recipe.delta, seed=recipe.seed, columns=[str(c) for c in prepared.columns],
         transforms=prepared.describe(), data_source=data_label or label,
         bounds_from_data=prepared.any_bounds_from_data, command=command, n_new_values=release.n_new_values,
-        n_mc=recipe.n_mc, releases=recipe.releases)
+        n_mc=recipe.n_mc, releases=recipe.releases, unique_rows_copied=copied)
     curator["release"]["m_chosen_by"] = m_rule
     # How the file was read (delimiter, encoding, header, engine, ...): release_report
     # does not know the reader, so the record is added here.
@@ -788,6 +800,16 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
 
 
 # ============================================================================ public report
+def _strength_meaning(guarantee) -> str:
+    """The verdict in words, with what a weak δ allows for this mechanism (docs/verdicts.md §2)."""
+    words = VERDICT_WORDS[guarantee.verdict]
+    if guarantee.verdict == "weak" and guarantee.verbatim_probability is not None:
+        times = "the release" if guarantee.releases == 1 else f"one of the {guarantee.releases} releases"
+        words += (f". Here: a record whose value is unique can appear verbatim in {times} with probability up to "
+                  f"{format_upper(guarantee.verbatim_probability)}")
+    return words + "."
+
+
 def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None = None) -> dict:
     """What the public release may say: the guarantee that holds for every dataset of size n.
 
@@ -824,10 +846,14 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
         dependent.append("The release size m was chosen by looking at the confidential data (the largest m whose "
                          "instance-level guarantee meets the target): no guarantee covers that choice.")
 
-    regime = regime_of(sigma)
-    statement, regime_dependent, regime_warnings = regime.public_guarantee(n, sigma, theta, m, eps, target)
+    spec = ReleaseSpec(sigma=sigma, theta=theta, m=m, n=n, eps=eps, delta=target, releases=public.releases)
+    regime = spec.regime
+    statement = regime.release_guarantee(spec)   # the one guarantee every page and file reads
+    regime_dependent, regime_warnings = regime.public_caveats(spec)
     dependent += regime_dependent
     warn += regime_warnings
+    if not statement.meets_target:
+        warn.append(f"The release misses the target (ε = {eps:g}, δ = {target:g}): {statement.description}")
     guarantee = {key: getattr(statement, key)
                  for key in ("name", "scope", "kind", "eps", "delta", "meets_target", "description")}
     return {
@@ -844,7 +870,12 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
         "release": {"m": m, "size_rule": public.size_rule,
                     "m_chosen_by": m_rule or public.size_rule, "file": "synthetic.csv"},
         "privacy_target": {"eps": eps, "delta": target},
+        "releases_planned": public.releases,
+        # the verdict of the composed global guarantee (docs/verdicts.md §1)
+        "strength": statement.verdict,
+        "strength_meaning": _strength_meaning(statement),
         "guarantee": guarantee,
+        "attack": None if statement.attack is None else statement.attack.to_dict(),
         "statement_depends_on_data": bool(dependent),
         "data_dependent_choices": dependent,
         "warnings": warn,

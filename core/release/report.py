@@ -45,7 +45,7 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
                    delta: float, seed: int | None, columns=None, transforms=None,
                    data_source: str | None = None, bounds_from_data: bool = False,
                    command: str | None = None, n_new_values: int | None = None,
-                   n_mc: int = 20000, releases: int = 1) -> dict:
+                   n_mc: int = 20000, releases: int = 1, unique_rows_copied: int | None = None) -> dict:
     """JSON-ready record of a release: parameters, seed, data profile and guarantees.
 
     Parameters
@@ -68,6 +68,9 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
         data. For k > 1 and σ = 0 the report adds the composed guarantees (privacy loss
         distributions composed with dp_accounting, :mod:`core.privacy.pld`; docs/audit.md) next to
         naive composition (kε, kδ).
+    unique_rows_copied : int, optional
+        After the release is drawn: how many of its rows equal a record whose value is unique
+        in the confidential data (docs/verdicts.md §2).
     """
     counts = check_multiplicities(multiplicities)
     releases = check_integer("releases", releases, minimum=1, maximum=1000)
@@ -92,6 +95,14 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
         warnings.append(f"After {releases} releases the global guarantee misses the target: δ = "
                         f"{format_upper(composition['global_delta'])} > δ target {float(delta)!r} at ε = {float(eps)!r}.")
     k1 = int(np.sum(counts == 1))
+    verdict = spec.regime.release_guarantee(spec)   # the same object the public report reads
+    release_guarantee = {**{key: value for key, value in asdict(verdict).items() if key != "attack"},
+                         "attack": None if verdict.attack is None else verdict.attack.to_dict()}
+    verbatim = {"probability_per_unique_record": verdict.verbatim_probability,
+                "unique_records_in_data": k1,
+                "expected_unique_records_copied": (None if verdict.verbatim_probability is None
+                                                   else k1 * verdict.verbatim_probability),
+                "unique_rows_copied": unique_rows_copied}
     report = {
         "tool": "bnp-synth",
         "version": __version__,
@@ -103,6 +114,10 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
                  "transforms": transforms, "n": spec.n, "k": int(counts.size), "singletons": k1},
         "release": {"m": spec.m, "new_values": n_new_values, "releases": releases},
         "composition": composition,
+        # the verdict of the composed global guarantee (docs/verdicts.md), as in release.json
+        "strength": verdict.verdict,
+        "release_guarantee": release_guarantee,
+        "verbatim": verbatim,
         "guarantees": [asdict(g) for g in items],
         "warnings": warnings,
         "command": command,

@@ -1,0 +1,103 @@
+"""The gate before anything public (docs/verdicts.md §4).
+
+A public release is refused when its verdict is ``missed``, with a message saying what would
+meet the target. A ``weak`` release, or one whose bounds were read off the confidential data,
+needs an explicit acknowledgement of what that allows; the acknowledgements are recorded in
+``release.json`` as ``acknowledged``. The app and the command line both ask this module.
+"""
+from __future__ import annotations
+
+from ..privacy import ReleaseSpec
+
+__all__ = ["ACKNOWLEDGEMENTS", "AcknowledgementRequired", "PublicationRefused", "check_publication",
+           "required_acknowledgements"]
+
+#: What a curator can accept, and the consequence named when asking.
+ACKNOWLEDGEMENTS = {
+    "weak": "the guarantee is weak (δ ≥ 1/n)",
+    "bounds_from_data": "bounds were read off the confidential data: no guarantee covers them",
+}
+
+
+class PublicationRefused(ValueError):
+    """The public release is refused: its composed global guarantee misses the target."""
+
+
+class AcknowledgementRequired(ValueError):
+    """The public release needs acknowledgements that were not given.
+
+    Attributes
+    ----------
+    missing : dict of str to str
+        Each acknowledgement not given, with the consequence in words.
+    """
+
+    def __init__(self, message: str, missing: dict[str, str]):
+        super().__init__(message)
+        self.missing = missing
+
+
+def _spec_of(report: dict) -> ReleaseSpec:
+    """The release spec a public report states (public quantities only)."""
+    return ReleaseSpec(sigma=report["mechanism"]["sigma"], theta=report["mechanism"]["theta"],
+                       m=report["release"]["m"], n=report["data"]["n"], eps=report["privacy_target"]["eps"],
+                       delta=report["privacy_target"]["delta"], releases=report["releases_planned"])
+
+
+def required_acknowledgements(report: dict) -> dict[str, str]:
+    """What the curator must accept before this public release, each with its consequence
+    in words (empty for a ``pure`` or ``strong`` release with public bounds).
+
+    Parameters
+    ----------
+    report : dict
+        The public report (:func:`core.release.public_report`).
+    """
+    needed = {}
+    if report["strength"] == "weak":
+        needed["weak"] = report["strength_meaning"]
+    if any("read off the confidential data" in text for text in report["data_dependent_choices"]):
+        needed["bounds_from_data"] = ("the bounds of the base measure were read off the confidential data: no "
+                                      "guarantee covers them, and an extreme value of one record can show through "
+                                      "the released range.")
+    return needed
+
+
+def check_publication(report: dict, acknowledged=()) -> list[str]:
+    """Decide whether the public release may be written; returns the acknowledgements it
+    records (sorted), or raises.
+
+    Parameters
+    ----------
+    report : dict
+        The public report (:func:`core.release.public_report`).
+    acknowledged : iterable of str
+        What the curator accepted, from :data:`ACKNOWLEDGEMENTS` (the CLI's ``--accept-weak``
+        accepts all of them).
+
+    Raises
+    ------
+    PublicationRefused
+        The verdict is ``missed``; the message says what would meet the target.
+    AcknowledgementRequired
+        The release is ``weak``, or its bounds were read off the data, and that was not
+        acknowledged; ``missing`` names what.
+    ValueError
+        ``acknowledged`` names something unknown.
+    """
+    accepted = set(acknowledged)
+    unknown = accepted - set(ACKNOWLEDGEMENTS)
+    if unknown:
+        raise ValueError(f"acknowledged must name only {', '.join(map(repr, ACKNOWLEDGEMENTS))}, got "
+                         f"{', '.join(map(repr, sorted(unknown)))}")
+    if report["strength"] == "missed":
+        spec = _spec_of(report)
+        raise PublicationRefused(f"the public release is refused: it misses the target (ε = {spec.eps:g}, "
+                                 f"δ = {spec.delta:g}). {spec.regime.meeting_advice(spec)}")
+    needed = required_acknowledgements(report)
+    missing = {key: text for key, text in needed.items() if key not in accepted}
+    if missing:
+        raise AcknowledgementRequired("the public release needs an explicit acknowledgement: "
+                                      + " ".join(f"{ACKNOWLEDGEMENTS[key]} — {text}" for key, text in missing.items()),
+                                      missing)
+    return sorted(needed)
