@@ -33,6 +33,9 @@ multiplicities = table.counts
 spec = state.release_spec(n, k_distinct)
 regime = spec.regime
 sigma, theta, m, eps, delta_target = spec.sigma, spec.theta, spec.m, spec.eps, spec.delta
+# the release's verdict and what an attacker can do, from the one guarantee (docs/verdicts.md §3)
+verdict, advice = compute.release_guarantee(spec)
+widgets.verdict_box(verdict, advice=advice)
 n_mc, mc_seed = int(st.session_state.n_mc), int(st.session_state.mc_seed)
 st.markdown(f"Settings from the Privacy page: σ = {sigma:g}, θ = {theta:g}, m = {m:,}, ε = {eps:g}, "
             f"δ target = {delta_target:g}.")
@@ -76,8 +79,9 @@ with tab_repeat:
     if model is None:
         st.info("Repeated releases are composed for σ ≥ 0 (choose that family on the Privacy page).")
     else:
-        k = st.slider("number of independent releases k from the same data", 1, 100, value=1, key="audit_k")
-        st.session_state.audit_releases = int(k)   # read by the release report (see docs/audit.md §6)
+        # exploring k here does not change the release: the planned k is set on the Synthetic data page
+        k = st.slider("number of independent releases k from the same data", 1, 100,
+                      value=min(100, int(st.session_state.releases_planned)), key="audit_k")
         model_key = (selection.key, sigma, theta, m, model.scope, n_mc, mc_seed)
         eps_k = compute.composed_epsilon(model_key, model, int(k), delta_target)
         eps_max = float(max(12.0, min(1.5 * eps_k, 1000.0)) if np.isfinite(eps_k) else max(12.0, 2.0 * k * eps))
@@ -211,7 +215,7 @@ with tab_risk:
             if len(cols) < 2:
                 st.caption("Linkability and inference need at least two columns; choose more columns on the Data page.")
             st.download_button("Download audit summary (JSON)", key="download_audit",
-                               data=json.dumps({"releases_k": int(st.session_state.get("audit_releases", 1)),
+                               data=json.dumps({"releases_k": int(spec.releases),
                                                 "exact_matches": cnt,
                                                 "risks": [r.__dict__ for r in risks]}, default=str, indent=1),
                                file_name="audit_summary.json", mime="application/json")

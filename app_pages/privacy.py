@@ -48,6 +48,16 @@ if selection.prepared.any_bounds_from_data:
     st.warning("The bounds of the base measure were read off the confidential data (see the Data page): "
                "they are not covered by the guarantees below.", icon="⚠️")
 
+# ------------------------------------------------------------------ the verdict
+# One guarantee, computed once from the spec: the Synthetic data page, the reports and the
+# public files read the same object (docs/verdicts.md).
+guarantee, advice = compute.release_guarantee(spec)
+widgets.verdict_box(guarantee, advice=advice)
+st.caption(f"The verdict is read from the **global** guarantee of {spec.releases:,} planned release"
+           f"{'' if spec.releases == 1 else 's'} (set on the Synthetic data page): it holds for every dataset of "
+           f"n = {n:,} records. The instance-level facts below are about your data only; they are not private "
+           "themselves and never decide the verdict.")
+
 # ------------------------------------------------------------------ δ(ε)
 # Every δ and ε threshold below is rounded up by core.plots.format_upper, and every yes/no
 # comes from core's exact verdict functions, never from comparing rounded floats.
@@ -65,10 +75,9 @@ def _dirichlet_process_guarantee() -> None:
         f"(simple bound {fmt(point['simple'])}): *approximate* DP, never pure ε-DP, since δ* is at "
         "least the singleton term m/(m + θ + n − 1) > 0 at every ε. Each δ is rounded up.")
     meets_instance, meets_global = point["instance_meets"], point["global_meets"]
-    verdict = st.success if meets_instance else st.error
-    verdict(f"Instance-level δ = {fmt(point['instance'])} {'≤' if meets_instance else '>'} δ target "
-            f"{fmt(delta)}; global δ = {fmt(point['global'])} {'≤' if meets_global else '>'} δ target "
-            "(both decided exactly).")
+    st.info(f"Instance-level fact about your data (not the verdict): δ = {fmt(point['instance'])} "
+            f"{'≤' if meets_instance else '>'} δ target {fmt(delta)}; one release's global δ = "
+            f"{fmt(point['global'])} {'≤' if meets_global else '>'} δ target (both decided exactly).")
     plateau = curves["singleton_term"] if table.singletons else None
     old_values = compute.old_values_curve(selection.key, multiplicities, spec.without_target(), eps_grid, 0, 0)
     series = {"instance-level δ_x(ε) (paper)": curves["instance"],
@@ -117,11 +126,11 @@ def _dirichlet_multinomial_guarantee() -> None:
             f"(instance-level) for ε ≥ {fmt(res['pure_eps_instance'])} "
             f"(at ε = {eps:g}: **{'yes' if point['pure_instance'] else 'no'}**). " + at_eps)
         if point["bound_meets"]:
-            st.success(f"Instance-level δ bound {fmt(point['bound'])} ≤ δ target {fmt(delta)}: the target is met "
-                       "(decided exactly).")
+            st.info(f"Instance-level fact about your data (not the verdict): the δ bound {fmt(point['bound'])} ≤ "
+                    f"δ target {fmt(delta)} (decided exactly).")
         else:
-            st.error(f"Instance-level δ bound {fmt(point['bound'])} > δ target {fmt(delta)}: the bound does not "
-                     "show the target is met (the exact δ may be lower; the bound is what is guaranteed).")
+            st.info(f"Instance-level fact about your data (not the verdict): the δ bound {fmt(point['bound'])} > "
+                    f"δ target {fmt(delta)} (the exact δ may be lower; the bound is what is guaranteed).")
     fig = plots.delta_curves_figure(eps_grid, {"instance-level δ bound (σ < 0)": res["curve"]},
                                     delta_target=delta, eps_selected=eps,
                                     title="δ(ε) upper bound (σ < 0): the exact δ is at most this curve")

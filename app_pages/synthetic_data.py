@@ -11,8 +11,9 @@ import numpy as np
 import streamlit as st
 
 from core.release import bundle as core_bundle
+from core.release import gate
 from core.plots import quality as plots_quality
-from ui import release, state, widgets
+from ui import compute, release, state, widgets
 
 st.title("Synthetic data: generate a release")
 
@@ -23,9 +24,12 @@ sigma, theta, m = spec.sigma, spec.theta, spec.m
 st.markdown(f"Settings from the **Privacy** page: {state.regime().label}, "
             f"σ = {sigma:g}, θ = {theta:g}, **m = {m:,}**. The release is random: the seed below makes "
             "it reproducible (same data, settings and seed ⇒ same release).")
-left, right = st.columns([1, 2])
+left, middle, right = st.columns([1, 1, 1])
 widgets.number("seed", "seed", step=1, where=left)
+widgets.number("releases planned from the same data (k)", "releases_planned", step=1, where=middle,
+               help="The verdict and every file state the guarantee of all k releases together (composed).")
 seed = int(st.session_state.seed)
+right.markdown("&nbsp;")   # aligns the button with the inputs
 if right.button("Generate release", type="primary"):
     st.session_state.release_params = (selection.key, spec, seed)
 
@@ -44,8 +48,18 @@ with widgets.show_errors("Could not generate the release: "):
     release_key = release.release_key(result)
     figures = release.figures(release_key, result)
     summary = release.summary(release_key, result)
-    artifacts = release.bundles(release_key, result)
 synthetic = result.synthetic
+
+# ------------------------------------------------------------------ the verdict and the gate
+guarantee, advice = compute.release_guarantee(spec_r)
+widgets.verdict_box(guarantee, advice=advice)
+accepted = []
+if guarantee.verdict != "missed":
+    for key, consequence in gate.required_acknowledgements(result.public_report).items():
+        if st.checkbox(f"I accept that {gate.ACKNOWLEDGEMENTS[key]}: {consequence}", key=f"acknowledge_{key}"):
+            accepted.append(key)
+with widgets.show_errors("Could not build the release files: "):
+    artifacts = release.bundles(release_key, result, tuple(sorted(accepted)))
 
 c1, c2, c3 = st.columns(3)
 c1.metric("released rows m", f"{result.m:,}")
@@ -58,17 +72,29 @@ for warning in result.warnings:
 
 st.subheader("Downloads")
 d1, d2, d3 = st.columns(3)
-d1.download_button("Download public release (zip)", data=artifacts.public, file_name=core_bundle.PUBLIC_BUNDLE_NAME,
-                   mime="application/zip", key="download_public", type="primary",
-                   help="What may be published: synthetic.csv, the recipe without the seed or the upload's hash, "
-                        "and the guarantee that holds for every dataset of this size (release.json, README.txt).")
+public_ok = artifacts.public is not None
+if guarantee.verdict == "missed":
+    held = "Refused: the release misses its target (see the verdict above)."
+elif not public_ok:
+    held = "Tick the acknowledgement above first: it is recorded in release.json."
+else:
+    held = None
+d1.download_button("Download public release (zip)", data=artifacts.public or b"",
+                   file_name=core_bundle.PUBLIC_BUNDLE_NAME, mime="application/zip", key="download_public",
+                   type="primary" if public_ok and guarantee.verdict in ("pure", "strong") else "secondary",
+                   disabled=not public_ok,
+                   help=held or ("What may be published: synthetic.csv, the recipe without the seed or the "
+                                 "upload's hash, and the guarantee that holds for every dataset of this size "
+                                 "(release.json, README.txt, the verdict and what was acknowledged)."))
 d2.download_button("Download CONFIDENTIAL curator record (zip)", data=artifacts.curator,
                    file_name=core_bundle.CURATOR_BUNDLE_NAME, mime="application/zip", key="download_curator",
                    help="Keep it with the confidential data, never publish it: instance-level guarantees, k, "
                         "singletons, the full recipe with its seed, the summary table and the figures that show "
                         "the confidential data.")
-d3.download_button("Download synthetic CSV", data=result.synthetic_csv(), file_name="synthetic.csv",
-                   mime="text/csv", key="download_csv")
+# the synthetic CSV is the public data itself: behind the same gate
+d3.download_button("Download synthetic CSV", data=result.synthetic_csv() if public_ok else b"",
+                   file_name="synthetic.csv", mime="text/csv", key="download_csv", disabled=not public_ok,
+                   help=held)
 st.markdown("The command line replays the curator record's recipe and writes the same synthetic CSV, byte for "
             "byte:")
 st.code(release.command_line(selection), language="bash")

@@ -314,8 +314,10 @@ def test_privacy_page_sliders_update_values(sample):
     assert f"δ = {plots.format_upper(inst)}" in _markdown(at)
     plateau = _trace(_figure_with_trace(at, "singleton plateau m/(m+θ+n−1)"), "singleton plateau m/(m+θ+n−1)")
     assert plateau["y"][0] == pytest.approx(300 / (300 + 2.0 + len(sample) - 1), rel=1e-9)
-    # δ > target: the page says so
-    assert any("> δ target" in e.value for e in at.error)
+    # δ > target: the verdict is missed (red), and the instance-level fact is only information
+    assert any("Verdict: missed" in e.value for e in at.error)
+    assert any("> δ target" in i.value and "not the verdict" in i.value for i in at.info)
+    assert not at.success
 
 
 def test_privacy_page_other_regimes(sample):
@@ -381,12 +383,12 @@ def test_synthetic_page_release_and_download(sample, downloads):
     _, spec, seed = at.session_state["release_params"]
     assert (spec.sigma, spec.theta, spec.m, seed) == (0.0, 100.0, 2500, 12345)
 
-    # the CSV offered for download is the release plotted: m rows of plausible values
-    buttons = {b.proto.label: b.proto.url for b in at.get("download_button")}
-    csv = pd.read_csv(io.BytesIO(downloads(buttons["Download synthetic CSV"])))
-    assert list(csv.columns) == ["earnings"] and len(csv) == 2500
+    # T₁ = 2500/(2500 + 100 + 13500) > δ = 0.01: the verdict is missed and nothing public is offered
+    assert any("Verdict: missed" in e.value for e in at.error)
+    public = {b.proto.label: b.proto for b in at.get("download_button")}
+    assert public["Download synthetic CSV"].disabled and public["Download public release (zip)"].disabled
     z = _overlay_release(at)
-    np.testing.assert_array_equal(csv["earnings"].to_numpy(float), z)
+    assert z.size == 2500
     lo, hi = _public_bounds()
     assert np.all((z >= lo) & (z <= hi))   # the sample's public bounds: H = uniform on [0, 100]
     new_rows = int(shown["rows with a new value (drawn from H)"].replace(",", ""))
@@ -409,6 +411,20 @@ def test_synthetic_page_release_and_download(sample, downloads):
     at.button[0].click().run()
     np.testing.assert_array_equal(_overlay_release(at), z)
 
+    # m = 20: weak (δ ≥ 1/n); the CSV is offered once the curator accepts that, and it is the
+    # release plotted
+    at.session_state["m"] = 20
+    at.run()
+    at.button[0].click().run()
+    assert any("Verdict: weak" in w.value for w in at.warning)
+    assert at.get("download_button")[2].proto.disabled
+    at.checkbox(key="acknowledge_weak").check().run()
+    buttons = {b.proto.label: b.proto for b in at.get("download_button")}
+    assert not buttons["Download synthetic CSV"].disabled
+    csv = pd.read_csv(io.BytesIO(downloads(buttons["Download synthetic CSV"].url)))
+    assert list(csv.columns) == ["earnings"] and len(csv) == 20
+    np.testing.assert_array_equal(csv["earnings"].to_numpy(float), _overlay_release(at))
+
 
 def _zip_files(payload: bytes) -> dict[str, bytes]:
     import zipfile
@@ -417,7 +433,18 @@ def _zip_files(payload: bytes) -> dict[str, bytes]:
         return {name: zf.read(name) for name in zf.namelist()}
 
 
+def _accept_the_gate(at: AppTest) -> None:
+    """Tick every acknowledgement the gate asks for (a weak release, bounds from the data)."""
+    boxes = [box for box in at.checkbox if str(box.key or "").startswith("acknowledge_")]
+    for box in boxes:
+        box.check()
+    if boxes:
+        at.run()
+
+
 def _release_downloads(at: AppTest, downloads) -> tuple[bytes, dict, dict]:
+    """The three downloads of the Synthetic data page, once the curator accepted what the gate asks."""
+    _accept_the_gate(at)
     buttons = {b.proto.label: b.proto.url for b in at.get("download_button")}
     return (downloads(buttons["Download synthetic CSV"]),
             _zip_files(downloads(buttons["Download public release (zip)"])),
@@ -444,8 +471,10 @@ def test_release_bundles_public_and_curator_and_replay(sample, downloads, tmp_pa
     _page(at, "synthetic_data.py")
     at.button[0].click().run()
     assert not at.exception
+    at.checkbox(key="acknowledge_weak").check().run()   # a weak release is published only when accepted
     csv_bytes, public, curator = _release_downloads(at, downloads)
     assert set(public) == {"README.txt", "synthetic.csv", "recipe.json", "release.json"}
+    assert json.loads(public["release.json"])["acknowledged"] == ["weak"]
     assert public["synthetic.csv"] == csv_bytes
     assert all(name.startswith("CONFIDENTIAL_") for name in curator)
     assert {"CONFIDENTIAL_report.json", "CONFIDENTIAL_recipe.json", "CONFIDENTIAL_summary.csv",
@@ -499,12 +528,20 @@ def test_multi_column_upload_with_per_column_transforms_replays(downloads, tmp_p
         "region": {"kind": "categorical", "log": False, "bounds_public": False, "lo": 0.0, "hi": 1.0,
                    "decimals": None}}
     at.session_state["theta"] = 50.0
+    # T₁ = 40/(40 + 50 + 399) ≤ δ = 0.1: the target is met, weakly (δ ≥ 1/n)
+    at.session_state["m"] = 40
+    at.session_state["delta"] = 0.1
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     _page(at, "synthetic_data.py")
     at.button[0].click().run()
     assert not at.exception, [e.value for e in at.exception]
+    # hours' bounds come from the data: both consequences must be accepted before anything public
+    at.checkbox(key="acknowledge_weak").check().run()
+    assert at.get("download_button")[0].proto.disabled
+    at.checkbox(key="acknowledge_bounds_from_data").check().run()
     csv_bytes, public, curator = _release_downloads(at, downloads)
+    assert json.loads(public["release.json"])["acknowledged"] == ["bounds_from_data", "weak"]
     assert list(pd.read_csv(io.BytesIO(csv_bytes)).columns) == ["income", "hours", "region"]
     assert json.loads(public["recipe.json"])["data"]["source"] == "upload"       # no hash in public
     assert "CONFIDENTIAL_category_counts.csv" in curator
@@ -853,8 +890,11 @@ def test_dp_verdicts_come_from_the_exact_functions(monkeypatch):
         calls.append(args)
         return False
 
+    from core.privacy import regimes as core_regimes
+
     monkeypatch.setattr(core_privacy, "instance_delta_at_most", verdict)
     monkeypatch.setattr(core_privacy, "global_delta_at_most", verdict)
+    monkeypatch.setattr(core_regimes, "global_delta_at_most", verdict)   # the verdict of the release
     # m = 97, ε = 2.45: both δ's are below the target 0.01 (a float comparison says "≤"),
     # and no other test caches these settings (AppTest sessions share one id).
     m, eps = 97, 2.45
@@ -864,8 +904,19 @@ def test_dp_verdicts_come_from_the_exact_functions(monkeypatch):
     at.session_state["m"] = m
     at.session_state["eps"] = eps
     _page(at, "privacy.py")
-    assert len(calls) == 2
-    shown = [e.value for e in at.error if "δ target" in e.value]
-    assert shown and "> δ target 0.01; global δ" in shown[0] and "> δ target (both decided exactly)" in shown[0]
+    assert len(calls) >= 3
+    assert any("Verdict: missed" in e.value for e in at.error)   # from the (flipped) exact verdict
+    shown = [i.value for i in at.info if "δ target" in i.value]
+    assert shown and "> δ target 0.01; one release's global δ" in shown[0]
+    assert "> δ target (both decided exactly)" in shown[0]
     # the δ it prints is core's own, rounded up
     assert f"δ = {plots.format_upper(privacy.global_delta(13_501, 2.0, m, eps))}" in shown[0]
+
+
+def test_a_hand_change_ends_the_planners_say(sample):
+    """θ or m moved by hand are no longer "chosen with the release planner" in the public report."""
+    at = _page(_app(), "privacy.py")
+    at.session_state["settings_chosen_from_data"] = True
+    at.run()
+    at.slider(key="_w_theta").set_value(3.0).run()
+    assert at.session_state["settings_chosen_from_data"] is False

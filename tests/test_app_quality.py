@@ -11,7 +11,7 @@ import io
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_app import APP, SAMPLE, TIMEOUT, downloads  # noqa: F401  (downloads is a fixture)
+from test_app import APP, SAMPLE, TIMEOUT, _accept_the_gate, downloads  # noqa: F401  (downloads is a fixture)
 
 from core.evaluation.quality import quality_report
 
@@ -25,7 +25,7 @@ def _two_columns(second: str, spec: dict, page: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["columns"] = ["earnings", second]
     at.session_state["transforms"] = {"earnings": EARNINGS, second: spec}
-    at.session_state["m"] = 150
+    at.session_state["m"] = 130   # ≤ 136, the largest m meeting δ = 0.01 at θ = 50: the CSV is offered
     at.session_state["theta"] = 50.0
     at.session_state["seed"] = 3
     at.session_state["runs"] = 5
@@ -41,6 +41,8 @@ def test_synthetic_page_shows_the_quality_report_and_its_confidential_download(d
                                  "decimals": None}, "synthetic_data.py")
     at.button[0].click().run()
     assert not at.exception, [e.value for e in at.exception]
+    _accept_the_gate(at)   # so that the public CSV is offered
+    assert not at.get("download_button")[2].proto.disabled, [a.value for a in at.error]
     assert any(h.value == "Quality report" for h in at.subheader)
     buttons = {b.proto.label: b for b in at.get("download_button")}
     assert QUALITY_LABEL in buttons

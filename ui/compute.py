@@ -37,6 +37,13 @@ SWEEP_EPS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 # --------------------------------------------------------------------------- privacy
+@session_cache(max_entries=64)
+def release_guarantee(spec: privacy.ReleaseSpec) -> tuple[privacy.Guarantee, str]:
+    """The composed global guarantee of ``spec`` with its verdict (docs/verdicts.md), and what
+    would meet the target — the object every page, report and file reads (public inputs only)."""
+    return spec.regime.release_guarantee(spec), spec.regime.meeting_advice(spec)
+
+
 @session_cache(max_entries=32)
 def dp_delta_curves(table_key: str, _multiplicities: np.ndarray, mechanism: privacy.ReleaseSpec,
                     eps_grid: tuple[float, ...]) -> dict:

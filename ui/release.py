@@ -76,10 +76,14 @@ def release_key(result: core_recipe.ReleaseResult) -> str:
 
 
 @session_cache(max_entries=2)
-def bundles(release_key: str, _result: core_recipe.ReleaseResult) -> core_bundle.ReleaseBundles:
-    """Both zips of a release (public release; CONFIDENTIAL curator record with the overlays)."""
+def bundles(release_key: str, _result: core_recipe.ReleaseResult,
+            acknowledged: tuple[str, ...] = ()) -> core_bundle.ReleaseBundles:
+    """Both zips of a release (public release; CONFIDENTIAL curator record with the overlays).
+    The public one is ``None`` while the gate holds it back (``core.release.gate``):
+    ``acknowledged`` is what the curator accepted, recorded in its release.json."""
     return core_bundle.build_bundles(_result, figures=figures(release_key, _result),
-                                     summary=summary(release_key, _result), report=quality(release_key, _result))
+                                     summary=summary(release_key, _result), report=quality(release_key, _result),
+                                     acknowledged=acknowledged)
 
 
 @session_cache(max_entries=2)

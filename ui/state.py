@@ -58,6 +58,7 @@ DEFAULTS: dict[str, Any] = {
     "z_dm": 0,                     # public categories when regime == "dm" (0: use k)
     "theta": 2.0,
     "m": 100,
+    "releases_planned": 1,         # k: independent releases planned from the same data (Synthetic data page)
     "eps": 2.5,
     "delta": 0.01,
     "n_mc": 5000,
@@ -73,6 +74,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "alpha_dm": (0.05, 50.0),
     "theta": (0.1, 100.0),
     "m": (1, 5000),
+    "releases_planned": (1, 1000),
     "eps": (0.05, 12.0),
     "n_mc": (500, 200_000),
     "seed": (0, SEED_MAX),
@@ -155,8 +157,15 @@ def init_state(defaults: dict[str, Any] = DEFAULTS) -> None:
         sanitise(key)
 
 
+#: Settings the Release planner chooses: a change by hand ends the planner's say over them,
+#: so that the public report does not call hand-set values "chosen with the planner".
+PLANNED_SETTINGS = ("theta", "m", "regime", "sigma_py", "alpha_dm", "z_dm")
+
+
 def _keep(name: str) -> None:
     st.session_state[name] = st.session_state[f"_w_{name}"]
+    if name in PLANNED_SETTINGS:
+        st.session_state.settings_chosen_from_data = False
 
 
 def bind(name: str) -> dict:
@@ -231,8 +240,7 @@ def release_spec(n: int, n_distinct: int) -> privacy.ReleaseSpec:
     sigma, theta = mechanism_parameters(n_distinct)
     return privacy.ReleaseSpec(sigma=sigma, theta=theta, m=int(st.session_state.m), n=int(n),
                                eps=float(st.session_state.eps), delta=float(st.session_state.delta),
-                               # the k of the Audit page's "repeated releases"
-                               releases=int(st.session_state.get("audit_releases", 1)))
+                               releases=int(st.session_state.releases_planned))
 
 
 def public_categories(n_distinct: int) -> int:

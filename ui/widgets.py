@@ -15,7 +15,7 @@ import contextlib
 
 import streamlit as st
 
-from core import plots
+from core import plots, privacy
 
 from . import selection as sel
 from . import state
@@ -94,6 +94,29 @@ def sidebar_summary(profile: dict | None) -> None:
         st.markdown(f"**Mechanism:** {state.regime().label}  \n"
                     f"σ = {sigma:g}, θ = {theta:g}, m = {st.session_state.m:,}  \n"
                     f"ε = {st.session_state.eps:g}, δ target = {plots.format_upper(st.session_state.delta)}")
+
+
+#: How each verdict is shown: green only for pure and strong (docs/verdicts.md §1).
+VERDICT_BOXES = {"pure": st.success, "strong": st.success, "weak": st.warning, "missed": st.error}
+VERDICT_ICONS = {"pure": "✅", "strong": "✅", "weak": "⚠️", "missed": "⛔"}
+
+
+def verdict_box(guarantee: privacy.Guarantee, *, advice: str | None = None) -> None:
+    """The verdict of a release's composed global guarantee, in the words every page and file
+    uses, with what a weak δ allows and the attack terms (all numbers rounded up by core)."""
+    fmt = plots.format_upper
+    parts = [f"**Verdict: {guarantee.verdict}** — {privacy.VERDICT_WORDS[guarantee.verdict]}.",
+             guarantee.description]
+    if guarantee.verdict == "weak" and guarantee.verbatim_probability is not None:
+        parts.append(f"What δ ≥ 1/n allows here: a record whose value is unique can appear verbatim with "
+                     f"probability up to **{fmt(guarantee.verbatim_probability)}**.")
+    if guarantee.attack is not None:
+        tpr = ", ".join(f"≤ {fmt(t)} at FPR {a:g}" for a, t in guarantee.attack.tpr_at_fpr)
+        parts.append(f"An attacker's best membership test: advantage (TPR − FPR) ≤ {fmt(guarantee.attack.advantage)}; "
+                     f"true positive rate {tpr}.")
+    if guarantee.verdict == "missed" and advice:
+        parts.append(advice)
+    VERDICT_BOXES[guarantee.verdict](" ".join(parts), icon=VERDICT_ICONS[guarantee.verdict])
 
 
 def curator_only_note() -> None:

@@ -217,11 +217,20 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path)
     print("slider-change-to-updated-chart latency:", json.dumps(record))
     _check_no_hang(record)
 
+    # The δ target to its largest option, 0.1: T₁ = m/(m + θ + n − 1) ≈ 0.03 meets it, weakly
+    # (δ ≥ 1/n), so the public files are offered once the curator accepts that.
+    w.rerun_after(page, lambda: w.press_slider(page, "_w_delta", "End"))
+    assert "Verdict: weak" in page.locator('[data-testid="stAlert"]').filter(has_text="Verdict:").first.inner_text()
+
     # ---------------------------------------------------------------- synthetic data page
     w.go_to_page(page, "Synthetic data")
     w.press(page, "Generate release")
     w.wait_for_idle(page)
     assert _metric(page, "released rows m") == f"{m:,}"
+    assert page.get_by_role("button", name="Download public release (zip)").is_disabled()
+    for consequence in ("the guarantee is weak", "bounds were read off the confidential data"):
+        w.rerun_after(page, lambda: page.get_by_text(f"I accept that {consequence}").click())
+    assert page.get_by_role("button", name="Download public release (zip)").is_enabled()
     downloaded = {}
     for button, name in (("Download synthetic CSV", "synthetic.csv"),
                          ("Download public release (zip)", "public_release.zip"),
@@ -248,6 +257,9 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path)
     # recipe (with its seed), which the command line runs on the same file (issue 10).
     with zipfile.ZipFile(io.BytesIO(downloaded["public_release.zip"])) as public:
         assert public.read("synthetic.csv") == downloaded["synthetic.csv"]
+        release_json = json.loads(public.read("release.json"))
+        assert release_json["strength"] == "weak"
+        assert release_json["acknowledged"] == ["bounds_from_data", "weak"]
     with zipfile.ZipFile(io.BytesIO(downloaded["CONFIDENTIAL_curator_record.zip"])) as curator:
         recipe = tmp_path / "CONFIDENTIAL_recipe.json"
         recipe.write_bytes(curator.read("CONFIDENTIAL_recipe.json"))
