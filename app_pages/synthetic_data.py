@@ -67,6 +67,13 @@ c2.metric("rows with a new value (drawn from H)", f"{int(np.count_nonzero(result
 c3.metric("distinct new values K", f"{result.n_new_values:,}")
 st.caption(f"Seed {seed_r}. New values are drawn from the base measure H (uniform on the public bounds "
            "of each numeric column; new_category_j labels for categorical ones).")
+verbatim = result.curator_report["verbatim"]
+if verbatim["expected_unique_records_copied"] is not None:
+    st.caption(f"Curator only: your data hold {verbatim['unique_records_in_data']:,} records whose value is unique; "
+               f"{'a release' if spec_r.releases == 1 else f'{spec_r.releases} releases'} like this copy "
+               f"{verbatim['expected_unique_records_copied']:.3g} of them on average "
+               f"(docs/verdicts.md §2), and this one has **{verbatim['unique_rows_copied']:,}** rows equal to such a "
+               "record.")
 for warning in result.warnings:
     st.warning(warning, icon="⚠️")
 

@@ -210,8 +210,7 @@ class DirichletProcess(Regime):
         verdict = verdict_of(pure=False, meets_target=meets, below_one_over_n=below)
         times = "one release" if k == 1 else f"{k} independent releases"
         text = (f"Global (ε, δ)-DP of {times} (Theorem 2{'' if k == 1 else ', composed'}): for every dataset of "
-                f"n = {n} records, ε = {eps!r} and δ = {format_upper(delta_k)} (rounded up). "
-                f"A record whose value is unique appears verbatim with probability up to {format_upper(p_k)}.")
+                f"n = {n} records, ε = {eps!r} and δ = {format_upper(delta_k)} (rounded up).")
         return Guarantee("approximate", "global", eps, delta_k, notion="Theorem 2, composed exactly",
                          name="global_delta", meets_target=meets, description=text, verdict=verdict, releases=k,
                          attack=singleton_attack_terms(m, theta, n, k), verbatim_probability=p_k)

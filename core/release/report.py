@@ -90,12 +90,12 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
             shown = (f"δ = {format_upper(g.delta)} >" if g.delta is not None else "the condition fails for")
             warnings.append(f"The {g.scope_words} guarantee '{g.name}' misses the target: {shown} δ target "
                             f"{float(delta)!r} at ε = {float(eps)!r}.")
-    composition = _composition(spec, counts, float(eps), float(delta), items, releases)
+    verdict = spec.regime.release_guarantee(spec)   # the same object the public report reads
+    composition = _composition(spec, counts, float(eps), items, releases, verdict)
     if composition and not composition["global_meets_target"]:
         warnings.append(f"After {releases} releases the global guarantee misses the target: δ = "
                         f"{format_upper(composition['global_delta'])} > δ target {float(delta)!r} at ε = {float(eps)!r}.")
     k1 = int(np.sum(counts == 1))
-    verdict = spec.regime.release_guarantee(spec)   # the same object the public report reads
     release_guarantee = {**{key: value for key, value in asdict(verdict).items() if key != "attack"},
                          "attack": None if verdict.attack is None else verdict.attack.to_dict()}
     verbatim = {"probability_per_unique_record": verdict.verbatim_probability,
@@ -128,32 +128,26 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
     return _jsonable(report)
 
 
-def _composition(spec: ReleaseSpec, counts, eps: float, delta: float, items, releases: int) -> dict | None:
-    """Guarantees of k independent releases: PLD composition where the regime's privacy loss
-    distribution is exact (σ = 0), and naive (kε, kδ) always."""
+def _composition(spec: ReleaseSpec, counts, eps: float, items, releases: int, verdict: Guarantee) -> dict | None:
+    """Guarantees of k independent releases: the composed global guarantee of the release
+    (``verdict``, docs/verdicts.md §2), the tight instance-level profile where the regime's
+    privacy loss distribution is exact (σ = 0), and naive (kε, kδ) always."""
     if releases == 1:
         return None
     out = {"releases": releases, "eps": eps,
            "naive": [{"name": g.name, "eps": releases * eps,
-                      "delta": None if g.delta is None else min(1.0, releases * g.delta)} for g in items]}
+                      "delta": None if g.delta is None else min(1.0, releases * g.delta)} for g in items],
+           "global_delta": verdict.delta, "global_meets_target": bool(verdict.meets_target),
+           "description": verdict.description}
     if not spec.regime.exact_loss_distribution:
-        out["note"] = ("Only naive composition is stated for σ ≠ 0: the exact privacy loss distribution is "
-                       "known for σ = 0 (the Audit page estimates it by Monte Carlo for σ in (0, 1)).")
-        out["global_delta"], out["global_meets_target"] = None, True
         return out
     from ..privacy import pld   # dp_accounting is loaded only when composition is asked for
 
-    glob = float(pld.pypp_global_loss(spec.n, spec.theta, spec.m).delta(eps, releases))
     inst = float(pld.pypp_instance_loss(counts, spec.theta, spec.m).delta(eps, releases))
-    out.update({
-        "global_delta": glob, "global_meets_target": bool(glob <= delta),
-        "instance_tight_delta": inst,
-        "description": (f"After {releases} independent releases from the same data: globally (every dataset of "
-                        f"n = {spec.n}) (ε = {eps!r}, δ = {format_upper(glob)})-DP, and at this dataset "
-                        f"(ε = {eps!r}, δ = {format_upper(inst)})-DP (tight profile), by composing the privacy "
-                        "loss distributions (dp_accounting; δ rounded up). Naive composition would give "
-                        f"(kε, kδ) = ({releases * eps!r}, k·δ)."),
-    })
+    out["instance_tight_delta"] = inst
+    out["description"] += (f" At this dataset (instance level) the {releases} releases are (ε = {eps!r}, "
+                           f"δ = {format_upper(inst)})-DP (tight profile, composed privacy loss distributions; "
+                           "δ rounded up).")
     return out
 
 
