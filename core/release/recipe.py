@@ -776,9 +776,7 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
     release = pypp_release(table.atoms, table.counts, recipe.sigma, recipe.theta, m,
                            np.random.default_rng(recipe.seed), base=prepared.bases)
     synthetic = prepared.to_original(release.values)
-    singletons = prepared.to_original(table.atoms[table.counts == 1])
-    # rows of the release equal to a record whose value is unique in the data (curator only)
-    copied = int(synthetic.merge(singletons.drop_duplicates(), how="inner").shape[0]) if len(singletons) else 0
+    copied = _rows_equal_to_unique_records(synthetic, prepared.to_original(table.atoms[table.counts == 1]))
 
     curator = release_report(
         multiplicities=table.counts, sigma=recipe.sigma, theta=recipe.theta, m=m, eps=recipe.eps,
@@ -797,6 +795,19 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
                          n_new_values=release.n_new_values, prepared=prepared, curator_report=curator,
                          public_report=public_report(recipe, n=table.n, m=m, m_rule=m_rule),
                          warnings=tuple(dict.fromkeys(curator["warnings"])))
+
+
+def _rows_equal_to_unique_records(synthetic: pd.DataFrame, unique_records: pd.DataFrame) -> int:
+    """How many release rows equal a record whose value is unique in the data (curator only;
+    docs/verdicts.md §2): a hash join, O(m + k₁). Numeric columns are compared as floats (a
+    release column holding new values is float where the data's is integer)."""
+    if unique_records.empty:
+        return 0
+    numeric = [c for c in synthetic.columns
+               if pd.api.types.is_numeric_dtype(synthetic[c]) and pd.api.types.is_numeric_dtype(unique_records[c])]
+    left = synthetic.astype({c: "float64" for c in numeric})
+    right = unique_records.astype({c: "float64" for c in numeric}).drop_duplicates()
+    return int(left.merge(right, how="inner").shape[0])
 
 
 # ============================================================================ public report
