@@ -473,7 +473,7 @@ def test_release_bundles_public_and_curator_and_replay(sample, downloads, tmp_pa
     assert not at.exception
     at.checkbox(key="acknowledge_weak").check().run()   # a weak release is published only when accepted
     csv_bytes, public, curator = _release_downloads(at, downloads)
-    assert set(public) == {"README.txt", "synthetic.csv", "recipe.json", "release.json"}
+    assert set(public) == {"README.txt", "synthetic.csv", "recipe.json", "release.json", "release_card.html"}
     assert json.loads(public["release.json"])["acknowledged"] == ["weak"]
     assert public["synthetic.csv"] == csv_bytes
     assert all(name.startswith("CONFIDENTIAL_") for name in curator)

@@ -215,7 +215,7 @@ def test_public_release_contains_no_confidential_statistic(released):
     files = public_files(result, bundles)
     if files is None:
         return
-    assert set(files) == {"README.txt", "synthetic.csv", "recipe.json", "release.json"}
+    assert set(files) == {"README.txt", "synthetic.csv", "recipe.json", "release.json", "release_card.html"}
     # The synthetic data are the release itself: exactly its rows, nothing else.
     assert files["synthetic.csv"] == result.synthetic_csv()
     assert len(pd.read_csv(io.BytesIO(files["synthetic.csv"]))) == result.m
@@ -331,11 +331,14 @@ def test_figures_are_marked_and_never_public(tmp_path):
                   figures={**figures, "odd name/..": "<html><body>x</body></html>"})
     files = unzip(curator.read_bytes())
     html = {n: p.decode() for n, p in files.items() if n.endswith(".html")}
+    card = html.pop("CONFIDENTIAL_curator_card.html")
+    assert card.count("CONFIDENTIAL —") == 2 and "Instance-level facts" in card
     assert set(html) == {"CONFIDENTIAL_figure_overlay_wage.html", "CONFIDENTIAL_figure_overlay_hours.html",
                          "CONFIDENTIAL_figure_odd_name.html"}
     for body in html.values():
         assert body.startswith("<!-- CONFIDENTIAL") and ">CONFIDENTIAL —" in body
-    assert not any(n.endswith(".html") for n in unzip(public.read_bytes()))
+    # the only page in the public release is its card: no figure of the confidential data
+    assert [n for n in unzip(public.read_bytes()) if n.endswith(".html")] == ["release_card.html"]
     with pytest.raises(ValueError, match="must be two files"):
         write_bundles(result, public_path=public, curator_path=public)
 

@@ -108,6 +108,11 @@ class Regime:
         """The guarantees of the curator report at one ε, in the order the dashboard shows them."""
         raise NotImplementedError
 
+    def global_delta_curve(self, spec, eps: np.ndarray) -> np.ndarray | None:
+        """The composed global δ of ``spec`` (its k releases) at each ε of ``eps`` (each rounded
+        up; 1 where no guarantee is stated); ``None`` where no global guarantee is known."""
+        return None
+
     def meeting_advice(self, spec) -> str:
         """What would make the release ``spec`` meet its target, in one sentence (for a
         refused public release)."""
@@ -217,6 +222,12 @@ class DirichletProcess(Regime):
 
     def largest_m(self, n, theta, eps, delta):
         return int(max_synthetic_size(n, theta, eps, delta))
+
+    def global_delta_curve(self, spec, eps):
+        d_star = np.asarray(global_delta(spec.n, spec.theta, spec.m, eps), dtype=float)
+        if spec.releases == 1:
+            return d_star
+        return np.maximum(d_star, composed_singleton_term(spec.m, spec.theta, spec.n, spec.releases))
 
     def meeting_advice(self, spec):
         n, theta, k = spec.n, spec.theta, spec.releases
@@ -347,6 +358,11 @@ class DirichletMultinomial(Regime):
                          name="global_pure_dp", meets_target=holds, description=text,
                          verdict=verdict_of(pure=True, meets_target=holds, below_one_over_n=True), releases=k,
                          attack=pure_attack_terms(eps_k))
+
+    def global_delta_curve(self, spec, eps):
+        alpha, k = -spec.sigma, spec.releases
+        return np.array([0.0 if pure_composition_holds(spec.m, alpha, k, float(e)) else 1.0
+                         for e in np.ravel(eps)])
 
     def meeting_advice(self, spec):
         alpha, k = -spec.sigma, spec.releases

@@ -76,6 +76,19 @@ class AttackTerms:
     advantage: float
     tpr_at_fpr: tuple
     source: str
+    #: ("singleton", p) — f(α) = max(0, 1 − p − α) — or ("pure", ε): the curve the terms come from
+    curve: tuple = ()
+
+    def tradeoff(self, alpha) -> np.ndarray:
+        """The trade-off curve f(α) (type II error at type I error α) the terms are read from,
+        on ``alpha`` in [0, 1] (docs/verdicts.md §3); never above the exact curve."""
+        a = np.clip(np.asarray(alpha, dtype=float), 0.0, 1.0)
+        family, value = self.curve
+        if family == "singleton":
+            return np.maximum(0.0, 1.0 - value - a)
+        if math.isinf(value):
+            return np.zeros_like(a)
+        return np.maximum.reduce([np.zeros_like(a), 1.0 - math.exp(value) * a, math.exp(-value) * (1.0 - a)])
 
     def to_dict(self) -> dict:
         """``{"advantage": …, "tpr_at_fpr": {"0.01": …, "0.001": …}, "source": …}`` (JSON-ready)."""
@@ -134,7 +147,8 @@ def singleton_attack_terms(m: int, theta: float, n: int, releases: int = 1) -> A
     """
     p = composed_singleton_term(m, theta, n, releases)
     return AttackTerms(p, tuple((a, _up(min(1.0, a + p))) for a in ATTACK_FPRS),
-                       "exact trade-off curve of the global worst case (a record whose value is unique)")
+                       "exact trade-off curve of the global worst case (a record whose value is unique)",
+                       ("singleton", p))
 
 
 # ------------------------------------------------------------------ pure ε-DP
@@ -160,10 +174,12 @@ def pure_attack_terms(eps: float) -> AttackTerms:
     """Attack terms of a pure ε-DP guarantee: advantage (e^ε − 1)/(e^ε + 1), TPR at FPR α
     at most min(e^ε·α, 1 − e^{−ε}(1 − α)) (Kairouz et al. 2015), rounded up."""
     if math.isinf(eps):
-        return AttackTerms(1.0, tuple((a, 1.0) for a in ATTACK_FPRS), "pure ε-DP trade-off curve (ε = ∞)")
+        return AttackTerms(1.0, tuple((a, 1.0) for a in ATTACK_FPRS), "pure ε-DP trade-off curve (ε = ∞)",
+                           ("pure", math.inf))
     adv = math.tanh(eps / 2.0)
     tpr = tuple((a, _up(min(math.exp(eps) * a, -math.expm1(-eps) + math.exp(-eps) * a, 1.0))) for a in ATTACK_FPRS)
-    return AttackTerms(_up(adv), tpr, "trade-off curve of pure ε-DP (an upper bound on this mechanism's)")
+    return AttackTerms(_up(adv), tpr, "trade-off curve of pure ε-DP (an upper bound on this mechanism's)",
+                       ("pure", eps))
 
 
 # ------------------------------------------------------------------ the verdict

@@ -44,6 +44,7 @@ import pandas as pd
 from .. import evaluation, plots
 from ..evaluation import quality
 from ..formatting import CONFIDENTIAL_MARK, format_upper
+from .card import curator_card_html, release_card_html
 from .gate import ACKNOWLEDGEMENTS, AcknowledgementRequired, PublicationRefused, check_publication
 from .recipe import ReleaseResult
 
@@ -196,6 +197,7 @@ def _public_readme(report: dict) -> str:
         f"dataset of n = {report['data']['n']:,} records.",
         "recipe.json    every transform and parameter (without the seed, which stays secret).",
         "release.json   the same statements in machine-readable form.",
+        "release_card.html  the same, for a disclosure-review board: verdict, guarantee and attack curves.",
         "",
         f"Verdict: {report['strength']} — {report['strength_meaning']}",
         f"Guarantee ({g['scope']}, {g['kind']}): {g['description']}",
@@ -227,7 +229,8 @@ def public_summary(report: dict) -> str:
 
 def public_bundle(result: ReleaseResult, *, acknowledged=()) -> bytes:
     """The public release zip: ``synthetic.csv``, ``recipe.json`` (public form),
-    ``release.json`` (:func:`core.release.public_report`) and ``README.txt``.
+    ``release.json`` (:func:`core.release.public_report`), ``release_card.html``
+    (:func:`core.release.card.release_card_html`) and ``README.txt``.
 
     Behind the gate (:func:`core.release.gate.check_publication`): refused for a ``missed``
     verdict; a ``weak`` release, or bounds read off the data, need ``acknowledged``, which
@@ -238,6 +241,7 @@ def public_bundle(result: ReleaseResult, *, acknowledged=()) -> bytes:
         ("synthetic.csv", result.synthetic_csv()),
         ("recipe.json", result.recipe.public().to_json().encode("utf-8")),
         ("release.json", _json(report)),
+        ("release_card.html", release_card_html(report).encode("utf-8")),
     ])
 
 
@@ -281,6 +285,8 @@ def curator_bundle(result: ReleaseResult, *, figures: Mapping | None = None,
     files = [("CONFIDENTIAL_README.txt", _curator_readme(result, summary is not None, counts is not None,
                                                          sorted(figures or {})).encode("utf-8")),
              ("CONFIDENTIAL_report.json", _json(result.curator_report)),
+             ("CONFIDENTIAL_curator_card.html",
+              curator_card_html(dict(result.public_report, acknowledged=[]), result.curator_report).encode("utf-8")),
              ("CONFIDENTIAL_recipe.json", result.recipe.to_json(confidential=True).encode("utf-8"))]
     if summary is not None:
         files.append(("CONFIDENTIAL_summary.csv", _marked_csv(summary)))
@@ -306,6 +312,8 @@ def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, 
         "",
         "CONFIDENTIAL_report.json  every parameter, the seed, k, singletons, the transforms as applied and each "
         "guarantee (instance-level ones are statements about the confidential data).",
+        "CONFIDENTIAL_curator_card.html  the release card with the instance-level facts and the count of unique "
+        "records copied.",
         "CONFIDENTIAL_recipe.json  the full recipe with its seed: `python -m core release --recipe "
         "CONFIDENTIAL_recipe.json [DATA.csv] --out synthetic.csv` reproduces synthetic.csv byte for byte.",
     ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..privacy import ReleaseSpec
 
 __all__ = ["ACKNOWLEDGEMENTS", "AcknowledgementRequired", "PublicationRefused", "check_publication",
-           "required_acknowledgements"]
+           "required_acknowledgements", "spec_of_public_report"]
 
 #: What a curator can accept, and the consequence named when asking.
 ACKNOWLEDGEMENTS = {
@@ -37,7 +37,7 @@ class AcknowledgementRequired(ValueError):
         self.missing = missing
 
 
-def _spec_of(report: dict) -> ReleaseSpec:
+def spec_of_public_report(report: dict) -> ReleaseSpec:
     """The release spec a public report states (public quantities only)."""
     return ReleaseSpec(sigma=report["mechanism"]["sigma"], theta=report["mechanism"]["theta"],
                        m=report["release"]["m"], n=report["data"]["n"], eps=report["privacy_target"]["eps"],
@@ -91,7 +91,7 @@ def check_publication(report: dict, acknowledged=()) -> list[str]:
         raise ValueError(f"acknowledged must name only {', '.join(map(repr, ACKNOWLEDGEMENTS))}, got "
                          f"{', '.join(map(repr, sorted(unknown)))}")
     if report["strength"] == "missed":
-        spec = _spec_of(report)
+        spec = spec_of_public_report(report)
         raise PublicationRefused(f"the public release is refused: it misses the target (ε = {spec.eps:g}, "
                                  f"δ = {spec.delta:g}). {spec.regime.meeting_advice(spec)}")
     needed = required_acknowledgements(report)

@@ -1,0 +1,133 @@
+"""The release card: one self-contained page a disclosure-review board reads (docs/verdicts.md §4).
+
+``release_card.html`` goes into the public bundle: the mechanism and its parameters, the
+verdict and what it means, the composed global δ(ε) and the trade-off curve of the best
+membership test (inline SVG, no script, no network request), the attack terms, the transforms
+and every data-dependent choice — public quantities only, read from the public report. The
+curator card (``CONFIDENTIAL_curator_card.html``, curator record only) adds the instance-level
+facts of the curator report. Every text is HTML-escaped: column and category names are the
+user's.
+"""
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+
+from ..formatting import CONFIDENTIAL_MARK, format_upper
+from .gate import ACKNOWLEDGEMENTS, spec_of_public_report
+
+__all__ = ["CARD_EPS_GRID", "curator_card_html", "release_card_html"]
+
+#: ε at which the card draws the composed global δ(ε).
+CARD_EPS_GRID = np.geomspace(0.05, 12.0, 60)
+_ALPHA_GRID = np.linspace(0.0, 1.0, 101)
+_COLOURS = {"pure": "#1b7a3a", "strong": "#1b7a3a", "weak": "#a66300", "missed": "#b00020"}
+_STYLE = ("body{font:15px/1.45 system-ui,sans-serif;max-width:860px;margin:2em auto;color:#222}"
+          "h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em}table{border-collapse:collapse}"
+          "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}.verdict{color:white;padding:10px;"
+          "border-radius:6px}.mark{background:#b00020;color:white;font-weight:bold;padding:6px}"
+          "svg text{font:11px sans-serif}")
+
+
+def _svg_chart(x: np.ndarray, y: np.ndarray, *, title: str, x_label: str, y_label: str, log_x: bool = False,
+               width: int = 560, height: int = 260) -> str:
+    """A line chart as inline SVG (x, y finite; y in [0, 1])."""
+    left, right, top, bottom = 56, 12, 26, 38
+    tx = np.log10(x) if log_x else x
+    x0, x1 = float(tx.min()), float(tx.max())
+    px = left + (tx - x0) / ((x1 - x0) or 1.0) * (width - left - right)
+    py = top + (1.0 - np.clip(y, 0.0, 1.0)) * (height - top - bottom)
+    points = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(px, py))
+    ticks = []
+    for v in (0.0, 0.25, 0.5, 0.75, 1.0):
+        yy = top + (1.0 - v) * (height - top - bottom)
+        ticks.append(f'<line x1="{left}" x2="{width - right}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#eee"/>'
+                     f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end">{v:g}</text>')
+    for v in (x.min(), np.sqrt(x.min() * x.max()) if log_x else (x.min() + x.max()) / 2, x.max()):
+        t = np.log10(v) if log_x else v
+        xx = left + (t - x0) / ((x1 - x0) or 1.0) * (width - left - right)
+        ticks.append(f'<text x="{xx:.1f}" y="{height - bottom + 14}" text-anchor="middle">{v:.3g}</text>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+            f'aria-label="{escape(title)}"><text x="{left}" y="16" font-weight="bold">{escape(title)}</text>'
+            + "".join(ticks)
+            + f'<polyline fill="none" stroke="#1f4e9e" stroke-width="2" points="{points}"/>'
+            f'<text x="{(left + width - right) / 2:.0f}" y="{height - 6}" text-anchor="middle">{escape(x_label)}'
+            f'</text><text x="12" y="{(top + height - bottom) / 2:.0f}" transform="rotate(-90 12 '
+            f'{(top + height - bottom) / 2:.0f})" text-anchor="middle">{escape(y_label)}</text></svg>')
+
+
+def _rows(pairs) -> str:
+    return "<table>" + "".join(f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>"
+                               for k, v in pairs) + "</table>"
+
+
+def _items(texts) -> str:
+    texts = list(texts)
+    return "<ul>" + "".join(f"<li>{escape(str(t))}</li>" for t in texts) + "</ul>" if texts else "<p>None.</p>"
+
+
+def _body(report: dict) -> list[str]:
+    spec = spec_of_public_report(report)
+    guarantee = spec.regime.release_guarantee(spec)
+    strength = report["strength"]
+    mech, data = report["mechanism"], report["data"]
+    parts = [
+        f"<h1>Release card — {escape(mech['description'])}</h1>",
+        f'<p class="verdict" style="background:{_COLOURS[strength]}"><b>Verdict: {escape(strength)}</b> — '
+        f"{escape(report['strength_meaning'])}</p>",
+        f"<p>{escape(report['guarantee']['description'])}</p>",
+        "<h2>Mechanism and parameters</h2>",
+        _rows([("regime", mech["regime"]), ("σ", mech["sigma"]), ("θ", mech["theta"]), ("n (records)", data["n"]),
+               ("m (released rows)", report["release"]["m"]), ("m chosen by", report["release"]["m_chosen_by"]),
+               ("target ε", report["privacy_target"]["eps"]),
+               ("target δ", format_upper(report["privacy_target"]["delta"])),
+               ("releases planned (composed)", report["releases_planned"]),
+               ("columns", ", ".join(map(str, data["columns"]))), ("transforms", data["coarsening_description"])]),
+        "<h2>What an attacker can do</h2>",
+    ]
+    attack = report["attack"]
+    if attack is None:
+        parts.append("<p>No global guarantee is known, so no bound on an attacker is stated.</p>")
+    else:
+        parts.append(_rows([("largest membership advantage (TPR − FPR)", format_upper(attack["advantage"]))]
+                           + [(f"true positive rate at false positive rate {fpr}", "≤ " + format_upper(tpr))
+                              for fpr, tpr in attack["tpr_at_fpr"].items()]))
+        parts.append(f"<p>{escape(attack['source'])}.</p>")
+    curve = spec.regime.global_delta_curve(spec, CARD_EPS_GRID)
+    if curve is not None:
+        parts.append(_svg_chart(CARD_EPS_GRID, curve, title="global δ(ε) of the planned releases (rounded up)",
+                                x_label="ε", y_label="δ", log_x=True))
+    if guarantee.attack is not None:
+        parts.append(_svg_chart(_ALPHA_GRID, guarantee.attack.tradeoff(_ALPHA_GRID),
+                                title="trade-off of the best membership test", x_label="false positive rate α",
+                                y_label="false negative rate f(α)"))
+    parts += ["<h2>Choices that depend on the data</h2>", _items(report["data_dependent_choices"]),
+              "<h2>Acknowledged before publication</h2>",
+              _items(ACKNOWLEDGEMENTS[key] for key in report.get("acknowledged", [])),
+              "<h2>Warnings</h2>", _items(report["warnings"]), "<h2>Notes</h2>", _items(report["notes"]),
+              f"<p>{escape(report['tool'])} {escape(str(report['version']))}</p>"]
+    return parts
+
+
+def _page(title: str, parts: list[str]) -> str:
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+            f"<style>{_STYLE}</style></head><body>" + "\n".join(parts) + "</body></html>\n")
+
+
+def release_card_html(public_report: dict) -> str:
+    """The public release card (self-contained HTML) of a public report
+    (:func:`core.release.public_report`, with its ``acknowledged``)."""
+    return _page("Release card", _body(public_report))
+
+
+def curator_card_html(public_report: dict, curator_report: dict) -> str:
+    """The CONFIDENTIAL curator card: the release card plus the instance-level facts."""
+    verbatim = curator_report.get("verbatim") or {}
+    extra = ["<h2>Instance-level facts (this dataset only; not private; never the verdict)</h2>",
+             _items(g["description"] for g in curator_report.get("guarantees", [])),
+             _rows([("records whose value is unique", verbatim.get("unique_records_in_data")),
+                    ("expected unique records copied", verbatim.get("expected_unique_records_copied")),
+                    ("release rows equal to a unique record", verbatim.get("unique_rows_copied"))])]
+    mark = f'<p class="mark">{escape(CONFIDENTIAL_MARK)}</p>'
+    return _page("CONFIDENTIAL curator card", [mark, *_body(public_report), *extra, mark])

@@ -1,0 +1,56 @@
+"""The release card (core.release.card): self-contained, public quantities only, escaped text."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import privacy
+from core.data import ColumnSpec
+from core.release import ReleaseRecipe, run_recipe
+from core.release.card import CARD_EPS_GRID, curator_card_html, release_card_html
+from core.release.gate import spec_of_public_report
+
+
+@pytest.fixture(scope="module")
+def result():
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame({"<b>wage</b>": np.round(rng.lognormal(2.5, 0.6, 500), 1),
+                          "region": rng.choice(["north", "<script>alert(1)</script>"], 500)})
+    return run_recipe(ReleaseRecipe(source="upload", columns=(ColumnSpec("<b>wage</b>", bounds=(0.0, 300.0)),
+                                                                 ColumnSpec("region", kind="categorical")),
+                                    eps=2.0, delta=0.05, m=5, theta=2.0, seed=2, releases=3), frame)
+
+
+def test_card_is_self_contained_and_escapes_user_text(result):
+    html = release_card_html(dict(result.public_report, acknowledged=["weak"]))
+    assert "<script" not in html and "<b>wage</b>" not in html and "&lt;b&gt;wage&lt;/b&gt;" in html
+    assert not re.search(r"(src|href)\s*=", html) and "http://" not in html.replace(
+        'xmlns="http://www.w3.org/2000/svg"', "")   # no network request
+    assert "Verdict: weak" in html and html.count("<svg") == 2
+    assert "the guarantee is weak" in html   # what was acknowledged
+    assert "CONFIDENTIAL" not in html
+
+
+def test_card_numbers_are_the_release_guarantee(result):
+    report = result.public_report
+    spec = spec_of_public_report(report)
+    assert spec.releases == 3 and report["releases_planned"] == 3
+    g = spec.regime.release_guarantee(spec)
+    html = release_card_html(dict(report, acknowledged=[]))
+    assert privacy.ReleaseSpec is type(spec)
+    for fpr, tpr in report["attack"]["tpr_at_fpr"].items():
+        assert f"true positive rate at false positive rate {fpr}</th><td>≤ " in html
+    assert g.attack.advantage == report["attack"]["advantage"]
+    curve = spec.regime.global_delta_curve(spec, CARD_EPS_GRID)
+    assert np.all(curve >= g.delta - 1e-15) or np.all(np.diff(curve) <= 1e-15)   # δ(ε) falls with ε
+    assert curve[np.searchsorted(CARD_EPS_GRID, spec.eps)] <= g.delta
+
+
+def test_curator_card_adds_the_instance_level_facts(result):
+    html = curator_card_html(dict(result.public_report, acknowledged=[]), result.curator_report)
+    assert html.count("CONFIDENTIAL —") == 2 and "Instance-level facts" in html
+    assert str(result.curator_report["verbatim"]["unique_rows_copied"]) in html
