@@ -144,15 +144,14 @@ def _pitman_yor_guarantee() -> None:
     n_mc = int(st.session_state.n_mc)
     res = compute.py_monte_carlo(selection.key, multiplicities, spec.without_target(), eps_grid, n_mc,
                                  int(st.session_state.mc_seed))
-    # The Monte Carlo runs on the fixed ε grid: report its point nearest to the chosen ε.
-    i = int(np.argmin(np.abs(np.asarray(eps_grid) - eps)))
+    # At the slider's ε, with the spec's own seed: the value the curator record carries.
+    statement = compute.py_instance_statement(selection.key, multiplicities, spec, n_mc)
     st.markdown(
-        f"**Guarantee at ε ≈ {fmt(eps_grid[i])}, m = {m:,}, σ = {sigma:g}, θ = {theta:g} (Pitman–Yor).** "
-        f"Instance-level (ε, δ)-probabilistic DP at your data with **δ = {fmt(res['upper'][i])}**: the "
-        f"one-sided 95% Clopper–Pearson upper bound of a Monte Carlo estimate "
-        f"({fmt(res['estimate'][i])} ± {res['std_error'][i]:.2g} s.e., {res['n_mc']:,} replicates, "
-        f"{res['n_types']} neighbour types). *Approximate* and *instance-level*: it depends on the "
-        "confidential data and is not itself private. No global closed form exists for σ > 0.")
+        f"**Guarantee at ε = {eps:g}, m = {m:,}, σ = {sigma:g}, θ = {theta:g} (Pitman–Yor).** "
+        f"{statement.description} *Approximate* and *instance-level*: it depends on the confidential data and "
+        "is not itself private. No global closed form exists for σ > 0. The curve below is the same Monte Carlo "
+        f"on a grid of ε ({res['n_types']} neighbour types, seed {int(st.session_state.mc_seed)}).")
+    i = int(np.argmin(np.abs(np.asarray(eps_grid) - eps)))   # the grid point nearest the chosen ε
     old_values = compute.old_values_curve(selection.key, multiplicities, spec.without_target(), eps_grid, n_mc,
                                           int(st.session_state.mc_seed))
     fig = plots.delta_curves_figure(

@@ -343,6 +343,13 @@ def test_privacy_page_other_regimes(sample):
     at.slider(key="_w_eps").set_value(3.0).run()
     assert not at.exception
     assert "Clopper–Pearson" in _markdown(at)
+    # the headline is the curator record's statement at the slider's ε, with the spec's own seed
+    from core.release.report import guarantees
+
+    spec = privacy.ReleaseSpec(0.25, 2.0, 100, int(counts.sum()), eps=3.0, delta=0.01)
+    record = guarantees(spec, counts, 3.0, 0.01, n_mc=500)[0]
+    assert f"seed {spec.monte_carlo_seed}" in record.description and record.description in _markdown(at)
+    assert "Guarantee at ε = 3, m = 100" in _markdown(at)
 
 
 def test_privacy_page_inverse_calibration(sample):

@@ -24,6 +24,7 @@ from core import data as core_data
 from core.mechanisms import pypp_release
 from core.planning import planner as core_planner
 from core.privacy import pld as core_pld
+from core.release import report as core_report
 from core.validation import PrivacyLeakWarning
 
 from .selection import session_cache
@@ -106,6 +107,17 @@ def dm_point_guarantees(table_key: str, _multiplicities: np.ndarray, spec: priva
         "pure_global": privacy.dirichlet_multinomial_is_pure(mult, -sigma, m, eps, instance=False),
         "bound_meets": privacy.instance_delta_at_most(mult, sigma, theta, m, eps, delta),
     }
+
+
+@session_cache(max_entries=16)
+def py_instance_statement(table_key: str, _multiplicities: np.ndarray, spec: privacy.ReleaseSpec,
+                          n_mc: int) -> privacy.Guarantee:
+    """σ ∈ (0, 1): the instance-level statement of the curator record at the spec's ε, with the
+    spec's own Monte Carlo seed (``ReleaseSpec.monte_carlo_seed``): the value the record carries."""
+    bar, _ = progress_bar("Monte Carlo estimate of δ_x(ε) at the chosen ε…")
+    statement = core_report.guarantees(spec, np.asarray(_multiplicities), spec.eps, spec.delta, n_mc=n_mc)[0]
+    bar.empty()
+    return statement
 
 
 @session_cache(max_entries=16)

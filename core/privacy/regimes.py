@@ -279,8 +279,8 @@ class PitmanYor(Regime):
         return [
             _statement("instance_delta", "instance", "approximate", eps, upper, bool(upper <= delta_target),
                        f"Instance-level probabilistic DP (Theorem 1, Monte Carlo with {mc.n_mc:,} replicates, seed "
-                       f"{mc_seed}): estimate δ = {up(est)} ± {up(se, 2)} (standard error); the 95% upper confidence "
-                       f"bound δ = {up(upper)} is used. It is a statistical, not a certain, bound, and covers this "
+                       f"{mc_seed}): estimate δ = {up(est)} ± {up(se, 2)} (standard error); the one-sided 95% "
+                       f"Clopper–Pearson upper confidence bound δ = {up(upper)} is used. It is a statistical, not a certain, bound, and covers this "
                        "dataset only."),
             _statement("global_delta", "global", "none", eps, None, None,
                        "No global guarantee is known for σ in (0, 1): the release is only accounted at this dataset."),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from dataclasses import dataclass, field
 
 from ..validation import check_delta, check_eps, check_integer, check_m, check_py_parameters
@@ -71,6 +72,13 @@ class ReleaseSpec:
     def categories(self) -> int | None:
         """``z`` for σ < 0, else ``None``."""
         return check_py_parameters(self.sigma, self.theta)[2]
+
+    @property
+    def monte_carlo_seed(self) -> int:
+        """The seed of the Monte Carlo accounting of this release (σ ∈ (0, 1)), derived from the
+        spec itself: the page and the curator record compute the same δ for the same release."""
+        key = repr((self.sigma, self.theta, self.m, self.n, self.eps)).encode("utf-8")
+        return int.from_bytes(hashlib.sha256(key).digest()[:4], "big")
 
     def without_target(self) -> "ReleaseSpec":
         """The same release without ε, δ target and planned releases: the key of a result that

@@ -8,6 +8,7 @@ size n), and whether it is pure or approximate DP.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import asdict
 
@@ -22,7 +23,7 @@ __all__ = ["Guarantee", "guarantees", "release_report"]
 
 
 def guarantees(spec: ReleaseSpec, multiplicities, eps: float, delta_target: float, *,
-               n_mc: int = 20000, mc_seed: int | None = 0) -> list[Guarantee]:
+               n_mc: int = 20000, mc_seed: int | None = None) -> list[Guarantee]:
     """The guarantees of a release at one ε (docs/mathematics.md §3), in the order the UI shows them.
 
     Each regime states its own (:meth:`core.privacy.Regime.statements`): σ = 0 the
@@ -38,6 +39,8 @@ def guarantees(spec: ReleaseSpec, multiplicities, eps: float, delta_target: floa
     delta_target = check_delta(delta_target, "delta")
     if int(counts.sum()) != spec.n:
         raise ValueError(f"multiplicities sum to {int(counts.sum())} but the release spec has n = {spec.n}")
+    if mc_seed is None:   # the spec's own seed: the page shows the value the record carries
+        mc_seed = dataclasses.replace(spec, eps=eps).monte_carlo_seed
     return spec.regime.statements(spec, counts, eps, delta_target, n_mc=n_mc, mc_seed=mc_seed)
 
 
