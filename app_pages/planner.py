@@ -169,7 +169,14 @@ with widgets.show_errors("The planner cannot run: "):
 
 # ------------------------------------------------------------------ the plan
 if plan.recommended is not None:
-    st.success(plan.message, icon="✅")
+    st.info(plan.message, icon="🧭")
+    # the verdict of the recommended release, from the one guarantee every page reads
+    # (green only for pure and strong: a plan that meets a loose δ is still weak)
+    planned = privacy.ReleaseSpec(sigma=0.0, theta=float(plan.recommended.theta), m=int(plan.recommended.m),
+                                  n=n_records, eps=float(plan.guarantee.eps), delta=float(plan.guarantee.delta),
+                                  releases=int(st.session_state.releases_planned))
+    planned_guarantee, planned_advice = compute.release_guarantee(planned)
+    widgets.verdict_box(planned_guarantee, advice=planned_advice)
 else:
     st.error(plan.message, icon="❌")
 st.caption(plan.caveat)
@@ -200,7 +207,7 @@ if plan.recommended is not None:
 
     st.button("Load these settings", key="_plan_load", on_click=load, type="primary")
 if st.session_state.get("planner_loaded"):
-    st.success("Loaded: σ = 0, θ, m, ε, δ and the coarsening are set. Next: **Privacy** to see the guarantee, "
+    st.info("Loaded: σ = 0, θ, m, ε, δ and the coarsening are set. Next: **Privacy** to see the guarantee, "
                "then **Synthetic data** to release.", icon="➡️")
     st.page_link("app_pages/privacy.py", label="Go to Privacy", icon="🔒")
     st.page_link("app_pages/synthetic_data.py", label="Go to Synthetic data", icon="🎲")
