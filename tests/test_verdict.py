@@ -55,25 +55,40 @@ def test_urn_product_telescopes_by_enumeration():
     assert 1 - prod == Fraction(m) / (theta + n + m - 1)   # the singleton term T₁
 
 
+def _urn_copies(tracked: int, n: int, theta: float, m: int, runs: int, rng) -> np.ndarray:
+    """Simulate m steps of the Dirichlet-process predictive (the Pólya urn: a value's weight is
+    its count in the data plus its copies so far, a new value has weight θ), tracking
+    ``tracked`` values held once in the data; returns their copies, shape (runs, tracked)."""
+    copies = np.zeros((runs, tracked))
+    for j in range(m):
+        weights = (1.0 + copies) / (theta + n + j)           # each tracked value's probability now
+        u = rng.random(runs)[:, None]
+        edges = np.cumsum(weights, axis=1)
+        hit = (u < edges) & (u >= edges - weights)            # at most one tracked value per step
+        copies += hit
+    return copies
+
+
 def test_verbatim_probability_by_simulation():
-    # one singleton among n records: how often it appears in a release (and in one of k)
-    mult = np.array([1] + [3] * 20)
-    theta, m, runs = 2.0, 12, 40_000
+    # one singleton among n records: how often it appears in a release (and in one of three)
+    n, theta, m, runs = 61, 2.0, 12, 200_000
     rng = np.random.default_rng(5)
-    seen = np.array([py_predictive_counts(mult, 0.0, theta, m, rng)[0][0] >= 1 for _ in range(runs)])
-    p = composed_singleton_term(m, theta, int(mult.sum()))
-    se = math.sqrt(p * (1 - p) / runs)
-    assert abs(seen.mean() - p) < 5 * se
-    three = seen[: runs - runs % 3].reshape(-1, 3).any(axis=1)
-    p3 = composed_singleton_term(m, theta, int(mult.sum()), 3)
+    seen = _urn_copies(1, n, theta, m, runs, rng)[:, 0] >= 1
+    p = composed_singleton_term(m, theta, n)
+    assert abs(seen.mean() - p) < 5 * math.sqrt(p * (1 - p) / runs)
+    three = seen.reshape(-1, 4)[:, :3].any(axis=1)
+    p3 = composed_singleton_term(m, theta, n, 3)
     assert abs(three.mean() - p3) < 5 * math.sqrt(p3 * (1 - p3) / three.size)
+    # the release itself (core's sampler) agrees, on fewer runs
+    mult = np.array([1] + [3] * 20)
+    drawn = np.array([py_predictive_counts(mult, 0.0, theta, m, rng)[0][0] >= 1 for _ in range(4000)])
+    assert abs(drawn.mean() - p) < 5 * math.sqrt(p * (1 - p) / drawn.size)
 
 
 def test_expected_unique_records_copied_by_simulation():
     mult = np.array([1] * 6 + [2] * 5 + [7])
-    theta, m, runs = 1.5, 8, 20_000
-    rng = np.random.default_rng(11)
-    copied = np.array([(py_predictive_counts(mult, 0.0, theta, m, rng)[0][:6] >= 1).sum() for _ in range(runs)])
+    theta, m, runs = 1.5, 8, 100_000
+    copied = (_urn_copies(6, int(mult.sum()), theta, m, runs, np.random.default_rng(11)) >= 1).sum(axis=1)
     expected = expected_unique_records_copied(mult, theta, m)
     assert expected == pytest.approx(6 * m / (theta + mult.sum() + m - 1), rel=1e-12)
     assert abs(copied.mean() - expected) < 5 * copied.std() / math.sqrt(runs)
