@@ -54,3 +54,26 @@ def test_curator_card_adds_the_instance_level_facts(result):
     html = curator_card_html(dict(result.public_report, acknowledged=[]), result.curator_report)
     assert html.count("CONFIDENTIAL —") == 2 and "Instance-level facts" in html
     assert str(result.curator_report["verbatim"]["unique_rows_copied"]) in html
+
+
+def test_card_lists_each_columns_bounds_rounding_and_categories():
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"income": np.round(rng.lognormal(9, 1, 300), 2), "age": rng.integers(18, 90, 300),
+                          "tenure": np.round(rng.uniform(0, 40, 300), 1),
+                          "sex": rng.choice(["F", "M"], 300), "town": rng.choice(list("abcdefghijklmnop"), 300)})
+    columns = (ColumnSpec("income", bounds=(1.0, 9876543.0), log=True, decimals=-2),
+               ColumnSpec("age", bounds=(0.0, 120.0), decimals=0), ColumnSpec("tenure", decimals=1),
+               ColumnSpec("sex", kind="categorical", categories=("F", "M", "X")),
+               ColumnSpec("town", kind="categorical", categories=tuple("abcdefghijklmnop")))
+    result = run_recipe(ReleaseRecipe(source="upload", columns=columns, eps=2.0, delta=0.05, m=5, theta=2.0,
+                                      seed=2), frame)
+    html = release_card_html(dict(result.public_report, acknowledged=["bounds_from_data"]))
+    table = html.split("Columns as released")[1].split("</table>")[0]
+    rows = {re.sub("<.*?>", "", r.split("</td>")[0]): [re.sub("<.*?>", "", c) for c in r.split("</td>")[1:-1]]
+            for r in table.split("<tr>")[2:]}
+    assert list(rows) == ["income", "age", "tenure", "sex", "town"]
+    assert rows["income"][:3] == ["numeric", "[1, 9876543] (log scale)", "to multiples of 100"]
+    assert rows["age"][1:3] == ["[0, 120]", "to multiples of 1"]
+    assert rows["tenure"][1].startswith("read off the confidential data") and rows["tenure"][2] == "to 1 decimal (0.1)"
+    assert rows["sex"][4] == "3 public: F, M, X"
+    assert rows["town"][4].startswith("16 public: a, b") and "(4 more in recipe.json)" in rows["town"][4]

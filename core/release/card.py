@@ -67,6 +67,54 @@ def _items(texts) -> str:
     return "<ul>" + "".join(f"<li>{escape(str(t))}</li>" for t in texts) + "</ul>" if texts else "<p>None.</p>"
 
 
+#: Public categories listed on the card per column; recipe.json lists them all.
+CARD_MAX_CATEGORIES = 12
+
+
+def _bounds_text(column: dict) -> str:
+    if column["kind"] != "numeric":
+        return "—"
+    if column["bounds"] is None:
+        return "read off the confidential data (not private; see the choices below)"
+    low, high = column["bounds"]
+    return f"[{low:.15g}, {high:.15g}]" + (" (log scale)" if column["log"] else "")
+
+
+def _rounding_text(column: dict) -> str:
+    if column["kind"] != "numeric":
+        return "—"
+    if column["decimals"] is None:
+        return "none (values as read)"
+    decimals = column["decimals"]
+    if decimals <= 0:
+        return f"to multiples of {10 ** -decimals:,}"
+    return f"to {decimals} decimal{'s' if decimals != 1 else ''} ({10.0 ** -decimals:.{decimals}f})"
+
+
+def _categories_text(column: dict) -> str:
+    categories = column.get("categories")
+    if column["kind"] == "numeric":
+        return "—"
+    if categories is None:
+        return "those seen in the confidential data (not public; new ones are drawn as new_category_j)"
+    shown = ", ".join(map(str, categories[:CARD_MAX_CATEGORIES]))
+    more = len(categories) - CARD_MAX_CATEGORIES
+    return f"{len(categories)} public: {shown}" + (f", … ({more} more in recipe.json)" if more > 0 else "")
+
+
+def _column_table(columns: list[dict]) -> str:
+    """One row per released column: kind, public bounds, rounding, scaling, categories."""
+    if not columns:
+        return "<p>See recipe.json.</p>"
+    head = "".join(f"<th>{h}</th>" for h in ("column", "kind", "bounds", "rounding", "scaled to [0, 1]",
+                                             "categories"))
+    rows = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in (
+        c["name"], c["kind"], _bounds_text(c), _rounding_text(c),
+        ("yes" if c["scale"] else "no") if c["kind"] == "numeric" else "—", _categories_text(c))) + "</tr>"
+        for c in columns)
+    return f"<table><tr>{head}</tr>{rows}</table>"
+
+
 def _body(report: dict) -> list[str]:
     spec = spec_of_public_report(report)
     guarantee = spec.regime.release_guarantee(spec)
@@ -84,6 +132,8 @@ def _body(report: dict) -> list[str]:
                ("target δ", format_upper(report["privacy_target"]["delta"])),
                ("releases planned (composed)", report["releases_planned"]),
                ("columns", ", ".join(map(str, data["columns"]))), ("transforms", data["coarsening_description"])]),
+        "<h2>Columns as released (the public recipe)</h2>",
+        _column_table(data.get("column_transforms") or []),
         "<h2>What an attacker can do</h2>",
     ]
     attack = report["attack"]

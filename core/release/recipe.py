@@ -447,11 +447,7 @@ class ReleaseRecipe:
                 "coarsening": [t.to_dict() for t in self.coarsening],
                 "coarsening_chosen_from_data": self.coarsening_chosen_from_data,
                 "settings_chosen_from_data": self.settings_chosen_from_data,
-                "columns": [{"name": c.name, "kind": c.kind, "log": c.log,
-                             "bounds": None if c.bounds is None else [c.bounds[0], c.bounds[1]],
-                             "decimals": c.decimals, "scale": c.scale,
-                             "categories": None if c.categories is None else list(c.categories)}
-                            for c in self.columns],
+                "columns": self.column_dicts(),
             },
             "mechanism": {"name": self.mechanism, "sigma": self.sigma, "theta": self.theta},
             "release_size": {"rule": self.size_rule, "m": self.m},
@@ -459,6 +455,15 @@ class ReleaseRecipe:
             "seed": self.seed,
             "accounting": {"n_mc": self.n_mc, "releases": self.releases},
         }
+
+    def column_dicts(self) -> list[dict]:
+        """Each released column's transforms as JSON-ready dicts (kind, log scale, public bounds
+        or ``None`` = read off the data, rounding decimals, scaling, public categories)."""
+        return [{"name": c.name, "kind": c.kind, "log": c.log,
+                 "bounds": None if c.bounds is None else [c.bounds[0], c.bounds[1]],
+                 "decimals": c.decimals, "scale": c.scale,
+                 "categories": None if c.categories is None else list(c.categories)}
+                for c in self.columns]
 
     def read_options(self) -> dict:
         """The options of :func:`core.data.read_table` the recipe fixes (``None``: detect)."""
@@ -875,6 +880,8 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
                       "regime": regime.name,
                       "sigma": sigma, "theta": theta},
         "data": {"n": n, "source": public.source, "columns": [c.name for c in public.columns],
+                 # public: each column's kind, bounds, rounding and categories are the published recipe's
+                 "column_transforms": public.column_dicts(),
                  # public: the transforms are part of the published recipe
                  "coarsening": [t.to_dict() for t in public.coarsening],
                  "coarsening_description": coarsening_label(public.coarsening) if public.coarsening else "none"},

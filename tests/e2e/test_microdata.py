@@ -3,23 +3,39 @@
 Upload a 4-column CSV (two numeric, two categorical; 5 000 rows made in tmp_path), release
 all four columns, open the coarsening advisor, evaluate and apply a candidate (the profile
 shows fewer singletons and the applied coarsening), run the Release planner on the
-advisor's frontier and load its settings, then generate a release on the Synthetic data
-page and download the quality report (CSV).
+advisor's frontier and load its settings, then generate a release of k = 3 planned releases on the
+Synthetic data page and download the quality report (CSV). Three releases miss the target the
+planner met for one: the public files are refused (app and command line). One release is weak
+and, acknowledged, must read the same everywhere (issue 21): the verdict box of the Synthetic data, Privacy, Audit and planner pages,
+release.json, the release card, the curator report and card, and the command line replaying the
+curator recipe on the same file.
 """
 
 from __future__ import annotations
 
+import html
 import io
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import st_waits as w
+from conftest import REPO
+from core.formatting import format_upper
 
 N = 5000
 COLUMNS = ["wage", "exper", "educ", "region"]
 QUALITY_BUTTON = "Download quality report (CSV)"
+PUBLIC_BUTTON = "Download public release (zip)"
+CURATOR_BUTTON = "Download CONFIDENTIAL curator record (zip)"
+RELEASES = 3    # planned releases: every page and file states their composed guarantee
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +115,9 @@ def test_upload_advisor_planner_and_quality_report(page, app_url, wage_csv, tmp_
 
     # ---------------------------------------------------------------- quality report
     w.go_to_page(page, "Synthetic data")
+    box = page.locator(".st-key-_w_releases_planned input").first
+    w.rerun_after(page, lambda: (box.fill(str(RELEASES)), box.press("Enter")))
+    w.wait_for_idle(page)
     _click(page, "Generate release")
     assert not w.has_exception(page)
     button = page.get_by_role("button", name=QUALITY_BUTTON)
@@ -111,3 +130,123 @@ def test_upload_advisor_planner_and_quality_report(page, app_url, wage_csv, tmp_
     report = pd.read_csv(io.StringIO(text), comment="#")
     assert len(report) > 0
     assert all(c in text for c in COLUMNS), text[:500]
+
+    # ------------------------------------------- the gate: k = 3 planned releases miss the target
+    _missed_is_refused(page, wage_csv, tmp_path)
+
+    # ------------------------------------------- one release, the same on every page and file
+    _set_releases(page, 1)
+    _click(page, "Generate release")
+    _same_release_everywhere(page, wage_csv, tmp_path)
+
+
+def _set_releases(page, k: int) -> None:
+    box = page.locator(".st-key-_w_releases_planned input").first
+    w.rerun_after(page, lambda: (box.fill(str(k)), box.press("Enter")))
+    w.wait_for_idle(page)
+
+
+def _missed_is_refused(page, data: Path, tmp_path: Path) -> None:
+    """The planner chose m for one release; three of them miss δ: the verdict says so, the
+    public files are refused in the app and on the command line, the curator record is not."""
+    shown = _verdict(page)
+    assert shown.startswith("Verdict: missed"), shown
+    assert page.get_by_role("button", name=PUBLIC_BUTTON).is_disabled()
+    assert page.get_by_role("button", name="Download synthetic CSV").is_disabled()
+    assert page.get_by_role("checkbox").count() == 0    # nothing to acknowledge: refused outright
+    curator = _download_zip(page, CURATOR_BUTTON, tmp_path / "curator_missed.zip")
+    report = json.loads(curator.read("CONFIDENTIAL_report.json"))
+    assert report["strength"] == "missed" and report["release"]["releases"] == RELEASES
+    assert report["release_guarantee"]["description"] in shown
+    recipe = tmp_path / "CONFIDENTIAL_recipe_missed.json"
+    recipe.write_bytes(curator.read("CONFIDENTIAL_recipe.json"))
+    cli = _cli(recipe, data, tmp_path / "refused.zip")
+    assert cli.returncode == 2 and "miss" in cli.stderr, (cli.returncode, cli.stderr)
+    assert not (tmp_path / "refused.zip").exists()
+
+
+def _cli(recipe: Path, data: Path, bundle: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "core", "release", "--recipe", str(recipe), str(data),
+                           "--public-bundle", str(bundle), "--accept-weak"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def _verdict(page) -> str:
+    """The text of the page's verdict box (widgets.verdict_box)."""
+    box = page.locator('[data-testid="stAlert"]').filter(has_text="Verdict:")
+    box.first.wait_for()
+    assert box.count() == 1
+    text = " ".join(box.first.inner_text().split())
+    return text[text.index("Verdict:"):]     # without the icon
+
+
+def _download_zip(page, label: str, target: Path) -> zipfile.ZipFile:
+    button = page.get_by_role("button", name=label)
+    assert button.is_enabled(), f"{label!r} is disabled"
+    with page.expect_download() as info:
+        button.click()
+    info.value.save_as(str(target))
+    return zipfile.ZipFile(target)
+
+
+def _same_release_everywhere(page, data: Path, tmp_path: Path) -> None:
+    """The release just generated (advisor coarsening, planner settings, one release, bounds
+    read off the data) states one guarantee: the verdict box of the Synthetic data, Privacy,
+    Audit and planner pages, release.json, the release card, the curator report and card, and
+    the command line replaying the curator recipe all carry the same verdict and numbers."""
+    shown = _verdict(page)
+    # weak, with bounds read off the data: publication waits for both acknowledgements
+    assert page.get_by_role("button", name=PUBLIC_BUTTON).is_disabled()
+    acknowledgements = page.get_by_role("checkbox")
+    assert acknowledgements.count() == 2
+    for i in range(acknowledgements.count()):
+        label = acknowledgements.nth(i)
+        w.rerun_after(page, lambda label=label: label.dispatch_event("click"))
+    w.wait_for_idle(page)
+    public = _download_zip(page, PUBLIC_BUTTON, tmp_path / "public.zip")
+    curator = _download_zip(page, CURATOR_BUTTON, tmp_path / "curator.zip")
+    release = json.loads(public.read("release.json"))
+    card = html.unescape(re.sub(r"<[^>]+>", " ", public.read("release_card.html").decode("utf-8")))
+    card = " ".join(card.split())
+    report = json.loads(curator.read("CONFIDENTIAL_report.json"))
+    curator_card = curator.read("CONFIDENTIAL_curator_card.html").decode("utf-8")
+
+    # the files: one composed global guarantee, one verdict
+    verdict = release["strength"]
+    assert verdict in ("pure", "strong", "weak", "missed")
+    assert verdict == "weak", shown      # the planner's m meets δ = 0.01 ≥ 1/n for one release
+    assert release["releases_planned"] == 1 == report["release"]["releases"]
+    assert report["strength"] == verdict and report["release_guarantee"]["verdict"] == verdict
+    assert release["guarantee"]["description"] == report["release_guarantee"]["description"]
+    assert release["guarantee"]["delta"] == report["release_guarantee"]["delta"]
+    assert release["guarantee"]["eps"] == report["release_guarantee"]["eps"]
+    assert sorted(release["acknowledged"]) == ["bounds_from_data", "weak"]
+    assert data.name not in json.dumps(release) and data.name not in card
+    for name in public.namelist():
+        assert data.name.encode() not in public.read(name), name
+    assert f"Verdict: {verdict}" in card and " ".join(release["guarantee"]["description"].split()) in card
+    assert f"Verdict: {verdict}" in curator_card and "CONFIDENTIAL" in curator_card
+
+    # the pages: the same box (the composed guarantee of the planned releases) on each
+    assert shown.startswith(f"Verdict: {verdict}"), shown
+    assert release["guarantee"]["description"] in shown
+    if release["attack"] is not None:
+        assert format_upper(release["attack"]["advantage"]) in shown
+        for tpr in release["attack"]["tpr_at_fpr"].values():
+            assert format_upper(tpr) in shown and format_upper(tpr) in card
+    for name in ("Privacy", "Audit", "Release planner"):
+        w.go_to_page(page, name)
+        assert _verdict(page) == shown, name
+        assert not w.has_exception(page)
+
+    # the command line replaying the curator recipe: the same release.json and synthetic.csv
+    recipe = tmp_path / "CONFIDENTIAL_recipe.json"
+    recipe.write_bytes(curator.read("CONFIDENTIAL_recipe.json"))
+    bundle = tmp_path / "cli_public.zip"
+    cli = _cli(recipe, data, bundle)
+    assert cli.returncode == 0, cli.stderr
+    cli_zip = zipfile.ZipFile(bundle)
+    assert json.loads(cli_zip.read("release.json")) == release
+    assert cli_zip.read("synthetic.csv") == public.read("synthetic.csv")
+    assert cli_zip.read("release_card.html") == public.read("release_card.html")
+    assert f"verdict: {verdict}" in cli.stdout and release["guarantee"]["description"] in cli.stdout
