@@ -76,7 +76,7 @@ _NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)
 # Options that define a recipe: with --recipe, the recipe defines them instead.
 _RECIPE_OPTIONS = ("column", "categorical", "sigma", "theta", "m", "m_rule", "eps", "delta", "bounds", "log",
                    "decimals", "sep", "seed", "header", "encoding", "thousands", "keep_na_text", "counts_column",
-                   "releases", "coarsening")
+                   "releases", "coarsening", "grid", "public_categories")
 _HEADER_CHOICES = {"auto": None, "yes": True, "no": False}
 
 
@@ -121,24 +121,34 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     spec.add_argument("--categorical", action="append", default=None, metavar="C",
                       help="treat column C as categorical (added to the columns if not given with --column)")
     spec.add_argument("--sigma", type=float,
-                      help="PY discount: 0 (Dirichlet process, default), in (0, 1), or < 0 with theta = z*|sigma| "
-                           "for z public categories")
-    spec.add_argument("--theta", type=float, help="(required) PY strength theta > -sigma")
+                      help="PY discount: 0 (Dirichlet process, default), in (0, 1), or -A < 0: the "
+                           "Dirichlet-multinomial with alpha = A over the public domain of the columns (--grid, "
+                           "--public-categories), globally pure eps-DP; theta = z*A (z = domain size) when --theta "
+                           "is not given")
+    spec.add_argument("--theta", type=float, help="PY strength theta > -sigma (required unless sigma < 0)")
     spec.add_argument("--m", type=int,
                       help=f"number of synthetic rows, 1 to {MAX_RECIPE_SIZE:,} (default: the largest m admissible "
-                           "at --eps, --delta; sigma = 0 only)")
+                           "at --eps, --delta for sigma = 0; the largest globally pure m for sigma < 0)")
     spec.add_argument("--m-rule", choices=("global", "instance"),
                       help="without --m: the largest m under the global guarantee of Theorem 2 (global, default) or "
                            "under the instance-level guarantee at this dataset (instance; depends on the data)")
     spec.add_argument("--eps", type=float, help="(required) epsilon > 0 at which the guarantees are stated")
-    spec.add_argument("--delta", type=float, help="(required) target delta in (0, 1) the guarantees are "
-                                                   "compared with")
+    spec.add_argument("--delta", type=float, help="target delta in (0, 1) the guarantees are compared with "
+                                                   "(required unless sigma < 0, whose delta = 0 meets any target)")
     spec.add_argument("--bounds", action="append", nargs=2, type=float, default=None, metavar=("LO", "HI"),
                       help="public bounds in original units, once per numeric column, in column order")
     spec.add_argument("--log", action="store_true", default=None, help="log-transform every numeric column")
     spec.add_argument("--decimals", action="append", type=int, default=None, metavar="D",
                       help="round numeric values to D decimals (negative: tens, hundreds, ...), before the other "
-                           "transforms and on output; once for all numeric columns or once per numeric column")
+                           "transforms and on output; once for all numeric columns or once per numeric column "
+                           "(default: the decimals the values were recorded with, for new values)")
+    spec.add_argument("--grid", action="append", type=float, default=None, metavar="STEP",
+                      help="public grid step of a numeric column (needs --bounds; in log units with --log): each "
+                           "value becomes its nearest grid point LO + j*STEP and the column is categorical over those "
+                           "public points; once per numeric column, in column order")
+    spec.add_argument("--public-categories", action="append", nargs=2, default=None, metavar=("C", "A,B,..."),
+                      help="the public category list of categorical column C, comma-separated (repeatable; fixed "
+                           "without looking at the data)")
     reading = release.add_argument_group("reading DATA (without --recipe; the recipe records them)")
     reading.add_argument("--sep", help="field separator of a CSV file (default: detected among comma, semicolon, "
                                        "tab and pipe, and said on stderr)")
@@ -386,18 +396,18 @@ def recipe_from_args(args: argparse.Namespace) -> ReleaseRecipe:
     """The :class:`~core.release.ReleaseRecipe` the flags describe (validated)."""
     if args.data is None:
         raise UsageError("give the data file DATA.csv (or --recipe recipe.json)")
-    if args.theta is None:
+    sigma = 0.0 if args.sigma is None else args.sigma
+    if args.theta is None and not sigma < 0:
         raise UsageError("missing --theta: the PY strength theta > -sigma")
-    if args.eps is None or args.delta is None:
+    if args.eps is None or (args.delta is None and not sigma < 0):
         missing = " and ".join(f"--{name}" for name in ("eps", "delta") if getattr(args, name) is None)
         raise UsageError(f"missing {missing}: the report states each guarantee at --eps and compares it with "
                          "the target --delta; with --eps and --delta alone the largest admissible m is released")
-    sigma = 0.0 if args.sigma is None else args.sigma
     if args.m is not None and args.m_rule is not None:
         raise UsageError("give either --m (a fixed release size) or --m-rule (the largest admissible m), not both")
-    if args.m is None and not regime_of(sigma).size_rules:
-        raise UsageError(f"--eps/--delta without --m needs --sigma 0: the largest admissible m comes from the "
-                         f"guarantees of the Dirichlet process (Theorem 2), got --sigma {sigma:g}. Give --m.")
+    if args.m is None and (args.m_rule or "global") not in regime_of(sigma).size_rules:
+        raise UsageError(f"--eps/--delta without --m needs --sigma 0 (Theorem 2) or --sigma < 0 (global pure eps-DP; "
+                         f"--m-rule global only): got --sigma {sigma:g}. Give --m.")
     return ReleaseRecipe(source=_source(args.data), columns=tuple(_column_specs(args)), eps=args.eps,
                          delta=args.delta, m=args.m, size_rule=args.m_rule if args.m is None else "fixed",
                          sigma=sigma, theta=args.theta, seed=args.seed, sep=args.sep,
@@ -444,15 +454,30 @@ def _column_specs(args: argparse.Namespace) -> list[data_layer.ColumnSpec]:
                          f"({len(numeric)}: {', '.join(numeric) or 'none'}), got {len(decimals_given)}")
     if args.log and not numeric:
         raise UsageError("--log applies to numeric columns, and all chosen columns are categorical")
+    grid_given = args.grid or []
+    if grid_given and len(grid_given) != len(numeric):
+        raise UsageError(f"give --grid STEP once per numeric column, in order ({len(numeric)}: "
+                         f"{', '.join(numeric) or 'none'}), got {len(grid_given)}")
+    if grid_given and not bounds_given:
+        raise UsageError("--grid needs --bounds: a grid is public only on public bounds")
+    public_categories = {}
+    for column, text in args.public_categories or []:
+        if column not in categorical:
+            raise UsageError(f"--public-categories {column} ...: {column!r} is not a --categorical column")
+        if column in public_categories:
+            raise UsageError(f"--public-categories given twice for column {column!r}")
+        public_categories[column] = tuple(c.strip() for c in text.split(","))
     bounds = iter(bounds_given) if bounds_given else None
     decimals = iter(decimals_given) if len(decimals_given) == len(numeric) else None
+    grid = iter(grid_given) if grid_given else None
     specs = []
     for name in names:
         if name in categorical:
-            specs.append(data_layer.ColumnSpec(name, kind="categorical"))
+            specs.append(data_layer.ColumnSpec(name, kind="categorical", categories=public_categories.get(name)))
             continue
         specs.append(data_layer.ColumnSpec(
             name, log=bool(args.log),
             bounds=tuple(next(bounds)) if bounds is not None else None,
-            decimals=next(decimals) if decimals is not None else (decimals_given[0] if decimals_given else None)))
+            decimals=next(decimals) if decimals is not None else (decimals_given[0] if decimals_given else None),
+            grid=next(grid) if grid is not None else None))
     return specs
