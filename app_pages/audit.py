@@ -30,7 +30,7 @@ selection = widgets.require_selection()
 table = selection.table
 n, k_distinct = table.n, table.k
 multiplicities = table.counts
-spec = state.release_spec(n, k_distinct)
+spec = state.release_spec(n, k_distinct, selection.prepared.public_domain)
 regime = spec.regime
 sigma, theta, m, eps, delta_target = spec.sigma, spec.theta, spec.m, spec.eps, spec.delta
 # the release's verdict and what an attacker can do, from the one guarantee (docs/verdicts.md §3)

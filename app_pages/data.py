@@ -160,9 +160,25 @@ if frame is not None:
                 public = right.checkbox("I know public bounds for this column",
                                         **state.bind_transform(c, "bounds_public"))
                 if public:
-                    b1, b2 = st.columns(2)
+                    b1, b2, b3 = st.columns(3)
                     b1.number_input("public lower bound", format="%g", **state.bind_transform(c, "lo"))
                     b2.number_input("public upper bound", format="%g", **state.bind_transform(c, "hi"))
+                    b3.number_input("public grid step (0 = none)", min_value=0.0, format="%g",
+                                    help="Round every value to the nearest point lo + j·step (log units with log "
+                                         "on): the column becomes categorical over those public points and can be "
+                                         "released with pure ε-DP (Dirichlet–multinomial, σ < 0; docs/mathematics.md "
+                                         "§3.6). Choose the step from public knowledge, not from this file.",
+                                    **state.bind_value(f"_w_tf_{c}_grid", st.session_state.transforms[c].get("grid")
+                                                       or 0.0, sel.grid_setter(c)))
+            else:
+                st.text_input("Public category list (optional, comma-separated)",
+                              help="Type the categories from a public source (a code list, a census "
+                                   "classification), never from this file: with every column on a public domain "
+                                   "the release can be pure ε-DP (Dirichlet–multinomial, σ < 0). Values of the "
+                                   "data outside the list are refused.",
+                              **state.bind_value(f"_w_tf_{c}_categories",
+                                                 sel.category_list_text(st.session_state.transforms[c].get("categories")),
+                                                 sel.categories_setter(c)))
 selection, problem = sel.load_selection()
 if problem:
     (st.info if sel.waiting_for_upload() else st.error)(problem)

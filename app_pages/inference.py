@@ -31,7 +31,7 @@ FORM_FIELDS = ("rep_replicates", "rep_draws", "rep_seed")
 # ------------------------------------------------------------------ data and mechanism
 selection = widgets.require_selection()
 prepared = selection.prepared
-spec = state.release_spec(selection.table.n, selection.table.k)
+spec = state.release_spec(selection.table.n, selection.table.k, selection.prepared.public_domain)
 sigma, theta, m = spec.sigma, spec.theta, spec.m
 
 st.markdown(

@@ -18,7 +18,7 @@ from ui import compute, release, state, widgets
 st.title("Synthetic data: generate a release")
 
 selection = widgets.require_selection()
-spec = state.release_spec(selection.table.n, selection.table.k)
+spec = state.release_spec(selection.table.n, selection.table.k, selection.prepared.public_domain)
 sigma, theta, m = spec.sigma, spec.theta, spec.m
 
 st.markdown(f"Settings from the **Privacy** page: {state.regime().label}, "
@@ -65,8 +65,13 @@ c1, c2, c3 = st.columns(3)
 c1.metric("released rows m", f"{result.m:,}")
 c2.metric("rows with a new value (drawn from H)", f"{int(np.count_nonzero(result.is_new)):,}")
 c3.metric("distinct new values K", f"{result.n_new_values:,}")
-st.caption(f"Seed {seed_r}. New values are drawn from the base measure H (uniform on the public bounds "
-           "of each numeric column; new_category_j labels for categorical ones).")
+if spec_r.regime.pure:
+    st.caption(f"Seed {seed_r}. New values are rows of the public domain not seen in the data (grid points and "
+               "listed categories), chosen uniformly at random and released by name (docs/mathematics.md §3.6).")
+else:
+    st.caption(f"Seed {seed_r}. New values are drawn from the base measure H: uniform on the public bounds of a "
+               "numeric column (over its grid points when it has a public grid), rounded to the recorded "
+               "precision; the unobserved public categories, or new_category_j labels, for a categorical one.")
 verbatim = result.curator_report["verbatim"]
 if verbatim["expected_unique_records_copied"] is not None:
     st.caption(f"Curator only: your data hold {verbatim['unique_records_in_data']:,} records whose value is unique; "

@@ -134,9 +134,10 @@ def test_mostly_numeric():
 def test_default_transform_reads_only_the_kind_off_the_data():
     numbers = pd.Series([3.0, 900.0])
     assert D.default_transform(numbers) == {"kind": "numeric", "log": False, "bounds_public": False, "lo": 0.0,
-                                            "hi": 1.0, "decimals": None}
+                                            "hi": 1.0, "decimals": None, "grid": None, "categories": None}
     assert D.default_transform(numbers, [0, 100]) == {"kind": "numeric", "log": False, "bounds_public": True,
-                                                      "lo": 0.0, "hi": 100.0, "decimals": None}
+                                                      "lo": 0.0, "hi": 100.0, "decimals": None, "grid": None,
+                                                      "categories": None}
     assert D.default_transform(pd.Series(["a", "b"]))["kind"] == "categorical"
     with pytest.raises(ValueError, match="bounds must satisfy lo < hi"):
         D.default_transform(numbers, (5, 1))

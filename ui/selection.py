@@ -279,16 +279,42 @@ def ensure_columns(frame: pd.DataFrame) -> list[str]:
     return columns
 
 
+def category_list_text(categories) -> str:
+    """A public category list as the text box shows it."""
+    return "" if not categories else ", ".join(map(str, categories))
+
+
+def categories_setter(column: str):
+    """Store the typed public category list of ``column`` (comma-separated; empty = none)."""
+    def store(text):
+        items = tuple(item.strip() for item in str(text or "").split(",") if item.strip())
+        transform = st.session_state.transforms.get(column)
+        if transform is not None:
+            transform["categories"] = items or None
+    return store
+
+
+def grid_setter(column: str):
+    """Store the public grid step of ``column`` (0 = none)."""
+    def store(step):
+        transform = st.session_state.transforms.get(column)
+        if transform is not None:
+            transform["grid"] = float(step) if step else None
+    return store
+
+
 def column_specs(columns: list[str], transforms: dict) -> tuple[core_data.ColumnSpec, ...]:
     """The ``core.data.ColumnSpec`` of each chosen column (frozen, hashable: a cache key)."""
     specs = []
     for c in columns:
         t = transforms[c]
         if t["kind"] == "categorical":
-            specs.append(core_data.ColumnSpec(c, kind="categorical"))
+            specs.append(core_data.ColumnSpec(c, kind="categorical", categories=t.get("categories")))
         else:
             bounds = (float(t["lo"]), float(t["hi"])) if t["bounds_public"] else None
-            specs.append(core_data.ColumnSpec(c, log=bool(t["log"]), bounds=bounds, decimals=t["decimals"]))
+            grid = t.get("grid") if bounds is not None else None
+            specs.append(core_data.ColumnSpec(c, log=bool(t["log"]), bounds=bounds, decimals=t["decimals"],
+                                              grid=grid or None))
     return tuple(specs)
 
 
@@ -428,7 +454,7 @@ class Selection:
     def profile(self) -> dict:
         t = self.table
         return {"source": self.source.name, "columns": [str(c) for c in self.prepared.columns],
-                "n": t.n, "k": t.k, "singletons": t.singletons}
+                "n": t.n, "k": t.k, "singletons": t.singletons, "public_domain": self.prepared.public_domain}
 
 
 def load_selection() -> tuple[Selection | None, str | None]:

@@ -90,7 +90,7 @@ def sidebar_summary(profile: dict | None) -> None:
             return
         st.markdown(f"**Data:** {profile['source']}  \n**Columns:** {', '.join(profile['columns'])}  \n"
                     f"n = {profile['n']:,}, k = {profile['k']:,}, singletons = {profile['singletons']:,}")
-        sigma, theta = state.mechanism_parameters(profile["k"])
+        sigma, theta = state.mechanism_parameters(profile["k"], profile.get("public_domain"))
         st.markdown(f"**Mechanism:** {state.regime().label}  \n"
                     f"σ = {sigma:g}, θ = {theta:g}, m = {st.session_state.m:,}  \n"
                     f"ε = {st.session_state.eps:g}, δ target = {plots.format_upper(st.session_state.delta)}")

@@ -236,6 +236,13 @@ class PreparedData:
         return tuple(c.bounds_from_data for c in self.column_info)
 
     @property
+    def public_domain(self) -> int | None:
+        """z, the size of the public domain of a row (the product of the columns' grid sizes and
+        public category lists; docs/mathematics.md §3.6), or ``None`` if a column has none."""
+        sizes = [c.spec.public_domain for c in self.column_info]
+        return None if any(z is None for z in sizes) else math.prod(sizes)
+
+    @property
     def any_bounds_from_data(self) -> bool:
         """Whether some bound was read off the data, so the guarantee does not cover it."""
         return any(self.bounds_from_data)
@@ -667,10 +674,16 @@ def _prepare_categorical(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
                          "replace them with an explicit label such as 'missing'." + hint)
     values = series.to_numpy(dtype=object)
     if spec.categories is not None:
-        unknown = np.flatnonzero(~series.isin(spec.categories).to_numpy())
+        # Matched by their text: a typed list ("1, 2, 3") names the codes a reader may have parsed as numbers.
+        # Each value becomes its public category, so new and old values share one representation.
+        by_text = {str(c): c for c in spec.categories}
+        text = series.astype(str)
+        unknown = np.flatnonzero(~text.isin(list(by_text)).to_numpy())
         if unknown.size:
             raise ValueError(f"column {name!r} has {_records(unknown, weights)} value(s) outside its public category list, "
-                             f"e.g. {values[unknown[0]]!r} at {_rows(unknown)}; add them to the list")
+                             f"e.g. {values[unknown[0]]!r} at {_rows(unknown)}; add them to the list if they are "
+                             "public categories (the list must not be read off the data)")
+        values = text.map(by_text).to_numpy(dtype=object)
     column = PreparedColumn(spec=spec, bounds=None, bounds_from_data=False, n_clipped=0,
                             base=CategoricalBase(spec.categories))
     return column, values
