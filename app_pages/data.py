@@ -167,7 +167,7 @@ if frame is not None:
                                     help="Round every value to the nearest point lo + j·step (log units with log "
                                          "on): the column becomes categorical over those public points and can be "
                                          "released with pure ε-DP (Dirichlet–multinomial, σ < 0; docs/mathematics.md "
-                                         "§3.6). Choose the step from public knowledge, not from this file.",
+                                         "§3.3.1). Choose the step from public knowledge, not from this file.",
                                     **state.bind_value(f"_w_tf_{c}_grid", st.session_state.transforms[c].get("grid")
                                                        or 0.0, sel.grid_setter(c)))
             else:

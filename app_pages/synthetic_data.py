@@ -67,7 +67,7 @@ c2.metric("rows with a new value (drawn from H)", f"{int(np.count_nonzero(result
 c3.metric("distinct new values K", f"{result.n_new_values:,}")
 if spec_r.regime.pure:
     st.caption(f"Seed {seed_r}. New values are rows of the public domain not seen in the data (grid points and "
-               "listed categories), chosen uniformly at random and released by name (docs/mathematics.md §3.6).")
+               "listed categories), chosen uniformly at random and released by name (docs/mathematics.md §3.3.1).")
 else:
     st.caption(f"Seed {seed_r}. New values are drawn from the base measure H: uniform on the public bounds of a "
                "numeric column (over its grid points when it has a public grid), rounded to the recorded "

@@ -252,7 +252,7 @@ def check_bounds(bounds, name: str = "bounds", *, positive: bool = False,
 
 __all__ += ["MAX_GRID_POINTS", "check_grid_step"]
 
-#: Largest number of points of one column's public grid (docs/mathematics.md §3.6): the grid
+#: Largest number of points of one column's public grid (docs/mathematics.md §3.3.1): the grid
 #: is an array of this many floats at most (80 MB).
 MAX_GRID_POINTS = 10**7
 

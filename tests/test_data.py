@@ -273,7 +273,7 @@ def test_to_original_inverts_transform_off_the_data():
 
 def test_new_values_keep_the_recorded_precision():
     """Values recorded in cents and whole numbers: new values come out the same way
-    (docs/mathematics.md §2.5); a bound off the rounding grid stays a float."""
+    (docs/mathematics.md §2.4); a bound off the rounding grid stays a float."""
     rng = np.random.default_rng(4)
     data = frame(wage=np.round(rng.lognormal(3, 1, 500), 2), age=rng.integers(16, 90, 500))
     prepared = prepare(data, [ColumnSpec("wage", bounds=(0.0, 1000.0)), ColumnSpec("age", bounds=(0, 120))])

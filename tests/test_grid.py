@@ -1,5 +1,5 @@
 """Public grids for numeric columns and the pure ε-DP release over a public domain
-(core.data.PublicGrid, ColumnSpec.grid; docs/mathematics.md §3.6)."""
+(core.data.PublicGrid, ColumnSpec.grid; docs/mathematics.md §3.3.1)."""
 
 from __future__ import annotations
 

@@ -255,7 +255,7 @@ def release_spec(n: int, n_distinct: int, public_domain: int | None = None) -> p
 
 def public_categories(n_distinct: int, public_domain: int | None = None) -> int:
     """z of the Dirichlet–multinomial regime: the columns' public domain when every column has
-    one (docs/mathematics.md §3.6), else the size the user states, at least k."""
+    one (docs/mathematics.md §3.3.1), else the size the user states, at least k."""
     if public_domain is not None:
         return int(public_domain)
     return max(int(st.session_state.z_dm), int(n_distinct))

@@ -1,6 +1,6 @@
 """Public domains and base measures H of the release: a uniform law on public bounds per
 numeric column, a categorical law over public categories, and a uniform law over a numeric
-column's public grid (docs/mathematics.md §2, §3.6).
+column's public grid (docs/mathematics.md §2.4, §3.3.1).
 """
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ class CategoricalBase:
 @dataclass(frozen=True)
 class PublicGrid:
     """A numeric column's public grid: the points ``g⁻¹(g(lo) + j·s)``, ``j = 0 … z − 1``
-    (docs/mathematics.md §3.6).
+    (docs/mathematics.md §3.3.1).
 
     ``g`` is the identity, or log when ``log``. Bounds and step are public: chosen without
     looking at the data. A value is released as its nearest grid point (clipped to the

@@ -238,7 +238,7 @@ class PreparedData:
     @property
     def public_domain(self) -> int | None:
         """z, the size of the public domain of a row (the product of the columns' grid sizes and
-        public category lists; docs/mathematics.md §3.6), or ``None`` if a column has none."""
+        public category lists; docs/mathematics.md §3.3.1), or ``None`` if a column has none."""
         sizes = [c.spec.public_domain for c in self.column_info]
         return None if any(z is None for z in sizes) else math.prod(sizes)
 
@@ -539,7 +539,7 @@ def recorded_precision(values: np.ndarray) -> int | None:
     """The fewest decimals ``d ≤ 10`` to which every value is already rounded, or ``None``.
 
     The precision the column was recorded with (``2`` for cents): new values of a release
-    are rounded to it (data-independent post-processing of the draw, docs/mathematics.md §2.5),
+    are rounded to it (data-independent post-processing of the draw, docs/mathematics.md §2.4),
     so an invented value does not stand out by its digits. One vectorised pass per candidate
     ``d`` over the distinct values.
     """
@@ -553,7 +553,7 @@ def recorded_precision(values: np.ndarray) -> int | None:
 
 def _prepare_grid(x: np.ndarray, spec: ColumnSpec, n_clipped: int, tlo: float,
                   thi: float) -> tuple[PreparedColumn, np.ndarray]:
-    """A numeric column on its public grid (docs/mathematics.md §3.6): each value (clipped)
+    """A numeric column on its public grid (docs/mathematics.md §3.3.1): each value (clipped)
     becomes its nearest grid point, in the column's transformed units.
 
     The base measure is uniform over the ``z`` grid points (:class:`GridBase`), and every

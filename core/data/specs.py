@@ -48,7 +48,7 @@ class ColumnSpec:
         Numeric only: a public grid step ``s > 0`` (in log units when ``log``) on the public
         ``bounds``, which it needs. Each value is replaced by its nearest grid point
         ``g⁻¹(g(lo) + j·s)`` and the column becomes categorical over those ``z`` public
-        points; released values are grid points (docs/mathematics.md §3.6).
+        points; released values are grid points (docs/mathematics.md §3.3.1).
     """
 
     name: str

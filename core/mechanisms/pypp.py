@@ -204,7 +204,7 @@ def pypp_release(atoms, multiplicities, sigma, theta, m, rng, *,
                 "name, so every column needs a public domain: a public grid step for a numeric column, a public "
                 "category list for a categorical one. A fresh value for an unobserved category would be "
                 "impossible under a neighbour that lacks it, a singular output that voids the pure ε-DP "
-                "guarantee (docs/mathematics.md §3.3, §3.6)")
+                "guarantee (docs/mathematics.md §3.3, §3.3.1)")
         if domain != z:
             raise ValueError(f"theta must equal z*|sigma| with z = {domain:,}, the size of the public category "
                              f"domain (the product of the columns' public lists), got z = theta/|sigma| = {z:,}")

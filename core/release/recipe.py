@@ -247,7 +247,7 @@ def _check_coarsening(transforms, columns) -> tuple:
 
 
 def _public_domain_theta(columns, sigma: float) -> float:
-    """θ = z·|σ| of a σ < 0 recipe whose every column is on a public domain (docs/mathematics.md §3.6)."""
+    """θ = z·|σ| of a σ < 0 recipe whose every column is on a public domain (docs/mathematics.md §3.3.1)."""
     sizes = [c.public_domain if isinstance(c, data_layer.ColumnSpec) else None for c in columns]
     if not sizes or any(z is None for z in sizes):
         missing = [c.name for c, z in zip(columns, sizes) if z is None]

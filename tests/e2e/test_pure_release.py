@@ -1,4 +1,4 @@
-"""End-to-end: the pure ε-DP release from the app (docs/mathematics.md §3.6).
+"""End-to-end: the pure ε-DP release from the app (docs/mathematics.md §3.3.1).
 
 A survey file of our own (integer ages, wages in cents, two categorical columns) is uploaded;
 the Data page puts every column on a public domain (grid steps on public bounds, typed
