@@ -16,6 +16,7 @@ import contextlib
 import streamlit as st
 
 from core import plots, privacy
+from core.formatting import formula_safe
 
 from . import selection as sel
 from . import state
@@ -136,4 +137,6 @@ def progress_bar(text: str):
 
 
 def csv_bytes(frame) -> bytes:
-    return frame.to_csv(index=False).encode("utf-8")
+    """A table as a CSV download (UTF-8), with every text cell a spreadsheet would run as a
+    formula neutralised (:func:`core.formatting.formula_safe`)."""
+    return formula_safe(frame).to_csv(index=False).encode("utf-8")
