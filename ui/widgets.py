@@ -7,6 +7,9 @@
   page uses it around a step whose failure needs its own words;
 * :func:`require_selection`, :func:`sidebar_summary`, :func:`curator_only_note`,
   :func:`progress_bar`.
+
+Every user-provided string (file, column and category names, and ``core``'s messages that
+quote them) reaches a Markdown-rendering element through :func:`ui.text.literal`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from core.formatting import formula_safe
 
 from . import selection as sel
 from . import state
+from .text import literal
 
 
 # --------------------------------------------------------------------------- errors
@@ -27,7 +31,8 @@ from . import state
 def show_errors(context: str = "", *, stop: bool = True):
     """Show a ``ValueError`` raised inside the block with ``st.error`` (never a traceback).
 
-    ``context`` prefixes the message (e.g. "These settings cannot be run: "). With
+    ``context`` (the app's own words, Markdown) prefixes the message, which is shown as
+    text (:func:`ui.text.literal`: it may quote a file, column or cell). With
     ``stop`` (default) the page stops after the message: what follows needs the result.
     Streamlit's own control flow (``st.stop``, reruns, page switches) passes through:
     it is not a ``ValueError``.
@@ -35,7 +40,7 @@ def show_errors(context: str = "", *, stop: bool = True):
     try:
         yield
     except ValueError as exc:
-        st.error(f"{context}{exc}")
+        st.error(f"{context}{literal(exc)}")
         if stop:
             st.stop()
 
@@ -74,7 +79,7 @@ def require_selection(*, summary: bool = True) -> sel.Selection:
     """
     selection, problem = sel.load_selection()
     if problem:
-        (st.info if sel.waiting_for_upload() else st.error)(problem)
+        (st.info if sel.waiting_for_upload() else st.error)(literal(problem))
         sidebar_summary(None)
         st.stop()
     if summary:
@@ -89,7 +94,8 @@ def sidebar_summary(profile: dict | None) -> None:
         if profile is None:
             st.caption("No data selected yet: choose a dataset on the Data page.")
             return
-        st.markdown(f"**Data:** {profile['source']}  \n**Columns:** {', '.join(profile['columns'])}  \n"
+        st.markdown(f"**Data:** {literal(profile['source'])}  \n"
+                    f"**Columns:** {literal(', '.join(profile['columns']))}  \n"
                     f"n = {profile['n']:,}, k = {profile['k']:,}, singletons = {profile['singletons']:,}")
         sigma, theta = state.mechanism_parameters(profile["k"])
         st.markdown(f"**Mechanism:** {state.regime().label}  \n"
