@@ -19,6 +19,8 @@ fails on an interpolated user value that does not.
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["literal", "quoted"]
 
 #: Every ASCII punctuation character: CommonMark lets a backslash escape each of them, and
@@ -28,6 +30,11 @@ _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 #: code block can start on a line of its own).
 _SPACES = str.maketrans({"\r": " ", "\n": " ", "\t": " ", "\v": " ", "\f": " ", "\x85": " ", "\u2028": " ",
                          "\u2029": " "})
+#: Where GitHub-flavoured Markdown turns plain text into a link (``http://…``, ``www.…``,
+#: ``name@host.org``): it finds them in the parsed text, after the escapes, so a backslash
+#: does not stop it. An invisible WORD JOINER (U+2060) at these places does.
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?i:(?<=www)(?=\.))|(?=@)")
+_JOINER = "\u2060"
 
 
 def literal(value) -> str:
@@ -35,8 +42,10 @@ def literal(value) -> str:
 
     Every ASCII punctuation character gets a backslash (CommonMark's escape: ``\\*`` shows
     ``*``), so no emphasis, link, image, HTML tag or entity, LaTeX formula, directive,
-    heading or list survives; line breaks become spaces. Letters, digits, spaces and
-    non-ASCII characters are kept as they are.
+    heading or list survives; line breaks become spaces; an invisible word joiner (U+2060)
+    goes inside ``://``, before the dot of ``www.`` and before ``@``, where GitHub-flavoured
+    Markdown would turn a bare address into a link. Letters, digits, spaces and non-ASCII
+    characters are kept as they are.
 
     Parameters
     ----------
@@ -49,7 +58,7 @@ def literal(value) -> str:
         For example ``literal("**a** $x$")`` is ``"\\*\\*a\\*\\* \\$x\\$"``, shown as
         ``**a** $x$``.
     """
-    text = str(value).translate(_SPACES)
+    text = _AUTOLINK.sub(_JOINER, str(value).translate(_SPACES))
     return "".join("\\" + ch if ch in _PUNCTUATION else ch for ch in text)
 
 
