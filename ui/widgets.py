@@ -139,7 +139,7 @@ def progress_bar(text: str):
     element created outside it.
     """
     bar = st.progress(0.0, text=text)
-    return bar, (lambda fraction, message: bar.progress(min(1.0, max(0.0, fraction)), text=message))
+    return bar, (lambda fraction, message: bar.progress(min(1.0, max(0.0, fraction)), text=literal(message)))
 
 
 def csv_bytes(frame) -> bytes:
