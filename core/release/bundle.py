@@ -331,7 +331,8 @@ def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, 
         "CONFIDENTIAL_curator_card.html  the release card with the instance-level facts and the count of unique "
         "records copied.",
         "CONFIDENTIAL_recipe.json  the full recipe with its seed: `python -m core release --recipe "
-        "CONFIDENTIAL_recipe.json [DATA.csv] --out synthetic.csv` reproduces synthetic.csv byte for byte.",
+        "CONFIDENTIAL_recipe.json DATA.csv --out synthetic.csv` reproduces synthetic.csv byte for byte (DATA.csv "
+        "is left out for a bundled sample; --use-recipe-source reads the file path the recipe names).",
     ]
     if has_summary:
         lines.append("CONFIDENTIAL_summary.csv  mean, SD, quartiles, W1 and KDE-L2 of the confidential data and "
