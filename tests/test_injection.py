@@ -29,7 +29,7 @@ from core.formatting import FORMULA_TRIGGERS, formula_safe, neutralise_formula
 from core.release import ReleaseRecipe, build_bundles, run_recipe
 from core.release.gate import ACKNOWLEDGEMENTS
 from ui.selection import content_hash
-from ui.text import literal, quoted
+from ui.text import literal, quoted, shown
 from ui.widgets import csv_bytes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,20 +43,16 @@ FORMULAS = ['=HYPERLINK("http://127.0.0.1:9/h","click")', "+cmd|' /C calc'!A0", 
 
 
 # --------------------------------------------------------------------------- Markdown: the escape
-def _unescape(markdown: str) -> str:
-    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
-
-
 @pytest.mark.parametrize("text", [HOSTILE_COLUMN, *HOSTILE_CELLS, *FORMULAS, "plain name_2020", "ε ≤ 1, naïve"])
 def test_literal_escapes_every_markdown_special(text):
-    shown = literal(text)
+    markdown = literal(text)
     # every ASCII punctuation character is backslash-escaped: nothing can open Markdown, LaTeX, HTML
     # or a directive; no line break starts a block
-    assert re.fullmatch(r"(?:\\[!-/:-@\[-`{-~]|[^!-/:-@\[-`{-~\n\r\t])*", shown), shown
-    plain = shown.replace("\\", "")   # GFM autolinks run after the escapes: broken by a word joiner
+    assert re.fullmatch(r"(?:\\[!-/:-@\[-`{-~]|[^!-/:-@\[-`{-~\n\r\t])*", markdown), markdown
+    plain = markdown.replace("\\", "")   # GFM autolinks run after the escapes: broken by a word joiner
     assert "://" not in plain and "www." not in plain.lower() and not re.search("(?:^|[^\u2060])@", plain)
     # what is shown is the text itself (line breaks as spaces)
-    assert _unescape(shown) == re.sub(r"[\n\r\t]", " ", text)
+    assert shown(markdown) == re.sub(r"[\n\r\t]", " ", text)
     assert quoted(text) == literal(repr(text))
 
 
@@ -213,7 +209,7 @@ def test_hostile_file_names_columns_and_cells_are_text_on_every_page(hostile_csv
     at = _hostile_app(hostile_csv, [HOSTILE_COLUMN], coarsening=(keep,), coarsening_chosen_from_data=True)
     at.run()
     _assert_no_raw_markdown(at, "Data page")
-    assert any(HOSTILE_COLUMN in _unescape(text) for text in _markdown_texts(at.sidebar, []))
+    assert any(HOSTILE_COLUMN in shown(text) for text in _markdown_texts(at.sidebar, []))
     for page in ("synthetic_data.py", "privacy.py", "planner.py", "audit.py"):
         at.switch_page(f"app_pages/{page}").run()
         if page == "synthetic_data.py":

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["literal", "quoted"]
+__all__ = ["literal", "quoted", "shown"]
 
 #: Every ASCII punctuation character: CommonMark lets a backslash escape each of them, and
 #: escaped, none starts Markdown, a LaTeX formula ($), a directive (:), HTML (<, &) or a link.
@@ -60,6 +60,15 @@ def literal(value) -> str:
     """
     text = _AUTOLINK.sub(_JOINER, str(value).translate(_SPACES))
     return "".join("\\" + ch if ch in _PUNCTUATION else ch for ch in text)
+
+
+def shown(markdown: str) -> str:
+    """The characters a :func:`literal` string shows (its inverse, up to line breaks): the
+    backslashes and word joiners removed. For reading an element's text back (tests)."""
+    return _ESCAPED.sub(r"\1", markdown).replace(_JOINER, "")
+
+
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 
 
 def quoted(value) -> str:
