@@ -14,6 +14,7 @@ from core.release import bundle as core_bundle
 from core.release import gate
 from core.plots import quality as plots_quality
 from ui import compute, release, state, widgets
+from ui.text import literal
 
 st.title("Synthetic data: generate a release")
 
@@ -79,8 +80,8 @@ if verbatim["expected_unique_records_copied"] is not None:
                f"{verbatim['expected_unique_records_copied']:.3g} of them on average "
                f"(docs/verdicts.md §2), and this one has **{verbatim['unique_rows_copied']:,}** rows equal to such a "
                "record.")
-for warning in result.warnings:
-    st.warning(warning, icon="⚠️")
+for warning in result.warnings:   # they quote column names: shown as text
+    st.warning(literal(warning), icon="⚠️")
 
 st.subheader("Downloads")
 d1, d2, d3 = st.columns(3)
@@ -118,7 +119,7 @@ for info in result.prepared.column_info:
     if info.kind == "numeric":
         st.plotly_chart(figures[f"overlay_{info.name}"], key=f"overlay_{info.name}")
     else:
-        st.markdown(f"**{info.name}** (categorical): counts")
+        st.markdown(f"**{literal(info.name)}** (categorical): counts")
         st.dataframe(counts[counts["column"] == info.name].drop(columns="column"), hide_index=True)
 if summary is not None:
     st.markdown("**Summary per column** (original units; W1 and KDE-L2 between the release and the data)")

@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import data as D
 from core.validation import PrivacyLeakWarning
+from ui.text import shown
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -192,4 +193,4 @@ def test_a_bad_upload_is_named_by_its_file_name_in_the_message():
     with pytest.raises(ValueError) as core_message:
         D.read_table(b"a,b\n1,2\n3,4,5\n")
     expected = "Could not use ragged.csv: " + str(core_message.value).replace("the uploaded data", "'ragged.csv'")
-    assert expected in [e.value for e in at.error]
+    assert expected in [shown(e.value) for e in at.error]   # core's messages are shown as text

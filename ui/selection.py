@@ -43,6 +43,7 @@ from core.release import SAMPLE_DIR
 from core.validation import PrivacyLeakWarning
 
 from . import state
+from .text import literal
 
 ROUNDING_CHOICES = (None, 4, 3, 2, 1, 0, -1)
 #: The rounding choice "keep the values as recorded" (``decimals=None``) as the widget shows it.
@@ -480,7 +481,8 @@ def load_selection() -> tuple[Selection | None, str | None]:
         if lean:
             # Shown only if it takes more than half a second (a cache hit does not): 10^7 rows
             # take ~3 s, 10^8 rows (a 740 MB CSV) ~12 s on this 2-core machine.
-            with st.spinner(f"Counting the values of the released column(s) of {source.name} (DuckDB, every row)…"):
+            with st.spinner(f"Counting the values of the released column(s) of {literal(source.name)} "
+                            "(DuckDB, every row)…"):
                 agg = aggregated(source.key, source.content, options, specs, counts_column, coarsening, source.name)
             prepared, notes = agg.prepared, agg.notes
             decisions = agg.decisions if agg.decisions is not None else ParquetReading(

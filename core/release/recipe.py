@@ -91,7 +91,7 @@ from .. import __version__
 from .. import data as data_layer
 from ..data import ColumnTransform, coarsening_label
 from ..mechanisms import pypp_release
-from ..formatting import CONFIDENTIAL_MARK, format_upper
+from ..formatting import CONFIDENTIAL_MARK, format_upper, formula_safe
 from ..privacy import (
     VERDICT_WORDS,
     ReleaseSpec,
@@ -136,6 +136,8 @@ SCHEMA_VERSION = 1
 #: rows of one column) and builds the reports and figures, whose cost grows with m. An
 #: unchecked m (``--m 10000000``, or δ close to 1 without a fixed m) is refused up front.
 MAX_RECIPE_SIZE = 10**6
+#: Largest recipe file read (bytes): a recipe is a small JSON file, even with long category lists.
+MAX_RECIPE_BYTES = 2**24
 #: Largest number of Monte Carlo replicates of the σ ∈ (0, 1) accounting.
 MAX_N_MC = 10**6
 
@@ -530,10 +532,12 @@ class ReleaseRecipe:
             categories = entry.get("categories")
             if categories is not None and not isinstance(categories, list):
                 raise ValueError(f"categories of column {entry['name']!r} must be a list or null, got {categories!r}")
+            if categories is not None:   # labels are JSON scalars (a list or an object is a malformed recipe)
+                categories = tuple(_json_scalar(f"categories of column {entry['name']!r}", c) for c in categories)
             columns.append(data_layer.ColumnSpec(
                 entry["name"], kind=entry.get("kind", "numeric"), log=entry.get("log", False), bounds=bounds,
-                decimals=entry.get("decimals"), scale=entry.get("scale", True),
-                categories=None if categories is None else tuple(categories), grid=entry.get("grid")))
+                decimals=entry.get("decimals"), scale=entry.get("scale", True), categories=categories,
+                grid=entry.get("grid")))
         mech = check_fields("recipe.mechanism", obj["mechanism"], ("name", *sorted(
             {p for params in MECHANISMS.values() for p in params})), required=("name",))
         name = check_choice("mechanism", mech["name"], tuple(MECHANISMS))
@@ -566,6 +570,8 @@ class ReleaseRecipe:
             obj = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"the release recipe is not valid JSON: {exc}") from None
+        except RecursionError:   # e.g. [[[[...]]]] thousands deep: no recipe nests more than a few levels
+            raise ValueError("the release recipe is not a recipe: its JSON is nested too deeply") from None
         return cls.from_dict(obj)
 
     @classmethod
@@ -574,12 +580,16 @@ class ReleaseRecipe:
         path = Path(path)
         if path.is_dir():
             raise ValueError(f"recipe {str(path)!r} is a directory, not a recipe file")
-        if not path.is_file():
+        if not path.exists():
             raise ValueError(f"cannot read the recipe {str(path)!r}: no such file")
-        if path.stat().st_size > 2**24:
-            raise ValueError(f"recipe {str(path)!r} is {path.stat().st_size / 2**20:.1f} MiB: a recipe is a small "
-                             "JSON file (limit 16 MiB)")
-        return cls.from_json(path.read_bytes())
+        if not path.is_file():
+            raise ValueError(f"recipe {str(path)!r} is not a regular file (a device or a pipe): give a recipe file")
+        with path.open("rb") as handle:   # read at most the limit, whatever the file grew to since
+            text = handle.read(MAX_RECIPE_BYTES + 1)
+        if len(text) > MAX_RECIPE_BYTES:
+            raise ValueError(f"recipe {str(path)!r} is larger than {MAX_RECIPE_BYTES // 2**20} MiB: a recipe is a "
+                             "small JSON file")
+        return cls.from_json(text)
 
 
 # ============================================================================ running
@@ -626,8 +636,9 @@ class ReleaseResult:
     warnings: tuple = ()
 
     def synthetic_csv(self) -> bytes:
-        """The published CSV: ``synthetic.to_csv(index=False)`` in UTF-8 (the app's bytes too)."""
-        return self.synthetic.to_csv(index=False).encode("utf-8")
+        """The published CSV: ``synthetic.to_csv(index=False)`` in UTF-8 (the app's bytes too), with
+        every text cell a spreadsheet would run as a formula neutralised (:func:`core.formatting.formula_safe`)."""
+        return formula_safe(self.synthetic).to_csv(index=False).encode("utf-8")
 
     def confidential(self) -> pd.DataFrame:
         """The prepared confidential data in original units (after rounding and clipping)."""
