@@ -533,14 +533,14 @@ def _column_specs(args: argparse.Namespace) -> list[data_layer.ColumnSpec]:
                          f"({len(numeric)}: {', '.join(numeric) or 'none'}), got {len(decimals_given)}")
     if args.log and not numeric:
         raise UsageError("--log applies to numeric columns, and all chosen columns are categorical")
-    grid_given = args.grid or []
+    grid_given = getattr(args, "grid", None) or []   # release only: compare has no grid
     if grid_given and len(grid_given) != len(numeric):
         raise UsageError(f"give --grid STEP once per numeric column, in order ({len(numeric)}: "
                          f"{', '.join(numeric) or 'none'}), got {len(grid_given)}")
     if grid_given and not bounds_given:
         raise UsageError("--grid needs --bounds: a grid is public only on public bounds")
     public_categories = {}
-    for column, text in args.public_categories or []:
+    for column, text in getattr(args, "public_categories", None) or []:
         if column not in categorical:
             raise UsageError(f"--public-categories {column} ...: {column!r} is not a --categorical column")
         if column in public_categories:
