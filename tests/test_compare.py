@@ -121,7 +121,7 @@ def test_run_comparison_tidy_frame_and_metrics(income):
     seen = []
     df = run_comparison(income, cal, runs=runs, rng=np.random.default_rng(7),
                         progress=lambda f, msg: seen.append((f, msg)))
-    assert list(df.columns) == ["mechanism", "label", "run", "column", "W1", "W1_method", "KDE_L2", "mean", "sd",
+    assert list(df.columns) == ["mechanism", "label", "run", "column", "W1", "W1_method", "KDE_L2", "TV", "mean", "sd",
                                 "q1", "median", "q3", "eps", "delta", "guarantee", "m"]
     assert len(df) == runs * len(DEFAULT_MECHANISMS)
     assert set(df.mechanism) == set(DEFAULT_MECHANISMS)
