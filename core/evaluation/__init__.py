@@ -40,10 +40,14 @@ from .posterior import (
     PosteriorFunctionals,
     RepeatedReleaseResult,
     dp_posterior_functionals,
+    dp_posterior_shares,
     empirical_functionals,
+    empirical_shares,
     functional_names,
     measure_functionals,
     repeated_release_experiment,
+    repeated_share_experiment,
+    share_names,
     stick_breaking_dp,
 )
 from .summaries import column_summary, repeated_quantiles, summary_runs, summary_table
@@ -53,9 +57,11 @@ __all__ = [
     "DEFAULT_QUANTILE_LEVELS", "MAX_COST_BYTES", "MAX_KDE_GRID", "MAX_POSTERIOR_DRAWS", "MAX_PROJECTIONS",
     "MAX_SLICED_WORK", "MAX_STICK_ENTRIES", "PosteriorFunctionals", "RepeatedReleaseResult", "W1Distance",
     "batched_wasserstein1", "binned_kde_runs", "column_summary", "confidential_discovery_probability",
-    "discovery_probability", "dp_posterior_functionals", "empirical_functionals", "functional_names",
+    "discovery_probability", "dp_posterior_functionals", "dp_posterior_shares", "empirical_functionals",
+    "empirical_shares", "functional_names",
     "joint_w1_runs", "kde_grid", "kde_l2", "kde_l2_runs", "kde_on_grid", "measure_functionals",
-    "random_directions", "repeated_quantiles", "repeated_release_experiment", "scott_bandwidth",
+    "random_directions", "repeated_quantiles", "repeated_release_experiment", "repeated_share_experiment",
+    "scott_bandwidth", "share_names",
     "signed_wasserstein1", "sliced_wasserstein1_runs", "stick_breaking_dp", "summary_runs", "summary_table",
     "wasserstein1", "wasserstein1_runs",
 ]

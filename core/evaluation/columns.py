@@ -73,6 +73,14 @@ class ComparisonColumn:
             raise ValueError(f"column {self.name!r} is numeric: it has no category codes")
         return category_codes(values, len(self.labels))
 
+    def shares(self, values, counts=None) -> np.ndarray:
+        """Categorical: the share of each category 0..K−1 and, last, of every other value,
+        shape (K + 1,); ``counts``: multiplicities of ``values`` (a frequency table)."""
+        codes = self.codes(np.ravel(values))
+        weights = None if counts is None else np.asarray(counts, dtype=np.float64)
+        total = np.bincount(codes, weights=weights, minlength=len(self.labels) + 1).astype(np.float64)
+        return total / total.sum()
+
     def category_labels(self, values) -> np.ndarray:
         """Categorical: the label of each value (``OTHER_CATEGORY`` for a new one), as objects."""
         names = np.asarray(list(self.labels) + [OTHER_CATEGORY], dtype=object)
