@@ -511,6 +511,30 @@ def repeated_releases(data_key: tuple, _confidential: np.ndarray, _counts: np.nd
     return result
 
 
+@session_cache(max_entries=8)
+def posterior_share_summary(release_key: tuple, _release: np.ndarray, _confidential: np.ndarray, _counts: np.ndarray,
+                            theta: float, categories: tuple, n_draws: int, seed: int):
+    """``core.evaluation.dp_posterior_shares`` of a categorical column's release with ``default_rng(seed)``,
+    and the confidential shares from its frequency table (labels, counts) (cached): the summary table
+    with a ``confidential`` column."""
+    posterior = evaluation.dp_posterior_shares(_release, theta, list(categories), n_draws, np.random.default_rng(seed))
+    truth = evaluation.empirical_shares(_confidential, list(categories), counts=_counts)
+    return posterior.summary(CREDIBLE_LEVEL, confidential=truth)
+
+
+@session_cache(max_entries=4)
+def repeated_share_releases(data_key: tuple, _confidential: np.ndarray, _counts: np.ndarray, theta: float, m: int,
+                            categories: tuple, replicates: int, n_draws: int, seed: int):
+    """``core.evaluation.repeated_share_experiment`` on a categorical column's frequency table with
+    ``default_rng(seed)`` (cached), with a progress bar."""
+    bar, progress = progress_bar("Releasing and analysing repeatedly…")
+    result = evaluation.repeated_share_experiment(
+        _confidential, theta, m, list(categories), np.random.default_rng(seed), counts=_counts,
+        replicates=replicates, n_draws=n_draws, level=CREDIBLE_LEVEL, progress=progress)
+    bar.empty()
+    return result
+
+
 @session_cache(max_entries=32)
 def discovery_estimate(n: int, m: int, new_values: int, sigma: float, theta: float) -> float:
     """``core.evaluation.discovery_probability`` (cached; deterministic, public inputs only)."""

@@ -704,8 +704,8 @@ def comparison_summary(results: pd.DataFrame) -> pd.DataFrame:
 
     Returns
     -------
-    pandas.DataFrame with columns ``mechanism, label, column, mean, sd, q1, median, q3,
-    W1, W1_sd, KDE_L2, KDE_L2_sd, TV, TV_sd, runs, guarantee`` (TV: categorical columns)
+    pandas.DataFrame with columns ``mechanism, column, label, mean, sd, q1, median, q3,
+    W1, W1_sd, TV, TV_sd, KDE_L2, KDE_L2_sd, runs, guarantee`` (TV: categorical columns)
     """
     if not isinstance(results, pd.DataFrame):
         raise ValueError(f"results must be the DataFrame of run_comparison, got {type(results).__name__}")
@@ -716,8 +716,8 @@ def comparison_summary(results: pd.DataFrame) -> pd.DataFrame:
     grouped = results.groupby(["mechanism", "column"], sort=False)
     table = grouped.agg(label=("label", "first"), mean=("mean", "mean"), sd=("sd", "mean"),
                         q1=("q1", "mean"), median=("median", "mean"), q3=("q3", "mean"),
-                        W1=("W1", "mean"), W1_sd=("W1", "std"), KDE_L2=("KDE_L2", "mean"),
-                        KDE_L2_sd=("KDE_L2", "std"), TV=("TV", "mean"), TV_sd=("TV", "std"), runs=("W1", "size"),
+                        W1=("W1", "mean"), W1_sd=("W1", "std"), TV=("TV", "mean"), TV_sd=("TV", "std"),
+                        KDE_L2=("KDE_L2", "mean"), KDE_L2_sd=("KDE_L2", "std"), runs=("W1", "size"),
                         guarantee=("guarantee", "first")).reset_index()
     confidential = results.attrs.get("confidential", {})
     categorical = set(results.loc[results["TV"].notna(), "column"])
