@@ -34,7 +34,7 @@ st.markdown(f"Every mechanism is calibrated to **ε = {eps:g}, δ = {plots.forma
             "bounds" + (" times the public categories of each categorical column" if categorical else "")
             + ". Numeric columns are compared by W1 in their original units"
             + (", categorical columns by the total variation (TV) of their shares" if categorical else "")
-            + "; the joint W1 is on the scaled columns (docs/quality.md §3).")
+            + "; the joint W1 is on the scaled columns (docs/quality.md §8).")
 if prepared.any_bounds_from_data:
     st.warning("The scaling bounds were read off the confidential data: no guarantee below covers them.",
                icon="⚠️")

@@ -128,7 +128,7 @@ def check_bins(bins, name: str = "bins") -> int:
 def check_levels(levels, d: int | None = None, name: str = "levels") -> tuple | None:
     """Axes of a product histogram domain: ``None`` (every axis numeric), or one entry per
     column, ``None`` for a numeric axis (equal bins on [0, 1]) and an integer ``K >= 1`` for a
-    categorical axis with K public categories (docs/mathematics.md §4.6).
+    categorical axis with K public categories (docs/mathematics.md §4.7).
 
     ``d``: the number of columns the entries must match, if known.
     """

@@ -1,5 +1,5 @@
 """Tests of core.evaluation.columns and the comparison of mixed numeric and categorical columns
-(docs/mathematics.md §4.6, docs/quality.md §3): the table on the unit box, the calibration on the
+(docs/mathematics.md §4.7, docs/quality.md §8): the table on the unit box, the calibration on the
 product domain, W1 in original units, TV of categorical marginals, skipped baselines, bad input."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The confidential data as the comparison sees them: numeric and categorical columns on the
-unit box, with what is public about each (docs/mathematics.md §4.6, docs/quality.md §3).
+unit box, with what is public about each (docs/mathematics.md §4.7, docs/quality.md §8).
 
 A numeric column is scaled to [0, 1] with its public bounds (as for the histogram baselines
 of docs/mathematics.md §4); a categorical column with K categories is put at the positions

@@ -110,7 +110,7 @@ DEFAULT_MECHANISMS = ("pypp", "laplace_histogram", "gaussian_histogram", "smooth
                       "dirichlet_multinomial", "dirichlet_posterior_sampling") + BAYESIAN_FAMILY + ("bootstrap",)
 #: Every key :func:`calibrate` accepts (the data-dependent Dirichlet–multinomial is not DP).
 ALL_MECHANISMS = DEFAULT_MECHANISMS + ("dirichlet_multinomial_data_dependent",)
-#: The mechanisms that are histograms over public cells (docs/mathematics.md §4.6): with a
+#: The mechanisms that are histograms over public cells (docs/mathematics.md §4.7): with a
 #: categorical column they need its public category list; PYPP and the bootstrap need none.
 HISTOGRAM_MECHANISMS = ("laplace_histogram", "gaussian_histogram", "smoothed_histogram", "dirichlet_multinomial",
                         "dirichlet_multinomial_data_dependent", "dirichlet_posterior_sampling",
@@ -263,7 +263,7 @@ class Calibration:
     bounds_from_data : bool
     levels : tuple or None
         Per column ``None`` (numeric) or the number of categories (categorical); ``None``
-        when every column is numeric (docs/mathematics.md §4.6).
+        when every column is numeric (docs/mathematics.md §4.7).
     skipped : dict
         Mechanism key → why it was not calibrated (a histogram-type baseline and a
         categorical column without a public category list).
@@ -335,7 +335,7 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     Pure-DP baselines ignore δ (their δ is 0 ≤ δ). With categorical columns (``levels``) the
     histogram-type mechanisms work on the product of ``bins`` bins per numeric axis and the
     public categories of each categorical axis, and :math:`B^d` above is that number of
-    cells, :math:`k_B` (docs/mathematics.md §4.6). They need every categorical column to
+    cells, :math:`k_B` (docs/mathematics.md §4.7). They need every categorical column to
     have a public category list: with a column in ``unlisted`` they are skipped (listed in
     ``Calibration.skipped``) and PYPP, its old-values variant and the bootstrap still run.
 
@@ -536,7 +536,7 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
     * ``mean, sd, q1, median, q3`` of the release.
 
     Given a :class:`core.evaluation.ComparisonTable` (:func:`core.evaluation.comparison_table`),
-    the columns are read in their own terms (docs/quality.md §3): a numeric column's W1,
+    the columns are read in their own terms (docs/quality.md §8): a numeric column's W1,
     KDE-L2 and summaries are in its **original units** (release and data mapped back by
     :meth:`~core.evaluation.ComparisonColumn.original`), a categorical column gets the total
     variation ``TV`` of its marginal (:func:`core.evaluation.total_variation_runs`; W1,

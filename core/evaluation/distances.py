@@ -381,7 +381,7 @@ def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_
         the exact path are the same as from the repeated rows (identical values); the
         sliced fallback weights each row by its count. Cost in k, not n.
     levels : sequence of (None or int ≥ 1), length d, optional
-        Categorical columns (docs/quality.md §3): ``levels[j] = K`` makes column ``j`` hold
+        Categorical columns (docs/quality.md §8): ``levels[j] = K`` makes column ``j`` hold
         category codes in {0, …, K} (K: any category outside the K listed, e.g. new labels),
         compared by the discrete metric. The ground cost is then
         :math:`\\lVert u-v\\rVert = \\big(\\sum_{\\text{numeric}}(u_j-v_j)^2 +
@@ -502,7 +502,7 @@ def _sliced_mixed_runs(z: np.ndarray, x: np.ndarray, weights, levels: tuple, n_p
 
 
 def total_variation_runs(samples, reference, size: int, reference_counts=None) -> np.ndarray:
-    """Total variation between the categorical column of each release and of the data (docs/quality.md §3).
+    """Total variation between the categorical column of each release and of the data (docs/quality.md §8).
 
     .. math:: \\mathrm{TV}(x, Z_r) = \\tfrac12 \\sum_{c} \\big|\\hat p_x(c) - \\hat p_{Z_r}(c)\\big|
               \\in [0, 1]

@@ -124,7 +124,7 @@ def distinct_rows(x: np.ndarray, counts: np.ndarray | None) -> tuple[np.ndarray,
 # ================================================================ histogram helpers
 def axis_sizes(bins: int, d: int, levels=None) -> tuple[int, ...]:
     """Cells per axis of the product domain: ``bins`` on a numeric axis, ``K`` on a categorical
-    axis with K public categories (``levels[j] = K``; docs/mathematics.md §4.6)."""
+    axis with K public categories (``levels[j] = K``; docs/mathematics.md §4.7)."""
     if levels is None:
         return (bins,) * d
     return tuple(bins if size is None else int(size) for size in levels)
@@ -149,7 +149,7 @@ def category_positions(codes, size: int) -> np.ndarray:
     """Position on [0, 1] of category ``code`` among ``size`` public categories: the midpoint
     :math:`(c + 1/2)/K` of its cell, so that a categorical column lives on the unit box with
     the numeric ones and the histogram machinery puts category ``c`` in cell ``c``
-    (docs/mathematics.md §4.6)."""
+    (docs/mathematics.md §4.7)."""
     return (np.asarray(codes, dtype=np.float64) + 0.5) / float(size)
 
 
@@ -275,7 +275,7 @@ class HistogramMechanism(Mechanism):
     """A histogram baseline: cell probabilities from the counts, then ``m`` uniform-in-cell draws.
 
     The domain is the product of ``bins`` equal bins per numeric axis and, with ``levels``,
-    the public categories of each categorical axis (docs/mathematics.md §4.6): a public
+    the public categories of each categorical axis (docs/mathematics.md §4.7): a public
     partition fixed before the data are seen, so every guarantee of §4 holds with
     :math:`k_B` = the number of cells.
 
