@@ -44,7 +44,7 @@ with st.container(border=True):
     m_rule = a.radio("Release size m", ["current", "largest"], horizontal=True, key="compare_m_rule",
                      format_func={"current": f"current m = {int(st.session_state.m):,}",
                                   "largest": "largest admissible for PYPP"}.get)
-    widgets.slider("histogram bins per axis", "bins", step=1, where=b)
+    widgets.slider("histogram bins per numeric axis", "bins", step=1, where=b)
     widgets.slider("repetitions R", "runs", step=5, where=c)
     widgets.number("seed of the comparison", "seed", step=1)
 m_arg: int | str = int(st.session_state.m) if m_rule == "current" else "largest"

@@ -630,6 +630,11 @@ def test_compare_page_runs_on_a_categorical_column_without_public_list():
     summary = at.dataframe[1].value
     assert summary.loc[summary["mechanism"] != "confidential", "TV"].between(0.0, 1.0).all()
     assert summary["W1"].isna().all()
+    at.session_state["sweep_runs"] = 5
+    at.button(key="run_sweep").click().run()
+    assert not at.exception and not at.error
+    frontier = next(s for s in _figures(at) if "median TV against ε" in s["layout"]["title"]["text"])
+    assert {t["name"] for t in frontier["data"] if t.get("name")} >= {"PYPP (σ = 0)"}
 
 
 # --------------------------------------------------------------------------- robustness (issue 9)

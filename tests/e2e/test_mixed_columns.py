@@ -19,7 +19,7 @@ import pytest
 
 import st_waits as w
 
-N = 400
+N = 200
 COLUMNS = ["wage", "exper", "region"]
 
 
