@@ -57,7 +57,8 @@ __all__ = [
     "Bootstrap", "DirichletMultinomialHistogram", "DirichletPosteriorSampling", "GaussianHistogram",
     "Guarantee", "HistogramMechanism", "Knob", "LaplaceHistogram", "Mechanism", "PseudoPosteriorMechanism",
     "PseudoPosteriorWeights", "SmoothedHistogram", "SyntheticRelease", "TruncatedDirichlet",
-    "TruncatedDirichletPosteriorSampling", "axis_sizes", "category_codes", "category_positions", "cells_to_points", "check_release_arguments", "dirichlet_sampling_epsilon",
+    "TruncatedDirichletPosteriorSampling", "axis_sizes", "category_codes", "category_positions", "cells_to_points",
+    "check_release_arguments", "dirichlet_sampling_epsilon",
     "distinct_rows", "gaussian_sigma", "histogram_counts", "py_predictive_counts", "pypp_release",
     "smoothed_histogram_lambda", "truncated_dirichlet",
 ]
