@@ -121,7 +121,7 @@ with tab_tradeoff:
         rows = [{"mechanism": label, "PLD": note} for label, note in notes.items()]
         st.dataframe(pd.DataFrame(rows), hide_index=True)
         if cal.skipped:
-            st.caption("Histogram baselines left out: " + next(iter(cal.skipped.values()))
+            st.caption("Histogram baselines left out: " + literal(next(iter(cal.skipped.values())))
                        + " (give it on the Data page, in the column's panel).")
         if mu is not None:
             st.caption(f"The Gaussian histogram is exactly μ-GDP with μ = √2/s = {mu:.4g}; no other mechanism here "
@@ -134,7 +134,7 @@ with tab_audit:
         options += ["laplace_histogram", "gaussian_histogram"]
     elif data is not None:
         st.caption("The histogram audits need the public cells of every column: "
-                   + ", ".join(repr(c) for c in data.unlisted) + " has no public category list (give it on the "
+                   + literal(", ".join(map(repr, data.unlisted))) + " has no public category list (give it on the "
                    "Data page, in the column's panel).")
     if not options:
         st.info("Nothing to audit with these settings: choose σ ≥ 0 for PYPP, or give every categorical column a "

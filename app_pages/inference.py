@@ -166,7 +166,7 @@ with widgets.show_errors("These settings cannot be run: "):
 analyst = summary.drop(columns="confidential")
 
 st.markdown(f"**Analyst's view** (computed from the release only; {n_draws:,} posterior draws, "
-            f"posterior seed {post_seed}; scale: {scale_text})")
+            f"posterior seed {post_seed}; scale: {literal(scale_label)})")
 st.dataframe(analyst, hide_index=True)
 st.download_button("Download the posterior summary (CSV)", data=widgets.csv_bytes(analyst),
                    file_name="posterior_summary.csv", mime="text/csv", key="download_posterior")
