@@ -248,12 +248,12 @@ if plan.recommended is not None:
             for col, step in best.grid_steps.items():      # the pure option's public grid, column by column
                 st.session_state.transforms[col]["grid"] = float(step)
             st.session_state.coarsening = ()               # predicted on the grid of the recorded values
-            st.session_state["planner_loaded"] = "dm"
+            st.session_state["planner_loaded"] = privacy.DIRICHLET_MULTINOMIAL.key
         else:
             st.session_state.regime = privacy.DIRICHLET_PROCESS.key
             st.session_state.theta = float(best.theta)
             st.session_state.coarsening = tuple(t for t in best.transforms if t.kind != "identity")
-            st.session_state["planner_loaded"] = "dp"
+            st.session_state["planner_loaded"] = privacy.DIRICHLET_PROCESS.key
         st.session_state.m = int(best.m)
         st.session_state.eps = float(plan.guarantee.eps)
         st.session_state.delta = float(plan.guarantee.delta)
@@ -264,8 +264,9 @@ if plan.recommended is not None:
 
     st.button("Load these settings", key="_plan_load", on_click=load, type="primary")
 if st.session_state.get("planner_loaded"):
+    pure_loaded = st.session_state["planner_loaded"] == privacy.DIRICHLET_MULTINOMIAL.key
     loaded = ("σ < 0 (Dirichlet–multinomial), α, m, ε, δ and each numeric column's public grid step are set"
-              if st.session_state["planner_loaded"] == "dm" else "σ = 0, θ, m, ε, δ and the coarsening are set")
+              if pure_loaded else "σ = 0, θ, m, ε, δ and the coarsening are set")
     st.info(f"Loaded: {loaded}. Next: **Privacy** to see the guarantee, then **Synthetic data** to release.",
             icon="➡️")
     st.page_link("app_pages/privacy.py", label="Go to Privacy", icon="🔒")

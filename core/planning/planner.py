@@ -145,7 +145,8 @@ DEFAULT_ALPHAS = (0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0)
 #: Largest number of grid-step combinations the pure search sets up (else one column at a time).
 MAX_PURE_GRIDS = 200
 #: The release kinds of the plan's table.
-RELEASE_KINDS = {"dp": "σ = 0 (Dirichlet process)", "dm": "σ < 0 (Dirichlet–multinomial, pure)"}
+RELEASE_KINDS = {DIRICHLET_PROCESS.key: "σ = 0 (Dirichlet process)",
+                 DIRICHLET_MULTINOMIAL.key: "σ < 0 (Dirichlet–multinomial, pure)"}
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,7 @@ class PlanOption:
     @property
     def pure(self) -> bool:
         """A Dirichlet–multinomial option over a public domain (global pure ε-DP)."""
-        return self.regime == "dm"
+        return self.regime == DIRICHLET_MULTINOMIAL.key
 
     @property
     def grid_steps(self) -> dict:
@@ -816,7 +817,7 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
         predicted, ratio = _summarise(sim, utility)
         full = tuple(next((t for t in cand if t.column == c), ColumnTransform(c)) for c in kinds)
         spec = ReleaseSpec(0.0, th, int(m), n, eps=guarantee.eps, delta=guarantee.delta, releases=k)
-        options.append(PlanOption(full, th, int(m), int(allowed), predicted, ratio, ratio <= 1.0, regime="dp",
+        options.append(PlanOption(full, th, int(m), int(allowed), predicted, ratio, ratio <= 1.0, regime=DIRICHLET_PROCESS.key,
                                   verdict=DIRICHLET_PROCESS.release_guarantee(spec).verdict))
     for i, (_, dom, alpha, m, allowed) in enumerate(pure_chosen, start=len(chosen)):
         theta = float(dom.z) * alpha
@@ -825,7 +826,7 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
         predicted, ratio = _summarise(_simulate_pure(dom, alpha, m, runs, rng), utility)
         spec = ReleaseSpec(-alpha, theta, int(m), n, eps=guarantee.eps, delta=guarantee.delta, releases=k)
         options.append(PlanOption(tuple(ColumnTransform(c) for c in kinds), theta, int(m), int(allowed), predicted,
-                                  ratio, ratio <= 1.0, regime="dm",
+                                  ratio, ratio <= 1.0, regime=DIRICHLET_MULTINOMIAL.key,
                                   verdict=DIRICHLET_MULTINOMIAL.release_guarantee(spec).verdict, alpha=alpha,
                                   domain=dom.domain, z=dom.z))
     if progress is not None:
