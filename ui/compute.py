@@ -567,9 +567,16 @@ def run_informativity_experiment(population_key: str, _population: np.ndarray, n
 @session_cache(max_entries=4)
 def run_plan(data_key: str, _frame: pd.DataFrame, _counts, kinds: dict, guarantee: tuple, utility: tuple,
              candidates: tuple, thetas: tuple, m_min: int, m_max: int, runs: int, evaluations: int, seed: int,
-             bounds: dict, log: dict) -> core_planner.Plan:
+             bounds: dict, log: dict, pure: tuple | None = None) -> core_planner.Plan:
     """``core.planning.plan_release`` with ``numpy.random.default_rng(seed)`` (cached: seeded, so
-    the same arguments give the same plan)."""
+    the same arguments give the same plan). ``guarantee``: (ε, δ, scope, releases); ``pure``:
+    ``(steps, categories, alphas)`` as tuples of pairs and a tuple — the
+    :class:`core.planning.PureSearch` — or ``None`` (σ = 0 only)."""
+    search = None
+    if pure is not None:
+        steps, categories, alphas = pure
+        search = core_planner.PureSearch(dict(steps), categories=dict(categories), alphas=alphas,
+                                         max_evaluations=evaluations)
     kind, targets, level = utility
     if kind == "w1":
         target = core_planner.UtilityTarget(w1={c: v[0] for c, v in targets}, level=level)
@@ -582,6 +589,24 @@ def run_plan(data_key: str, _frame: pd.DataFrame, _counts, kinds: dict, guarante
         plan = core_planner.plan_release(
             _frame, kinds, core_planner.GuaranteeTarget(*guarantee), target, candidates=candidates, thetas=thetas,
             m_max=m_max, m_min=m_min, runs=runs, max_evaluations=evaluations, rng=np.random.default_rng(seed),
-            bounds=bounds, log=log, progress=progress, counts=_counts)
+            bounds=bounds, log=log, progress=progress, counts=_counts, pure=search)
     bar.empty()
     return plan
+
+
+#: Monte Carlo releases per kind behind the Privacy page's utility cost of the pure path.
+PURE_COST_RUNS = 20
+
+
+@session_cache(max_entries=16)
+def pure_path_cost(data_key: str, _frame: pd.DataFrame, _counts, kinds: tuple, steps: tuple, categories: tuple,
+                   bounds: tuple, log: tuple, coarsening: tuple, alpha: float, m_pure: int, theta: float, m: int,
+                   seed: int = 1) -> dict:
+    """``core.planning.pure_utility_cost`` (docs/mathematics.md §3.3.1): expected W1 per numeric
+    column of the pure release (grid ``steps``, α, ``m_pure``) and of the σ = 0 release (θ, m),
+    :data:`PURE_COST_RUNS` releases each from ``default_rng(seed)``, read off counts (cost in
+    distinct rows, not in n or m). Mapping arguments come as tuples of pairs (cache keys)."""
+    return core_planner.pure_utility_cost(
+        _frame, dict(kinds), dict(steps), alpha=alpha, m_pure=m_pure, theta=theta, m=m, runs=PURE_COST_RUNS,
+        rng=np.random.default_rng(seed), bounds=dict(bounds), log=dict(log), categories=dict(categories),
+        transforms=coarsening, counts=_counts)

@@ -49,9 +49,9 @@ top/bottom-coding, merging categories into ``"other"``); each entry is
 recipe. ``coarsening_chosen_from_data`` records that the coarsening was picked with the
 coarsening advisor (after seeing its singletons and m* on the confidential data), which the
 public report states as a data-dependent choice, as it does for bounds read from the data.
-``settings_chosen_from_data`` (optional, default false) records that θ and m were loaded
-from the release planner, which searched them on the confidential data: the public report
-states that choice too.
+``settings_chosen_from_data`` (optional, default false) records that θ (or α and the grid
+steps of a pure option) and m were loaded from the release planner, which searched them on
+the confidential data: the public report states that choice too.
 
 ``data.source`` is ``"sample:<file name>"`` (a bundled sample in ``sample_data/``),
 ``"upload:<sha256 of the file>"`` (an upload; the data must be passed to
@@ -335,8 +335,9 @@ class ReleaseRecipe:
         The coarsening was chosen by looking at the confidential data (the advisor): a
         data-dependent choice no guarantee covers.
     settings_chosen_from_data : bool
-        θ and m were chosen by looking at the confidential data (the release planner's
-        recommendation): a data-dependent choice no guarantee covers.
+        θ (or α and the grid steps of a pure option) and m were chosen by looking at the
+        confidential data (the release planner's recommendation): a data-dependent choice no
+        guarantee covers.
     """
 
     source: str
@@ -750,8 +751,8 @@ def _coarsening_notes(recipe: ReleaseRecipe) -> list[str]:
         notes.append(f"The coarsening depends on the confidential data ({'; '.join(reasons)}): no guarantee covers "
                      "that choice (docs/mathematics.md §3.4).")
     if recipe.settings_chosen_from_data:
-        notes.append("θ and m were chosen with the release planner on the confidential data: no guarantee covers "
-                     "that choice (docs/mathematics.md §3.6).")
+        notes.append("θ (or α and the grid steps) and m were chosen with the release planner on the confidential "
+                     "data: no guarantee covers that choice (docs/mathematics.md §3.6).")
     return notes
 
 
@@ -888,8 +889,9 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
                          f"the confidential data ({'; '.join(public.coarsening_from_data)}): no guarantee covers that "
                          "choice, and the statement below depends on the data.")
     if public.settings_chosen_from_data:
-        dependent.append("θ and m were chosen with the release planner, which searched them on the confidential "
-                         "data: no guarantee covers that choice, and the statement below depends on the data.")
+        dependent.append("θ (or α and the grid steps) and m were chosen with the release planner, which searched "
+                         "them on the confidential data: no guarantee covers that choice, and the statement below "
+                         "depends on the data.")
     if public.size_rule == "instance":
         dependent.append("The release size m was chosen by looking at the confidential data (the largest m whose "
                          "instance-level guarantee meets the target): no guarantee covers that choice.")
