@@ -139,7 +139,7 @@ with st.container(border=True):
             if col in domains.grids:     # the column's own step first
                 offered = (domains.grids[col],) + tuple(s for s in offered if s != domains.grids[col])
             step_texts[col] = cell.text_input(
-                f"grid steps — {col}" + (" (log units)" if log[col] else ""),
+                "grid steps — " + literal(f"{col}{' (log units)' if log[col] else ''}"),
                 value=", ".join(f"{s:g}" for s in offered), key=f"_plan_steps_{col}", disabled=not search_pure,
                 help="Public grid steps on the column's public bounds: from public knowledge, never from this file. "
                      "Offered: the column's own step, then steps of a tenth, hundredth and thousandth of the "
