@@ -25,6 +25,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .style import plot_text
+
 __all__ = [
     "CONFIDENTIAL_TRACE",
     "COVERAGE_TRACE",
@@ -123,8 +125,8 @@ def posterior_intervals_figure(summary: pd.DataFrame, *, level: float = 0.95,
                 marker=dict(color=_CONFIDENTIAL_COLOUR, symbol="x", size=11), legendgroup="confidential",
                 showlegend=col == 1, hovertemplate="%{y}: confidential %{x:.4g}<extra></extra>"), row=1, col=col)
         fig.update_yaxes(autorange="reversed", row=1, col=col)
-        fig.update_xaxes(title_text="probability" if prefix else value_label, row=1, col=col)
-    fig.update_layout(title=title, **LAYOUT)
+        fig.update_xaxes(title_text="probability" if prefix else plot_text(value_label), row=1, col=col)
+    fig.update_layout(title=plot_text(title), **LAYOUT)
     return fig
 
 

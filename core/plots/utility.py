@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..validation import check_integer
-from .style import CURATOR_ONLY, LAYOUT, as_1d, same_length, series_colour
+from .style import CURATOR_ONLY, LAYOUT, as_1d, plot_text, same_length, series_colour
 
 __all__ = ["category_shares_figure", "distribution_overlay_figure", "w1_boxplot_figure", "w1_frontier_figure"]
 
@@ -61,7 +61,8 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
                                      line=dict(color=colours.get(label, series_colour(len(arrays) + i)), width=2)))
     if curator_only:
         title = f"{title} — {CURATOR_ONLY}"
-    fig.update_layout(title=title, barmode="overlay", xaxis_title=x_title, yaxis_title="density", **LAYOUT)
+    fig.update_layout(title=plot_text(title), barmode="overlay", xaxis_title=plot_text(x_title),
+                      yaxis_title="density", **LAYOUT)
     return fig
 
 
@@ -98,7 +99,8 @@ def category_shares_figure(categories: Sequence, shares: Mapping[str, Sequence[f
         fig.add_trace(go.Bar(x=x, y=y, name=html.escape(str(label)), marker_color=series_colour(i), opacity=0.8))
     if curator_only:
         title = f"{title} — {CURATOR_ONLY}"
-    fig.update_layout(title=title, barmode="group", xaxis_title=x_title, yaxis_title="share of records",
+    fig.update_layout(title=plot_text(title), barmode="group", xaxis_title=plot_text(x_title),
+                      yaxis_title="share of records",
                       xaxis_type="category", **LAYOUT)
     return fig
 
@@ -133,7 +135,7 @@ def w1_boxplot_figure(runs: pd.DataFrame, *, value: str = "W1", by: str = "mecha
         label = _ceiling_label(name) if is_ceiling else str(name)
         fig.add_trace(go.Box(y=vals, name=label, boxpoints="outliers",
                              marker_color="grey" if is_ceiling else series_colour(i)))
-    fig.update_layout(title=title, yaxis_title=value, showlegend=False, **LAYOUT)
+    fig.update_layout(title=plot_text(title), yaxis_title=plot_text(value), showlegend=False, **LAYOUT)
     return fig
 
 
@@ -168,7 +170,7 @@ def w1_frontier_figure(runs: pd.DataFrame, *, x: str = "eps", value: str = "W1",
                                  showlegend=False, hoverinfo="skip"))
         fig.add_trace(go.Scatter(x=xs, y=s["median"].to_numpy(float), mode="lines+markers", name=label,
                                  legendgroup=label, line=dict(color=colour)))
-    fig.update_layout(title=title, xaxis_title="ε", yaxis_title=f"median {value}", **LAYOUT)
+    fig.update_layout(title=plot_text(title), xaxis_title="ε", yaxis_title=plot_text(f"median {value}"), **LAYOUT)
     if log_x:
         fig.update_xaxes(type="log")
     if log_y:
