@@ -287,3 +287,16 @@ def test_delta_hover_text_rounds_up():
     trace = _trace(fig, "δ")
     assert list(trace.customdata) == ["0.0292", ""]  # δ = 0 is a gap on the log axis
     assert "0.2" in _trace(fig, "singleton plateau").hovertemplate
+
+
+def test_category_shares_figure_groups_the_largest_categories_and_shows_labels_as_text():
+    categories = ["north", "<b>south</b>", "east", "west"]
+    shares = {"confidential": [0.4, 0.3, 0.2, 0.1], "PYPP": [0.35, 0.35, 0.1, 0.2]}
+    fig = plots.category_shares_figure(categories, shares, max_categories=2, title="region")
+    assert [t.name for t in fig.data] == ["confidential", "PYPP"]
+    # the two largest confidential categories, in list order, then the rest summed
+    assert list(fig.data[0].x) == ["north", "&lt;b&gt;south&lt;/b&gt;", "(other categories)"]
+    np.testing.assert_allclose(fig.data[1].y, [0.35, 0.35, 0.3])
+    assert plots.CURATOR_ONLY in fig.layout.title.text and fig.layout.barmode == "group"
+    with pytest.raises(ValueError, match="categories"):
+        plots.category_shares_figure(categories, {"x": [0.5, 0.5]})

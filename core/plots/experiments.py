@@ -11,7 +11,7 @@ Trace names are stable so that the app and the tests can find a series by name:
 
 * :func:`posterior_intervals_figure`: ``"posterior mean, 95% credible interval"`` and
   ``"confidential value (curator only)"`` for the location functionals (mean,
-  quantiles); the same names prefixed by ``"P(X > t): "`` for the tail probabilities,
+  quantiles); the same names prefixed by ``"probabilities: "`` for the probabilities (P(X > t), P(X = c)),
   which live on their own [0, 1] axis.
 * :func:`coverage_figure`: ``"coverage"`` and ``"nominal level"``.
 """
@@ -39,7 +39,7 @@ CONFIDENTIAL_TRACE = "confidential value (curator only)"
 COVERAGE_TRACE = "coverage"
 NOMINAL_TRACE = "nominal level"
 #: Prefix of the traces drawn on the probability panel of :func:`posterior_intervals_figure`.
-PROBABILITY_PREFIX = "P(X > t): "
+PROBABILITY_PREFIX = "probabilities: "   # P(X > t) of a numeric column, P(X = c) of a categorical one
 
 _POSTERIOR_COLOUR = "#1f77b4"
 _CONFIDENTIAL_COLOUR = "#d62728"
