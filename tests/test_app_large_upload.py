@@ -21,6 +21,7 @@ from streamlit.testing.v1 import AppTest
 from core.data import FULL_READ_MAX_BYTES, HEAD_BYTES, ColumnTransform
 from ui import selection, state
 from ui.selection import content_hash
+from ui.text import shown
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
@@ -403,6 +404,6 @@ def test_an_upload_that_would_become_too_large_is_refused_before_it_is_read(reco
         at.radio(key="_w_source_kind").set_value("upload").run()
         at.file_uploader(key="uploader").set_value((name, content, "application/octet-stream")).run()
         _no_traceback(at)
-        errors = [e.value for e in at.error]
+        errors = [shown(e.value) for e in at.error]   # core's messages are shown as text
         assert any(f"Could not use {name}" in e and said in e and "python -m core release" in e for e in errors), errors
         assert at.session_state["upload"] is None and not at.metric   # nothing was kept or profiled
