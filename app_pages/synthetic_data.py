@@ -97,7 +97,7 @@ else:
 d1.download_button("Download public release (zip)", data=public_zip or b"",
                    file_name=core_bundle.PUBLIC_BUNDLE_NAME, mime="application/zip", key="download_public",
                    type="primary" if public_ok and guarantee.verdict in ("pure", "strong") else "secondary",
-                   disabled=not public_ok,
+                   disabled=not public_ok, on_click="ignore",
                    help=held or ("What may be published: synthetic.csv, the recipe without the seed or the "
                                  "upload's hash, and the guarantee that holds for every dataset of this size "
                                  "(release.json, README.txt, the verdict and what was acknowledged)."))
@@ -106,9 +106,11 @@ downloads.confidential_download(
     file_name=core_bundle.CURATOR_BUNDLE_NAME, mime="application/zip", key="download_curator", where=d2,
     help="Keep it with the confidential data, never publish it: instance-level guarantees, k, singletons, the "
          "full recipe with its seed, the summary table and the figures that show the confidential data.")
-# the synthetic CSV is the public data itself: behind the same gate
+# the synthetic CSV is the public data itself: behind the same gate. No download reruns the page:
+# a rerun renews the curator record's deferred id, and a click that still holds the old one fails.
 d3.download_button("Download synthetic CSV", data=result.synthetic_csv() if public_ok else b"",
                    file_name="synthetic.csv", mime="text/csv", key="download_csv", disabled=not public_ok,
+                   on_click="ignore",
                    help=held)
 st.markdown("The command line replays the curator record's recipe and writes the same synthetic CSV, byte for "
             "byte:")

@@ -47,7 +47,11 @@ def confidential_download(label: str, build: Callable[[], bytes], *, file_name: 
 
     ``build`` runs on a server thread outside the script run: it must not read
     ``st.session_state`` or call a cached function; pass it what it needs (computed
-    during the run) in a closure. The click does not rerun the page.
+    during the run) in a closure. The click does not rerun the page. Each run of the page
+    gives the button a new id (Streamlit's deferred downloads), so a click while the page
+    is rerunning can hold the old one and fail with a message under the button; clicking
+    again works (the other download buttons of a page with one of these should not rerun
+    it either: ``on_click="ignore"``).
     """
     media = runtime.get_instance().media_file_mgr if runtime.exists() else None
 
