@@ -17,7 +17,7 @@ import streamlit as st
 from core import privacy
 from core.plots import audit as plots_audit
 from core.formatting import format_upper as fmt
-from ui import compute, state, widgets
+from ui import compute, downloads, state, widgets
 from ui.text import literal
 
 EPS_GRID = tuple(float(e) for e in np.linspace(0.0, 12.0, 121))
@@ -232,8 +232,8 @@ with tab_risk:
                                         "how": r.note} for r in risks]), hide_index=True)
             if len(cols) < 2:
                 st.caption("Linkability and inference need at least two columns; choose more columns on the Data page.")
-            st.download_button("Download audit summary (JSON)", key="download_audit",
-                               data=json.dumps({"releases_k": int(spec.releases),
-                                                "exact_matches": cnt,
-                                                "risks": [r.__dict__ for r in risks]}, default=str, indent=1),
-                               file_name="audit_summary.json", mime="application/json")
+            summary_json = json.dumps({"releases_k": int(spec.releases), "exact_matches": cnt,
+                                       "risks": [r.__dict__ for r in risks]}, default=str, indent=1)
+            downloads.confidential_download("Download audit summary (JSON)", summary_json.encode,
+                                            file_name="audit_summary.json", mime="application/json",
+                                            key="download_audit")

@@ -6,12 +6,14 @@ them out.
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from core.evaluation import compare as core_compare
 from core import plots
 from core.plots import quality as plots_quality
-from ui import compute, widgets
+from ui import compute, downloads, widgets
 
 
 st.title("Compare mechanisms at the same privacy level")
@@ -125,8 +127,8 @@ with tab_runs:
         st.markdown(f"**Summary table** (mean over {runs} runs; numeric columns in original units, TV for "
                     "categorical columns, joint W1 on the scaled columns)")
         st.dataframe(summary, hide_index=True)
-        st.download_button("Download summary table (CSV)", data=widgets.csv_bytes(summary),
-                           file_name="comparison_summary.csv", mime="text/csv", key="download_summary")
+        downloads.confidential_download("Download summary table (CSV)", functools.partial(widgets.csv_bytes, summary),
+                                        file_name="comparison_summary.csv", mime="text/csv", key="download_summary")
 
 with tab_sweep:
     sweep_runs = st.slider("repetitions per ε", 5, 100, value=20, step=5, key="sweep_runs")

@@ -9,13 +9,15 @@ explicit) and the layout.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from core import evaluation, privacy
 from core.plots import experiments as pe
-from ui import compute, release, state, widgets
+from ui import compute, downloads, release, state, widgets
 from ui.text import literal, quoted
 
 st.title("Inference: what an analyst learns from the release")
@@ -144,8 +146,8 @@ r2.metric("distinct values in Z", f"{pd.unique(pd.Series(z)).size:,}")
 r3.metric("distinct new values K (drawn from H)", f"{drawn.n_new_values:,}")
 st.caption(f"Generated with the current settings and seed {release_seed}: the same release the Synthetic data "
            "page shows for this seed.")
-st.download_button("Download the release Z (CSV)", data=widgets.csv_bytes(synthetic), file_name="release.csv",
-                   mime="text/csv", key="download_release")
+downloads.confidential_download("Download the release Z (CSV)", functools.partial(widgets.csv_bytes, synthetic),
+                                file_name="release.csv", mime="text/csv", key="download_release")
 
 # ------------------------------------------------------------------ posterior from this release
 st.subheader("Posterior given the release")
@@ -168,8 +170,8 @@ analyst = summary.drop(columns="confidential")
 st.markdown(f"**Analyst's view** (computed from the release only; {n_draws:,} posterior draws, "
             f"posterior seed {post_seed}; scale: {literal(scale_label)})")
 st.dataframe(analyst, hide_index=True)
-st.download_button("Download the posterior summary (CSV)", data=widgets.csv_bytes(analyst),
-                   file_name="posterior_summary.csv", mime="text/csv", key="download_posterior")
+downloads.confidential_download("Download the posterior summary (CSV)", functools.partial(widgets.csv_bytes, analyst),
+                                file_name="posterior_summary.csv", mime="text/csv", key="download_posterior")
 
 st.markdown("**Next to the confidential values**")
 widgets.curator_only_note()
@@ -178,9 +180,10 @@ st.plotly_chart(pe.posterior_intervals_figure(summary, level=compute.CREDIBLE_LE
                                                     "(curator-only: shows confidential values)"),
                 key="posterior_figure")
 st.dataframe(summary, hide_index=True)
-st.download_button("Download the posterior summary with the confidential values (CSV, curator only)",
-                   data=widgets.csv_bytes(summary), file_name="posterior_summary_curator_only.csv", mime="text/csv",
-                   key="download_posterior_curator")
+downloads.confidential_download("Download the posterior summary with the confidential values (CSV, curator only)",
+                                functools.partial(widgets.csv_bytes, summary),
+                                file_name="posterior_summary_curator_only.csv", mime="text/csv",
+                                key="download_posterior_curator")
 
 # ------------------------------------------------------------------ repeated releases
 st.subheader("Repeated releases: frequentist behaviour of the analyst's posterior")
@@ -214,5 +217,6 @@ st.plotly_chart(pe.coverage_figure(rep_table, level=repeated.level,
                                    title=f"Coverage of the 95% credible intervals over {replicates:,} releases"),
                 key="coverage_figure")
 st.dataframe(rep_table, hide_index=True)
-st.download_button("Download the repeated-release table (CSV, curator only)", data=widgets.csv_bytes(rep_table),
-                   file_name="repeated_releases.csv", mime="text/csv", key="download_repeated")
+downloads.confidential_download("Download the repeated-release table (CSV, curator only)",
+                                functools.partial(widgets.csv_bytes, rep_table), file_name="repeated_releases.csv",
+                                mime="text/csv", key="download_repeated")

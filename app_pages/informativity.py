@@ -9,6 +9,7 @@ seeds explicit) and the layout.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -16,7 +17,7 @@ import streamlit as st
 
 from core.evaluation import informativity
 from core import plots
-from ui import compute, state, widgets
+from ui import compute, downloads, state, widgets
 from ui import selection as sel
 from ui.text import literal, quoted
 
@@ -179,5 +180,5 @@ if not plotted.empty:
 
 st.markdown("**Table** (one row per grid point)")
 st.dataframe(table, hide_index=True)
-st.download_button("Download the table (CSV)", data=widgets.csv_bytes(table), file_name="informativity.csv",
-                   mime="text/csv", key="download_informativity")
+downloads.confidential_download("Download the table (CSV)", functools.partial(widgets.csv_bytes, table),
+                                file_name="informativity.csv", mime="text/csv", key="download_informativity")

@@ -7,13 +7,15 @@ release and the CONFIDENTIAL curator record.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import streamlit as st
 
 from core.release import bundle as core_bundle
 from core.release import gate
 from core.plots import quality as plots_quality
-from ui import compute, release, state, widgets
+from ui import compute, downloads, release, state, widgets
 from ui.text import literal
 
 st.title("Synthetic data: generate a release")
@@ -60,7 +62,7 @@ if guarantee.verdict != "missed":
         if st.checkbox(f"I accept that {gate.ACKNOWLEDGEMENTS[key]}: {consequence}", key=f"acknowledge_{key}"):
             accepted.append(key)
 with widgets.show_errors("Could not build the release files: "):
-    artifacts = release.bundles(release_key, result, tuple(sorted(accepted)))
+    public_zip = release.public_release(release_key, result, tuple(sorted(accepted)))
 
 c1, c2, c3 = st.columns(3)
 c1.metric("released rows m", f"{result.m:,}")
@@ -85,28 +87,30 @@ for warning in result.warnings:   # they quote column names: shown as text
 
 st.subheader("Downloads")
 d1, d2, d3 = st.columns(3)
-public_ok = artifacts.public is not None
+public_ok = public_zip is not None
 if guarantee.verdict == "missed":
     held = "Refused: the release misses its target (see the verdict above)."
 elif not public_ok:
     held = "Tick the acknowledgement above first: it is recorded in release.json."
 else:
     held = None
-d1.download_button("Download public release (zip)", data=artifacts.public or b"",
+d1.download_button("Download public release (zip)", data=public_zip or b"",
                    file_name=core_bundle.PUBLIC_BUNDLE_NAME, mime="application/zip", key="download_public",
                    type="primary" if public_ok and guarantee.verdict in ("pure", "strong") else "secondary",
-                   disabled=not public_ok,
+                   disabled=not public_ok, on_click="ignore",
                    help=held or ("What may be published: synthetic.csv, the recipe without the seed or the "
                                  "upload's hash, and the guarantee that holds for every dataset of this size "
                                  "(release.json, README.txt, the verdict and what was acknowledged)."))
-d2.download_button("Download CONFIDENTIAL curator record (zip)", data=artifacts.curator,
-                   file_name=core_bundle.CURATOR_BUNDLE_NAME, mime="application/zip", key="download_curator",
-                   help="Keep it with the confidential data, never publish it: instance-level guarantees, k, "
-                        "singletons, the full recipe with its seed, the summary table and the figures that show "
-                        "the confidential data.")
-# the synthetic CSV is the public data itself: behind the same gate
+downloads.confidential_download(
+    "Download CONFIDENTIAL curator record (zip)", release.curator_record(release_key, result),
+    file_name=core_bundle.CURATOR_BUNDLE_NAME, mime="application/zip", key="download_curator", where=d2,
+    help="Keep it with the confidential data, never publish it: instance-level guarantees, k, singletons, the "
+         "full recipe with its seed, the summary table and the figures that show the confidential data.")
+# the synthetic CSV is the public data itself: behind the same gate. No download reruns the page:
+# a rerun renews the curator record's deferred id, and a click that still holds the old one fails.
 d3.download_button("Download synthetic CSV", data=result.synthetic_csv() if public_ok else b"",
                    file_name="synthetic.csv", mime="text/csv", key="download_csv", disabled=not public_ok,
+                   on_click="ignore",
                    help=held)
 st.markdown("The command line replays the curator record's recipe and writes the same synthetic CSV, byte for "
             "byte:")
@@ -143,10 +147,11 @@ with widgets.show_errors("Could not compute the quality report: "):
     st.warning("CONFIDENTIAL — the quality report compares the release with the confidential data: it is a "
                "curator-only artifact, not covered by the privacy guarantee. Keep it with the curator record "
                "(it is also inside it); do not publish it.", icon="🔒")
-    st.download_button("Download quality report (CSV)", data=report.to_csv(confidential=True),
-                       file_name=core_bundle.QUALITY_FILE, mime="text/csv", key="download_quality",
-                       help="CONFIDENTIAL, curator only: its first line says so; read it with "
-                            "pandas.read_csv(..., comment='#').")
+    downloads.confidential_download("Download quality report (CSV)",
+                                    functools.partial(report.to_csv, confidential=True),
+                                    file_name=core_bundle.QUALITY_FILE, mime="text/csv", key="download_quality",
+                                    help="CONFIDENTIAL, curator only: its first line says so; read it with "
+                                         "pandas.read_csv(..., comment='#').")
 
 with st.expander("First rows of the release"):
     st.dataframe(synthetic.head(50), hide_index=True)

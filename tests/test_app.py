@@ -89,35 +89,57 @@ def _trace(spec: dict, name: str) -> dict:
     return next(t for t in spec["data"] if t.get("name") == name)
 
 
-@pytest.fixture
-def downloads(monkeypatch):
-    """Fetch the bytes behind an ``st.download_button`` of an AppTest run.
+def media_fetcher(monkeypatch):
+    """A function that fetches the bytes behind an ``st.download_button`` of an AppTest run.
 
-    AppTest keeps media in a ``MemoryMediaFileStorage`` of a mock runtime that it drops
-    after each run; this keeps a reference to every storage it creates.
+    It takes the button's proto or a media URL. A confidential file is built on the click
+    (``ui.downloads``: the button has no URL, only a deferred id): its function is run as
+    Streamlit runs it on a click (``MediaFileManager.execute_deferred``), and the file read
+    from the media store. AppTest keeps media in a ``MediaFileManager`` of a mock runtime
+    that it drops after each run; this keeps a reference to every one it creates
+    (``fetch.managers``).
     """
     import streamlit.testing.v1.app_test as app_test_module
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    from streamlit.runtime.media_file_manager import MediaFileManager
+    from streamlit.runtime.media_file_storage import MediaFileStorageError
 
-    storages = []
+    managers = []
 
-    class Recording(MemoryMediaFileStorage):
+    class Recording(MediaFileManager):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
-            storages.append(self)
+            managers.append(self)
 
-    monkeypatch.setattr(app_test_module, "MemoryMediaFileStorage", Recording)
+    monkeypatch.setattr(app_test_module, "MediaFileManager", Recording)
 
-    def fetch(url: str) -> bytes:
-        name = url.rsplit("/", 1)[-1]
-        for storage in reversed(storages):
+    def clicked(file_id: str) -> str:
+        for manager in reversed(managers):
             try:
-                return bytes(storage.get_file(name).content)
-            except Exception:
+                return manager.execute_deferred(file_id)
+            except MediaFileStorageError:
                 continue
+        raise AssertionError(f"no deferred download {file_id!r}")
+
+    def fetch(button) -> bytes:
+        if isinstance(button, str):
+            url = button
+        else:
+            url = clicked(button.deferred_file_id) if button.deferred_file_id else button.url
+        name = url.rsplit("/", 1)[-1]
+        for manager in reversed(managers):
+            stored = manager.read_file(name)
+            if stored is not None:
+                return bytes(stored.content)
         raise AssertionError(f"no media file {url!r}")
 
+    fetch.managers = managers
     return fetch
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """:func:`media_fetcher`: the bytes behind a download button (its proto) or a media URL."""
+    return media_fetcher(monkeypatch)
 
 
 def _metrics(at: AppTest) -> dict:
@@ -453,7 +475,7 @@ def _accept_the_gate(at: AppTest) -> None:
 def _release_downloads(at: AppTest, downloads) -> tuple[bytes, dict, dict]:
     """The three downloads of the Synthetic data page, once the curator accepted what the gate asks."""
     _accept_the_gate(at)
-    buttons = {b.proto.label: b.proto.url for b in at.get("download_button")}
+    buttons = {b.proto.label: b.proto for b in at.get("download_button")}
     return (downloads(buttons["Download synthetic CSV"]),
             _zip_files(downloads(buttons["Download public release (zip)"])),
             _zip_files(downloads(buttons["Download CONFIDENTIAL curator record (zip)"])))
@@ -514,6 +536,55 @@ def test_release_bundles_public_and_curator_and_replay(sample, downloads, tmp_pa
     # the command shown on the page replays the recipe to the same bytes
     assert at.code[0].value == "python -m core release --recipe CONFIDENTIAL_recipe.json --out synthetic.csv"
     assert _replay(curator["CONFIDENTIAL_recipe.json"], tmp_path) == csv_bytes
+
+
+def _stored_zip_names(manager) -> list[set[str]]:
+    """The member names of every zip in a media store (Streamlit's in-memory storage)."""
+    import zipfile
+
+    out = []
+    for stored in list(manager._storage._files_by_id.values()):
+        if stored.content[:2] == b"PK":
+            with zipfile.ZipFile(io.BytesIO(stored.content)) as zf:
+                out.append(set(zf.namelist()))
+    return out
+
+
+def test_confidential_downloads_are_built_on_click_and_dropped_after(sample, downloads, monkeypatch):
+    """The curator record and every curator-only table reach Streamlit's media store only on
+    the click, and leave it ``ui.downloads.CONFIDENTIAL_URL_SECONDS`` later, so their URL then
+    answers nothing; the public release (behind the gate) stays (docs/serving.md §1)."""
+    import time
+
+    from ui import downloads as ui_downloads
+
+    monkeypatch.setattr(ui_downloads, "CONFIDENTIAL_URL_SECONDS", 0.2)
+    at = _app()
+    at.session_state["m"] = 120
+    at.session_state["theta"] = 100.0
+    _page(at, "synthetic_data.py")
+    at.button[0].click().run()
+    at.checkbox(key="acknowledge_weak").check().run()
+    assert not at.exception
+    buttons = {b.proto.label: b.proto for b in at.get("download_button")}
+    confidential = [label for label, b in buttons.items() if b.deferred_file_id]
+    assert sorted(confidential) == ["Download CONFIDENTIAL curator record (zip)", "Download quality report (CSV)"]
+    assert all(buttons[label].url == "" for label in confidential)   # no URL until the click
+    manager = downloads.managers[-1]
+    # before the click: the public zip is stored, nothing CONFIDENTIAL is
+    assert _stored_zip_names(manager) and not any(
+        name.startswith("CONFIDENTIAL_") for names in _stored_zip_names(manager) for name in names)
+
+    url = manager.execute_deferred(buttons["Download CONFIDENTIAL curator record (zip)"].deferred_file_id)
+    stored = manager.read_file(url.rsplit("/", 1)[-1])
+    assert stored is not None and stored.filename == "CONFIDENTIAL_curator_record.zip"
+    deadline = time.monotonic() + 30   # hang guard; the sweep runs 0.2 s after the click
+    while manager.read_file(url.rsplit("/", 1)[-1]) is not None:
+        assert time.monotonic() < deadline, "the curator record is still in the media store"
+        time.sleep(0.05)
+    # the public release is still served: the page shows it
+    public = manager.read_file(buttons["Download public release (zip)"].url.rsplit("/", 1)[-1])
+    assert public is not None and "release.json" in _zip_files(public.content)
 
 
 def test_multi_column_upload_with_per_column_transforms_replays(downloads, tmp_path):
@@ -592,7 +663,7 @@ def test_compare_page_calibration_runs_and_summary(sample, downloads):
     assert conf["mean"] == pytest.approx(x.mean(), rel=1e-12)
     assert conf["median"] == pytest.approx(np.median(x), rel=1e-12)
     (download,) = [b for b in at.get("download_button") if b.proto.label.startswith("Download summary")]
-    csv = pd.read_csv(io.BytesIO(downloads(download.proto.url)))
+    csv = pd.read_csv(io.BytesIO(downloads(download.proto)))
     np.testing.assert_allclose(csv["W1"].to_numpy(float), summary["W1"].to_numpy(float), rtol=1e-12)
     # KDE overlay: one histogram per mechanism plus the confidential data
     overlay = next(s for s in _figures(at) if any(t.get("name") == "confidential KDE" for t in s["data"]))

@@ -30,6 +30,7 @@ from streamlit.testing.v1 import AppTest
 from core import evaluation as inference, privacy
 from core.evaluation import informativity, simulation
 from core.plots import experiments as pe
+from test_app import media_fetcher
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
@@ -100,35 +101,15 @@ def _trace(at: AppTest, name: str) -> dict:
     raise AssertionError(f"no chart trace named {name!r}")
 
 
-def _button_urls(at: AppTest) -> dict:
-    return {b.proto.label: b.proto.url for b in at.get("download_button")}
-
-
 @pytest.fixture
 def downloads(monkeypatch):
-    """Fetch the bytes behind an ``st.download_button`` of an AppTest run (AppTest drops its
-    media storage after each run; this keeps a reference to every one it creates)."""
-    import streamlit.testing.v1.app_test as app_test_module
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    storages = []
-
-    class Recording(MemoryMediaFileStorage):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            storages.append(self)
-
-    monkeypatch.setattr(app_test_module, "MemoryMediaFileStorage", Recording)
+    """Fetch the table behind the download button labelled ``label`` of an AppTest run
+    (:func:`test_app.media_fetcher`: a confidential table is built on the click, as in the app)."""
+    fetch_bytes = media_fetcher(monkeypatch)
 
     def fetch(at: AppTest, label: str) -> pd.DataFrame:
-        url = _button_urls(at)[label]
-        name = url.rsplit("/", 1)[-1]
-        for storage in reversed(storages):
-            try:
-                return pd.read_csv(io.BytesIO(bytes(storage.get_file(name).content)))
-            except Exception:
-                continue
-        raise AssertionError(f"no media file {url!r}")
+        button = {b.proto.label: b.proto for b in at.get("download_button")}[label]
+        return pd.read_csv(io.BytesIO(fetch_bytes(button)))
 
     return fetch
 

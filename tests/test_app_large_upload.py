@@ -21,6 +21,7 @@ from streamlit.testing.v1 import AppTest
 from core.data import FULL_READ_MAX_BYTES, HEAD_BYTES, ColumnTransform
 from ui import selection, state
 from ui.selection import content_hash
+from ui.text import shown
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
@@ -382,3 +383,27 @@ def test_upload_limit_is_1000_megabytes_everywhere():
     uploader = at.get("file_uploader")[0]
     assert uploader.proto.max_upload_size_mb == 1000
     assert "parquet" in [t.lstrip(".") for t in uploader.proto.type]
+
+
+def test_an_upload_that_would_become_too_large_is_refused_before_it_is_read(records, monkeypatch):
+    """The Data page checks what an upload would become (rows; what a gzip file decompresses
+    to) before reading it, and says to use the command line (``core.data.check_read_limits``
+    with ``ui.state.MAX_ROWS`` and ``MAX_DECOMPRESSED_BYTES``)."""
+    import gzip
+
+    assert (state.MAX_ROWS, state.MAX_DECOMPRESSED_BYTES) == (10**8, 2**27)
+    monkeypatch.setattr(state, "MAX_ROWS", 50_000)
+    monkeypatch.setattr(state, "MAX_DECOMPRESSED_BYTES", 500_000)
+    text = _csv(records)   # 100 000 rows
+    cases = {"many.parquet": (_parquet(records), "100,000 rows, above the limit of 50,000"),
+             "many.csv": (text, "more than 50,000 rows"),
+             "packed.csv": (gzip.compress(text), "decompresses to more than 500,000 bytes")}
+    for name, (content, said) in cases.items():
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.run()
+        at.radio(key="_w_source_kind").set_value("upload").run()
+        at.file_uploader(key="uploader").set_value((name, content, "application/octet-stream")).run()
+        _no_traceback(at)
+        errors = [shown(e.value) for e in at.error]   # core's messages are shown as text
+        assert any(f"Could not use {name}" in e and said in e and "python -m core release" in e for e in errors), errors
+        assert at.session_state["upload"] is None and not at.metric   # nothing was kept or profiled

@@ -46,7 +46,7 @@ def test_synthetic_page_shows_the_quality_report_and_its_confidential_download(d
     assert any(h.value == "Quality report" for h in at.subheader)
     buttons = {b.proto.label: b for b in at.get("download_button")}
     assert QUALITY_LABEL in buttons
-    payload = downloads(buttons[QUALITY_LABEL].proto.url).decode("utf-8")
+    payload = downloads(buttons[QUALITY_LABEL].proto).decode("utf-8")
     assert payload.splitlines()[0].startswith("# CONFIDENTIAL")
     shown = pd.read_csv(io.StringIO(payload), comment="#")
     # independently: the page's synthetic CSV against the confidential rows (earnings rounded to 1 decimal)

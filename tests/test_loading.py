@@ -194,3 +194,71 @@ def test_a_bad_upload_is_named_by_its_file_name_in_the_message():
         D.read_table(b"a,b\n1,2\n3,4,5\n")
     expected = "Could not use ragged.csv: " + str(core_message.value).replace("the uploaded data", "'ragged.csv'")
     assert expected in [shown(e.value) for e in at.error]   # core's messages are shown as text
+
+
+# --------------------------------------------------------------------------- limits before reading
+def _gzip_members(header: bytes, line: bytes, rows: int, member_rows: int = 2**16) -> bytes:
+    """A gzip file of ``header`` then ``rows`` copies of ``line``, built as one compressed
+    member repeated (gzip files may be concatenated): a small file that decompresses to a
+    large text, built in microseconds."""
+    member = gzip.compress(line * member_rows, compresslevel=9)
+    assert rows % member_rows == 0
+    return gzip.compress(header) + member * (rows // member_rows)
+
+
+def test_check_read_limits_counts_rows_before_reading():
+    frame = pd.DataFrame({"x": np.zeros(1_000, dtype=np.int64)})
+    D.check_read_limits(_parquet(frame), max_rows=1_000)
+    with pytest.raises(ValueError, match=r"1,000 rows, above the limit of 999 \(max_rows=999\).*python -m core release"):
+        D.check_read_limits(_parquet(frame), max_rows=999, name="big.parquet")
+    csv = b"x\n" + b"1\n" * 1_000
+    D.check_read_limits(csv, max_rows=1_000)                           # a header and 1 000 rows
+    D.check_read_limits(csv[:-1], max_rows=1_000)                      # no line end after the last row
+    D.check_read_limits(csv.replace(b"\n", b"\r\n"), max_rows=1_000)   # CRLF counts one line
+    for text in (csv + b"1\n", (csv + b"1").replace(b"\n", b"\r")):     # one more row: LF, or old Mac CR
+        with pytest.raises(ValueError, match=r"'big\.csv' has more than 1,000 rows.*max_rows=1000"):
+            D.check_read_limits(text, max_rows=1_000, name="big.csv")
+    D.check_read_limits(csv + b"1\n" * 10**5)                          # no limit given: nothing to check
+
+
+def test_check_read_limits_bounds_what_a_gzip_file_decompresses_to():
+    bomb = _gzip_members(b"x\n", b"1\n", 2**20)        # 2 MiB of text in a few kilobytes
+    assert len(bomb) < 2**13
+    D.check_read_limits(bomb, max_rows=2**20, max_decompressed_bytes=2**21 + 2)
+    with pytest.raises(ValueError, match=r"decompresses to more than 2 MiB.*max_decompressed_bytes=2097152.*"
+                                         r"uncompressed.*python -m core release"):
+        D.check_read_limits(bomb, max_decompressed_bytes=2**21)
+    with pytest.raises(ValueError, match=r"more than 1,000,000 rows, above the limit \(max_rows=1000000\)"):
+        D.check_read_limits(bomb, max_rows=10**6)
+    # it stops at the first limit crossed: a text far larger than memory is refused at once
+    huge = _gzip_members(b"x\n", b"1\n", 2**29, member_rows=2**19)   # 1 GiB of text in ~1 MB
+    assert len(huge) < 2**21
+    with pytest.raises(ValueError, match="max_decompressed_bytes"):
+        D.check_read_limits(huge, max_decompressed_bytes=2**22)
+    with pytest.raises(ValueError, match="damaged gzip"):
+        D.check_read_limits(bomb[:-100], max_rows=10**7)
+
+
+def test_check_read_limits_names_bad_arguments():
+    with pytest.raises(ValueError, match="content must be the bytes"):
+        D.check_read_limits("x\n1\n")
+    with pytest.raises(ValueError, match="max_rows"):
+        D.check_read_limits(b"x\n1\n", max_rows=0)
+    with pytest.raises(ValueError, match="max_decompressed_bytes"):
+        D.check_read_limits(b"x\n1\n", max_decompressed_bytes=-1)
+    with pytest.raises(ValueError, match="not a readable Parquet file"):
+        D.check_read_limits(b"PAR1 and nothing else", max_rows=10)
+
+
+def test_gzip_and_parquet_uploads_are_streamed_by_duckdb():
+    """A gzip upload is handed to DuckDB compressed and a Parquet upload as a file: the
+    table is the same as from the plain text (and from pandas)."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.integers(0, 50, 5_000), "g": rng.choice(["a", "b", "NA-c"], 5_000)})
+    text = frame.to_csv(index=False).encode()
+    specs = [D.ColumnSpec("x", bounds=(0, 50)), D.ColumnSpec("g", kind="categorical")]
+    expected = D.aggregate(text, specs, engine="pandas").table
+    for content in (gzip.compress(text), _parquet(frame)):
+        table = D.aggregate(content, specs, engine="duckdb").table
+        np.testing.assert_array_equal(table.counts, expected.counts)
+        np.testing.assert_array_equal(table.atoms, expected.atoms)

@@ -3,14 +3,16 @@
 The app does not assemble a release itself: it builds a :class:`core.release.ReleaseRecipe`
 from the current selection and settings, runs it with :func:`core.release.run_recipe` (on
 the session's cached prepared data) and writes the two artifacts with
-:func:`core.release.build_bundles` — the public release and the CONFIDENTIAL curator
-record. The command line runs the same recipe (``python -m core release --recipe``) and
-gets the same synthetic CSV byte for byte.
+``core.release.bundle`` — the public release and, built only when the curator clicks its
+download, the CONFIDENTIAL curator record. The command line runs the same recipe
+(``python -m core release --recipe``) and gets the same synthetic CSV byte for byte.
 """
 
 from __future__ import annotations
 
+import functools
 import shlex
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -76,14 +78,21 @@ def release_key(result: core_recipe.ReleaseResult) -> str:
 
 
 @session_cache(max_entries=2)
-def bundles(release_key: str, _result: core_recipe.ReleaseResult,
-            acknowledged: tuple[str, ...] = ()) -> core_bundle.ReleaseBundles:
-    """Both zips of a release (public release; CONFIDENTIAL curator record with the overlays).
-    The public one is ``None`` while the gate holds it back (``core.release.gate``):
-    ``acknowledged`` is what the curator accepted, recorded in its release.json."""
-    return core_bundle.build_bundles(_result, figures=figures(release_key, _result),
-                                     summary=summary(release_key, _result), report=quality(release_key, _result),
-                                     acknowledged=acknowledged)
+def public_release(release_key: str, _result: core_recipe.ReleaseResult,
+                   acknowledged: tuple[str, ...] = ()) -> bytes | None:
+    """The public release zip, or ``None`` while the gate holds it back
+    (``core.release.bundle.gated_public_bundle``): ``acknowledged`` is what the curator
+    accepted, recorded in its release.json."""
+    return core_bundle.gated_public_bundle(_result, acknowledged=acknowledged)
+
+
+def curator_record(release_key: str, result: core_recipe.ReleaseResult) -> Callable[[], bytes]:
+    """What builds the CONFIDENTIAL curator record (``core.release.bundle.curator_bundle``,
+    with the overlays, the summary and the quality report) when called: the download
+    button calls it on the click (:mod:`ui.downloads`), outside the script run, so the
+    cached parts are taken now and the zip is never built or kept before the click."""
+    return functools.partial(core_bundle.curator_bundle, result, figures=figures(release_key, result),
+                             summary=summary(release_key, result), report=quality(release_key, result))
 
 
 @session_cache(max_entries=2)

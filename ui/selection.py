@@ -243,6 +243,9 @@ def set_source_upload(name: str, content: bytes) -> str | None:
         return problem
     key = content_hash(content)
     try:
+        # What the file would become, from what it says about itself, before any reading.
+        core_data.check_read_limits(content, max_rows=state.MAX_ROWS,
+                                    max_decompressed_bytes=state.MAX_DECOMPRESSED_BYTES, name=name)
         # Read as the pages will read it (and cached for them), with the file's name in the message.
         head_of(key, content, tuple(READ_DEFAULTS.items()), name, not core_data.takes_lean_path(content),
                 _full_read_name=name)

@@ -37,6 +37,20 @@ from core import privacy
 MAX_UPLOAD_MB = 1000
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 10**6
 
+#: What an upload may become once read, checked before it is read
+#: (:func:`core.data.check_read_limits`; docs/serving.md §2): a few kilobytes of Parquet can
+#: hold 10^8 equal values, and 1.5 MB of gzip decompress to 500 MB. At most 10^8 rows — what a
+#: 1 GB CSV of short rows holds, and what DuckDB counts in about 12 s on this machine; every
+#: read of an upload streams (DuckDB reads Parquet row groups and gzip text as they come), so
+#: memory grows with the distinct values, and the limit bounds the time. A gzip-compressed
+#: CSV (the uploader does not offer it, but a renamed one is read) may decompress to at most
+#: 128 MiB: text in another encoding than UTF-8 is transcoded in memory — the text, its
+#: decoding (at most 2 bytes per decompressed byte for the encodings detected) and its UTF-8
+#: copy (at most 3), so at most 6 bytes per decompressed byte: under 1 GiB.
+#: Larger files go through the command line, which has neither limit.
+MAX_ROWS = 10**8
+MAX_DECOMPRESSED_BYTES = 2**27
+
 #: The regimes the Privacy page offers, by key, with the words core uses for them.
 REGIMES = {key: regime.label for key, regime in privacy.REGIMES.items()}
 DELTA_OPTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1)

@@ -23,9 +23,10 @@
   any size reduced by DuckDB, Dask or pandas (docs/scale.md);
 * :mod:`.loading` — how the dashboard and the release recipe load a file: its format
   (:func:`detect_format`), an exact full read or the lean path through the frequency table
-  (:func:`takes_lean_path`), a bounded head (:func:`read_file_head`), the default kinds,
-  columns and counts column, and the preparation of a file or a frame
-  (:func:`prepare_source`, :func:`prepare_frame`; docs/scale.md);
+  (:func:`takes_lean_path`), limits checked before reading (:func:`check_read_limits`), a
+  bounded head (:func:`read_file_head`), the default kinds, columns and counts column, and
+  the preparation of a file or a frame (:func:`prepare_source`, :func:`prepare_frame`;
+  docs/scale.md);
 * :mod:`.domain` — the base measures :class:`UniformBase`, :class:`CategoricalBase`;
 * :mod:`.coarsening` — the coarsening transforms (:class:`ColumnTransform`,
   :func:`apply_coarsening`; docs/mathematics.md §3.5).
@@ -60,6 +61,7 @@ from .loading import (
     FULL_READ_MAX_BYTES,
     PARQUET_HEAD_ROWS,
     FileHead,
+    check_read_limits,
     default_columns,
     default_counts_column,
     default_transform,
@@ -88,8 +90,8 @@ __all__ = [
     "COUNT_NAMES", "DEFAULT_MAX_BYTES", "DELIMITERS", "ENGINES", "FORMATS", "FULL_READ_MAX_BYTES", "HEAD_BYTES",
     "NA_TEXT", "PARQUET_HEAD_ROWS", "Aggregated", "CategoricalBase", "GridBase", "PublicGrid", "ColumnReading", "ColumnSpec",
     "ColumnTransform", "DistinctValues", "FileHead", "FrequencyTable", "PreparedColumn", "PreparedData",
-    "ReadDecisions", "ReadResult", "UniformBase", "aggregate", "apply_coarsening", "coarsening_label",
-    "counts_from_column", "default_columns", "default_counts_column", "default_transform", "detect_format",
+    "ReadDecisions", "ReadResult", "UniformBase", "aggregate", "apply_coarsening", "check_read_limits",
+    "coarsening_label", "counts_from_column", "default_columns", "default_counts_column", "default_transform", "detect_format",
     "distinct_row_counts", "distinct_values", "factor_codes", "frequency_table", "mostly_numeric",
     "normalise_specs", "numeric_values", "prepare", "prepare_frame", "prepare_source", "public_domain_size",
     "read_csv", "read_file_head", "read_head", "read_table", "rounding_profile", "takes_lean_path",

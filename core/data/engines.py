@@ -550,17 +550,19 @@ def _duckdb_csv(inputs, positions, width, decisions) -> tuple[pd.DataFrame, list
         del checked["na_values"]
     sources = []
     for item in inputs:
-        if codec != "utf-8" or item.path is None:
-            # DuckDB streams UTF-8 files from disk; other encodings (and uploads) are
+        if codec != "utf-8":
+            # DuckDB streams UTF-8 (from disk, or an upload's bytes); other encodings are
             # decoded here and handed over as UTF-8 in memory.
             raw, _ = _text_bytes(item, None)
-            if codec != "utf-8":
-                notes.append(f"{item.name} was transcoded from {decisions.encoding} to UTF-8 in memory "
-                             "(DuckDB streams UTF-8 files from disk).")
-                raw = raw.decode(decisions.encoding).removeprefix("\ufeff").encode("utf-8")
+            notes.append(f"{item.name} was transcoded from {decisions.encoding} to UTF-8 in memory "
+                         "(DuckDB streams UTF-8 files from disk).")
+            raw = raw.decode(decisions.encoding).removeprefix("\ufeff").encode("utf-8")
             sources.append((raw, {"encoding": "utf-8"}))
         else:
-            sources.append((item.path, {"encoding": "utf-8", "compression": "gzip" if _is_gzip(item) else "none"}))
+            # A gzip-compressed upload goes to DuckDB compressed: it decompresses while it
+            # streams, so the decompressed text is never held in memory.
+            sources.append((item.path if item.path is not None else item.content,
+                            {"encoding": "utf-8", "compression": "gzip" if _is_gzip(item) else "none"}))
     selected = ", ".join(f"c{j} AS v{i}" for i, j in enumerate(positions))
     short = "false" if width == 1 else f"c{width - 1} IS NULL"
     # Only a short row can be a blank line: test the first field only there.
@@ -770,10 +772,11 @@ def _parquet_cells(inputs: list[_Input], wanted: list[str], engine: str,
 
         con = duckdb.connect(config={"memory_limit": "1GB", "preserve_insertion_order": False})
         try:
-            if any(item.path is None for item in inputs):
-                rel = con.from_arrow(pq.read_table(io.BytesIO(inputs[0].content), columns=wanted))
-            else:
-                rel = con.read_parquet([item.path for item in inputs])  # noqa: F841 (DuckDB reads the local `rel` by name in the SQL below)
+            # DuckDB streams the row groups (an upload's bytes as a file object): memory grows
+            # with the distinct rows, not with the rows (a few kilobytes of Parquet can hold
+            # 10^8 equal values, docs/serving.md §2)
+            rel = con.read_parquet(  # noqa: F841 (DuckDB reads the local `rel` by name in the SQL below)
+                io.BytesIO(inputs[0].content) if inputs[0].path is None else [item.path for item in inputs])
             cols = ", ".join(f'"{w}"' for w in (w.replace('"', '""') for w in wanted))
             grouped_frame = con.sql(f"SELECT {cols}, count(*) AS __n FROM rel GROUP BY ALL").df()
         except duckdb.Error as exc:

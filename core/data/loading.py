@@ -5,6 +5,8 @@
   everything else is read as CSV, gzip-compressed or not, by :mod:`.engines`);
 * the choice between an exact full read of every row and the *lean path*, where the
   released columns are reduced to their frequency table (:func:`takes_lean_path`);
+* limits on what a file may become once read — rows, and the text a gzip-compressed
+  file decompresses to — checked before anything is read (:func:`check_read_limits`);
 * a bounded first look at a file — the Parquet schema and first rows, or the CSV head
   that :func:`aggregate` decides on (:func:`read_file_head`, :class:`FileHead`);
 * the default kind, transform and columns offered for a file's columns
@@ -19,14 +21,16 @@ file name); without it, bytes are "the uploaded data".
 """
 from __future__ import annotations
 
+import gzip
 import io
+import zlib
 from dataclasses import dataclass
 
 import pandas as pd
 
 from ..validation import check_bounds, check_integer
 from .coarsening import apply_coarsening
-from .engines import _detect_format, _resolve_inputs, aggregate, counts_from_column, read_head
+from .engines import _detect_format, _is_gzip, _resolve_inputs, aggregate, counts_from_column, read_head
 from .prepare import PreparedData, prepare
 from .reading import ReadDecisions, ReadResult
 
@@ -39,6 +43,9 @@ FULL_READ_MAX_BYTES = 2**20
 
 #: Rows of a Parquet file read for its column list and default kinds.
 PARQUET_HEAD_ROWS = 10_000
+
+#: Pieces in which :func:`check_read_limits` decompresses a gzip file (counted, then dropped).
+DECOMPRESS_CHUNK_BYTES = 1 << 20
 
 #: Column names (trimmed, lower case) that suggest the counts of a frequency table.
 COUNT_NAMES = ("count", "counts", "n", "freq", "frequency", "weight", "records")
@@ -102,6 +109,97 @@ def takes_lean_path(content, *, counts_column: str | None = None, whole_at_any_s
         raise ValueError(f"counts_column must be None or a column name, got {counts_column!r}")
     return (detect_format(content) == "parquet" or counts_column is not None
             or (not whole_at_any_size and len(content) > FULL_READ_MAX_BYTES))
+
+
+def check_read_limits(content, *, max_rows: int | None = None, max_decompressed_bytes: int | None = None,
+                      name: str | None = None) -> None:
+    """Refuse a file that would become more than the limits once read, before reading it.
+
+    What a small file may become is not bounded by its size: a Parquet file of 10^8 equal
+    values takes a few kilobytes (its pages are run-length encoded and compressed), a gzip
+    file of 1.5 MB decompresses to 500 MB (docs/serving.md §2). This looks only at what
+    the file says about itself, in bounded memory: the row count of a Parquet file's
+    footer; the lines and decompressed bytes of a CSV, gzip-compressed ones decompressed
+    in pieces of :data:`DECOMPRESS_CHUNK_BYTES` that are counted and dropped, stopping at
+    the first limit crossed (so at most ``max_decompressed_bytes`` are ever decompressed).
+
+    Parameters
+    ----------
+    content : bytes
+        The file's bytes (an upload).
+    max_rows : int ≥ 1 or None
+        The most data rows: a Parquet file's rows; a CSV's lines less one (a header),
+        counting line feeds or carriage returns, whichever are more (a quoted field
+        spanning lines counts each line: a bound on the rows from above). ``None``: no
+        limit.
+    max_decompressed_bytes : int ≥ 1 or None
+        The most bytes a gzip-compressed CSV may decompress to. ``None``: no limit.
+    name : str or None
+        How messages call the file (an upload's file name); default "the uploaded data".
+
+    Raises
+    ------
+    ValueError
+        ``content`` is not bytes or a limit is not a positive integer (named); the file
+        is over a limit (the message names the limit and the command line, which has
+        none); a damaged gzip or Parquet file.
+    """
+    if not isinstance(content, (bytes, bytearray, memoryview)):
+        raise ValueError(f"content must be the bytes of a file, got {type(content).__name__}")
+    if max_rows is not None:
+        max_rows = check_integer("max_rows", max_rows, minimum=1)
+    if max_decompressed_bytes is not None:
+        max_decompressed_bytes = check_integer("max_decompressed_bytes", max_decompressed_bytes, minimum=1)
+    item = _resolve_inputs(content, name)[0]
+    elsewhere = "use the command line (python -m core release), which streams files of any size"
+    if _detect_format(item) == "parquet":
+        if max_rows is not None:
+            n_rows = _parquet_rows(item)
+            if n_rows > max_rows:
+                raise ValueError(f"{item.shown} has {n_rows:,} rows, above the limit of {max_rows:,} "
+                                 f"(max_rows={max_rows}): {elsewhere}.")
+        return
+    if not _is_gzip(item):
+        if max_rows is not None and _lines(item.content) > max_rows + 1:
+            raise ValueError(f"{item.shown} has more than {max_rows:,} rows, above the limit (max_rows={max_rows}): "
+                             f"{elsewhere}.")
+        return
+    size, line_feeds, returns = 0, 0, 0
+    try:
+        with gzip.open(io.BytesIO(item.content), "rb") as text:
+            while piece := text.read(DECOMPRESS_CHUNK_BYTES):
+                size += len(piece)
+                line_feeds += piece.count(b"\n")
+                returns += piece.count(b"\r")
+                if max_decompressed_bytes is not None and size > max_decompressed_bytes:
+                    limit = (f"{max_decompressed_bytes // 2**20:,} MiB" if max_decompressed_bytes % 2**20 == 0
+                             else f"{max_decompressed_bytes:,} bytes")
+                    raise ValueError(
+                        f"{item.shown} is gzip-compressed and decompresses to more than {limit}, above the limit "
+                        f"(max_decompressed_bytes={max_decompressed_bytes}): upload the CSV itself, uncompressed, "
+                        f"or {elsewhere}.")
+                if max_rows is not None and max(line_feeds, returns) > max_rows + 1:
+                    raise ValueError(f"{item.shown} has more than {max_rows:,} rows, above the limit "
+                                     f"(max_rows={max_rows}): {elsewhere}.")
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ValueError(f"{item.shown} is a damaged gzip file: {exc}") from None
+
+
+def _lines(content: bytes) -> int:
+    """Lines of a text: its line feeds or carriage returns, whichever are more (LF, CRLF
+    and CR line endings), plus a last line without an ending."""
+    breaks = max(content.count(b"\n"), content.count(b"\r"))
+    return breaks + int(bool(content) and content[-1:] not in (b"\n", b"\r"))
+
+
+def _parquet_rows(item) -> int:
+    """The row count a Parquet file's footer states (nothing else is read)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return int(pq.ParquetFile(io.BytesIO(item.content)).metadata.num_rows)
+    except Exception as exc:  # noqa: BLE001 — pyarrow raises several types for damaged files
+        raise ValueError(f"{item.shown} is not a readable Parquet file: {exc}") from None
 
 
 @dataclass(frozen=True, eq=False)

@@ -64,6 +64,7 @@ __all__ = [
     "comparison_figures",
     "confidential_table",
     "curator_bundle",
+    "gated_public_bundle",
     "overlay_figure",
     "public_bundle",
     "quality_report",
@@ -353,14 +354,20 @@ def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, 
 def build_bundles(result: ReleaseResult, *, figures: Mapping | None = None,
                   summary: pd.DataFrame | None = None, report: quality.QualityReport | None = None,
                   acknowledged=()) -> ReleaseBundles:
-    """Both artifacts of a release (see :func:`public_bundle`, :func:`curator_bundle`); the
+    """Both artifacts of a release (see :func:`gated_public_bundle`, :func:`curator_bundle`); the
     public one is ``None`` while the gate holds it back (missed, or not acknowledged)."""
-    try:
-        public = public_bundle(result, acknowledged=acknowledged)
-    except (PublicationRefused, AcknowledgementRequired):
-        public = None
-    return ReleaseBundles(public=public,
+    return ReleaseBundles(public=gated_public_bundle(result, acknowledged=acknowledged),
                           curator=curator_bundle(result, figures=figures, summary=summary, report=report))
+
+
+def gated_public_bundle(result: ReleaseResult, *, acknowledged=()) -> bytes | None:
+    """:func:`public_bundle`, or ``None`` while the gate holds it back: a ``missed`` verdict,
+    or a ``weak`` release (or bounds read off the data) not in ``acknowledged``
+    (:func:`core.release.gate.check_publication`)."""
+    try:
+        return public_bundle(result, acknowledged=acknowledged)
+    except (PublicationRefused, AcknowledgementRequired):
+        return None
 
 
 def write_bundles(result: ReleaseResult, *, public_path=None, curator_path=None, figures: Mapping | None = None,
