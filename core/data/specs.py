@@ -1,4 +1,5 @@
-"""What the user says about a column: its kind, public bounds, rounding and log scale.
+"""What the user says about a column: its kind, public bounds, rounding, log scale and what
+a missing cell means.
 """
 from __future__ import annotations
 
@@ -7,12 +8,18 @@ from dataclasses import dataclass
 
 from ..validation import (
     check_bounds,
+    check_choice,
     check_integer,
 )
 
 
 
 _KINDS = ("numeric", "categorical")
+
+#: What a missing cell of a released column may mean (:attr:`ColumnSpec.missing`):
+#: ``"value"`` — missing is one more value (one more atom, released as an empty cell);
+#: ``"drop"`` — records with a missing cell in the column are removed before the mechanism.
+MISSING_CHOICES = ("value", "drop")
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,15 @@ class ColumnSpec:
     categories : sequence or None
         Categorical only: the public list of categories (docs/mathematics.md §2–3.3: with σ < 0,
         ``z = len(categories)``). Observed values must belong to it.
+    missing : {None, 'value', 'drop'}
+        What a missing cell (empty, ``NA``, NaN) of this column means (docs/mathematics.md
+        §2.5). ``None`` (default): no choice yet, and :func:`prepare` refuses a column
+        with missing cells, naming both choices. ``'value'``: missing is one more value —
+        one more atom, released as an empty cell; with a public category list it is one
+        more public category (``z + 1``); in a numeric column it lies outside the numeric
+        range and ``H`` still draws numbers only. ``'drop'``: the records with a missing
+        cell in this column are removed before the mechanism, so n is the count after
+        dropping — a data-dependent choice the reports state.
     """
 
     name: str
@@ -53,12 +69,15 @@ class ColumnSpec:
     decimals: int | None = None
     scale: bool = True
     categories: tuple | None = None
+    missing: str | None = None
 
     def __post_init__(self):
         if self.name is None:
             raise ValueError("name must be a column name, got None")
         if self.kind not in _KINDS:
             raise ValueError(f"kind of column {self.name!r} must be 'numeric' or 'categorical', got {self.kind!r}")
+        if self.missing is not None:
+            check_choice(f"missing of column {self.name!r}", self.missing, MISSING_CHOICES)
         if self.kind == "categorical":
             numeric_only = [opt for opt, on in (("log", self.log), ("bounds", self.bounds is not None),
                                                 ("decimals", self.decimals is not None)) if on]
