@@ -5,7 +5,8 @@
   (delimiter, encoding, header, per-column kind, notes), refusing ragged rows, binary files
   and undecodable text with a :class:`ValueError` a user can act on. Integer columns are
   read exactly, so values beyond :math:`2^{53}` stay distinct;
-* :mod:`.specs` — :class:`ColumnSpec`, what the user says about a column;
+* :mod:`.specs` — :class:`ColumnSpec`, what the user says about a column (including what a
+  missing cell means, :data:`MISSING_CHOICES`: one more value, or drop the record);
 * :mod:`.prepare` — :func:`prepare` applies the public transforms of a numeric column, in
   this order and in these units:
 
@@ -81,11 +82,11 @@ from .reading import (
     read_csv,
     read_table,
 )
-from .specs import ColumnSpec, normalise_specs
+from .specs import MISSING_CHOICES, ColumnSpec, normalise_specs
 from .table import FrequencyTable, frequency_table, rounding_profile
 
 __all__ = [
-    "COUNT_NAMES", "DEFAULT_MAX_BYTES", "DELIMITERS", "ENGINES", "FORMATS", "FULL_READ_MAX_BYTES", "HEAD_BYTES",
+    "COUNT_NAMES", "DEFAULT_MAX_BYTES", "MISSING_CHOICES", "DELIMITERS", "ENGINES", "FORMATS", "FULL_READ_MAX_BYTES", "HEAD_BYTES",
     "NA_TEXT", "PARQUET_HEAD_ROWS", "Aggregated", "CategoricalBase", "ColumnReading", "ColumnSpec",
     "ColumnTransform", "DistinctValues", "FileHead", "FrequencyTable", "PreparedColumn", "PreparedData",
     "ReadDecisions", "ReadResult", "UniformBase", "aggregate", "apply_coarsening", "coarsening_label",
