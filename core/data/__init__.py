@@ -65,6 +65,7 @@ from .loading import (
     default_counts_column,
     default_transform,
     detect_format,
+    missing_counts,
     mostly_numeric,
     prepare_frame,
     prepare_source,
@@ -91,7 +92,8 @@ __all__ = [
     "ColumnTransform", "DistinctValues", "FileHead", "FrequencyTable", "PreparedColumn", "PreparedData",
     "ReadDecisions", "ReadResult", "UniformBase", "aggregate", "apply_coarsening", "coarsening_label",
     "counts_from_column", "default_columns", "default_counts_column", "default_transform", "detect_format",
-    "distinct_row_counts", "distinct_values", "factor_codes", "frequency_table", "mostly_numeric",
+    "distinct_row_counts", "distinct_values", "factor_codes", "frequency_table", "missing_counts",
+    "mostly_numeric",
     "normalise_specs", "numeric_values", "prepare", "prepare_frame", "prepare_source", "public_domain_size",
     "read_csv", "read_file_head", "read_head", "read_table", "rounding_profile", "takes_lean_path",
 ]

@@ -150,10 +150,12 @@ def _column_codes(column: np.ndarray, missing_atom: bool = False) -> np.ndarray:
         _, codes = np.unique(column, return_inverse=True)   # NaNs are one value (equal_nan)
         return codes.reshape(-1).astype(np.int64)
     try:
-        codes, _ = pd.factorize(column, sort=True, use_na_sentinel=False)
+        codes, uniques = pd.factorize(column, sort=True)
     except TypeError:  # unorderable mix of types: order of appearance instead
-        codes, _ = pd.factorize(column, sort=False, use_na_sentinel=False)
-    return codes.astype(np.int64)
+        codes, uniques = pd.factorize(column, sort=False)
+    # The missing atom sorts last, whatever the file's row order (sorting the values with
+    # it would silently fall back to the order of appearance).
+    return np.where(codes < 0, len(uniques), codes).astype(np.int64)
 
 
 def rounding_profile(values, decimals: Iterable[int | None]) -> pd.DataFrame:
