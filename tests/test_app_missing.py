@@ -64,7 +64,7 @@ def _choose(at: AppTest, choice: str) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-def _release(at: AppTest, downloads) -> tuple[pd.DataFrame, bytes, dict, dict]:
+def _release(at: AppTest, downloads) -> tuple[pd.DataFrame, bytes, dict, dict]:  # noqa: F811
     at.switch_page("app_pages/synthetic_data.py").run()
     at.button[0].click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -82,8 +82,8 @@ def _release(at: AppTest, downloads) -> tuple[pd.DataFrame, bytes, dict, dict]:
 
 
 @pytest.mark.parametrize("file_format", ["csv", "parquet"])
-def test_missing_values_block_until_chosen_then_release_under_both_choices(records, file_format, downloads,
-                                                                          tmp_path):
+def test_missing_values_block_until_chosen_then_release_under_both_choices(records, file_format,
+                                                                          downloads, tmp_path):  # noqa: F811
     content = _content(records, file_format)
     at = _uploaded(f"wages.{file_format}", content)
     n_wage, n_lang = int(records["wage"].isna().sum()), int(records["lang"].isna().sum())

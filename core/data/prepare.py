@@ -480,6 +480,8 @@ def _numeric_values(series: pd.Series, name: str, na_text: int = 0,
     """
     if series.dtype.kind == "b":
         return series.to_numpy(dtype=float)
+    if series.dtype.kind in "iu" and series.hasnans:   # a nullable integer column (Int64) with <NA>
+        series = series.astype("float64")               # NaN marks them: refused below, named by row
     raw = series.to_numpy()
     if series.dtype.kind in "iu":
         return raw.astype(np.int64) if series.dtype.kind == "i" or raw.max() < 2**63 else raw.astype(object)
