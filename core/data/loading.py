@@ -291,8 +291,7 @@ def default_transform(series, bounds=None) -> dict:
     -------
     dict
         ``{"kind": 'numeric' or 'categorical' (:func:`mostly_numeric`), "log": False,
-        "bounds_public": bounds given, "lo": float, "hi": float, "decimals": None,
-        "missing": None}`` (no choice yet for missing cells: :attr:`ColumnSpec.missing`).
+        "bounds_public": bounds given, "lo": float, "hi": float, "decimals": None}``.
 
     Raises
     ------
@@ -302,7 +301,7 @@ def default_transform(series, bounds=None) -> dict:
     """
     lo, hi = (0.0, 1.0) if bounds is None else check_bounds(bounds)
     return {"kind": "numeric" if mostly_numeric(series) else "categorical", "log": False,
-            "bounds_public": bounds is not None, "lo": lo, "hi": hi, "decimals": None, "missing": None}
+            "bounds_public": bounds is not None, "lo": lo, "hi": hi, "decimals": None}
 
 
 def missing_counts(frame, counts=None) -> dict[str, int]:
