@@ -40,11 +40,15 @@ def wages_csv(tmp_path_factory):
     return path, int((wage.isna() | lang.isna()).sum())
 
 
-def _choose_in_panel(page, count_text: str, option: str) -> None:
-    """Click ``option`` in the missing-value radio whose label holds ``count_text``."""
-    radio = page.locator('[data-testid="stRadio"]', has_text=count_text)
-    radio.wait_for(state="visible")
+def _choose_in_panel(page, column: str, count_text: str, option: str) -> None:
+    """Click ``option`` in the missing-value radio of ``column``'s panel (opened first if it
+    is closed), whose label holds ``count_text``."""
     wait_for_idle(page)
+    radio = page.locator('[data-testid="stRadio"]', has_text=count_text)
+    radio.wait_for(state="attached")
+    if not radio.is_visible():   # a panel with its choice made is closed when several columns are
+        page.locator('[data-testid="stExpander"] summary', has_text=f"Column '{column}'").click()
+        radio.wait_for(state="visible")
     rerun_after(page, lambda: radio.get_by_text(option, exact=False).first.click())
 
 
@@ -62,8 +66,12 @@ def test_missing_values_are_chosen_per_column_and_released(page, app_url, wages_
     assert not has_exception(page)
     alerts = " ".join(alert_texts(page))
     assert "missing is a value" in alerts and "drop records with a missing value" in alerts
+    panel = page.locator('[data-testid="stExpander"]', has_text="Column 'wage'")
+    panel.screenshot(path=str(artifacts_dir / "missing_values_panel.png"))
+    page.locator('[data-testid="stAlert"]', has_text="missing is a value").first.screenshot(
+        path=str(artifacts_dir / "missing_values_message.png"))
 
-    _choose_in_panel(page, "160 record(s)", "missing is a value")
+    _choose_in_panel(page, "wage", "160 record(s)", "missing is a value")
     assert _records_n(page) == f"{N:,}"
 
     # add the categorical column: blocked until its own panel says what a gap means
@@ -74,12 +82,12 @@ def test_missing_values_are_chosen_per_column_and_released(page, app_url, wages_
     page.keyboard.press("Escape")
     wait_for_idle(page)
     assert "column 'lang' has 12 missing value(s)" in " ".join(alert_texts(page))
-    _choose_in_panel(page, "12 record(s)", "drop records with a missing value")
+    _choose_in_panel(page, "lang", "12 record(s)", "drop records with a missing value")
     assert _records_n(page) == f"{N - 12:,}"
     assert any("12 of the 400 records were dropped" in text for text in alert_texts(page))
     page.screenshot(path=str(artifacts_dir / "missing_values_data_page.png"), full_page=True)
 
-    _choose_in_panel(page, "160 record(s)", "drop records with a missing value")
+    _choose_in_panel(page, "wage", "160 record(s)", "drop records with a missing value")
     assert _records_n(page) == f"{N - with_a_gap:,}"
 
     go_to_page(page, "Synthetic data")
