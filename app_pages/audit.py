@@ -18,6 +18,7 @@ from core import privacy
 from core.plots import audit as plots_audit
 from core.formatting import format_upper as fmt
 from ui import compute, state, widgets
+from ui.text import literal
 
 EPS_GRID = tuple(float(e) for e in np.linspace(0.0, 12.0, 121))
 SIMULATIONS = (10_000, 100_000, 300_000)
@@ -30,7 +31,7 @@ selection = widgets.require_selection()
 table = selection.table
 n, k_distinct = table.n, table.k
 multiplicities = table.counts
-spec = state.release_spec(n, k_distinct)
+spec = state.release_spec(n, k_distinct, selection.prepared.public_domain)
 regime = spec.regime
 sigma, theta, m, eps, delta_target = spec.sigma, spec.theta, spec.m, spec.eps, spec.delta
 # the release's verdict and what an attacker can do, from the one guarantee (docs/verdicts.md §3)
@@ -157,7 +158,7 @@ with tab_audit:
                     res = compute.run_histogram_audit(cal_key, data, cal, target, n_sim, confidence, seed)
                     theory = compute.histogram_tradeoff_curve(cal_key, cal, target)
                 widgets.curator_only_note()
-                st.markdown(f"**Neighbour simulated:** {res.target}.")
+                st.markdown(f"**Neighbour simulated:** {literal(res.target)}.")
                 st.plotly_chart(plots_audit.audit_figure(res, theory), key="audit_roc")
                 st.dataframe(pd.DataFrame([{
                     "attack": a_.name, "FPR": a_.fpr, "TPR": a_.tpr,

@@ -17,6 +17,7 @@ from core import data as core_data
 from core import plots
 from ui import selection as sel
 from ui import state, widgets
+from ui.text import literal, quoted
 
 st.title("Private synthetic data: choose the data")
 st.caption("Pitman–Yor posterior-predictive (PYPP) synthetic data, compared with histogram baselines. "
@@ -48,7 +49,7 @@ else:
         if current is None or current["hash"] != sel.content_hash(content) or current["name"] != uploaded.name:
             problem = sel.set_source_upload(uploaded.name, content)
             if problem:
-                st.error(f"Could not use {uploaded.name}: {problem}")
+                st.error(f"Could not use {literal(uploaded.name)}: {literal(problem)}")
         # The session keeps the bytes it needs (st.session_state): the server's copy goes.
         sel.release_uploaded_file(uploaded.file_id)
 
@@ -72,7 +73,7 @@ if source is not None and source.file_format == "parquet":
                         f"default kinds come from the schema and the first {len(frame):,} rows; the released "
                         "columns are counted over every row by DuckDB.")
     if read_problem:
-        st.error(f"Could not read {source.name}: {read_problem}")
+        st.error(f"Could not read {literal(source.name)}: {literal(read_problem)}")
         widgets.sidebar_summary(None)
         st.stop()
 elif source is not None:
@@ -98,7 +99,7 @@ elif source is not None:
                        "row of the released columns, with the same decisions, to count their values.")
         if decisions is not None:
             for note in decisions.notes:
-                st.caption(note)
+                st.caption(literal(note))
         left, mid, right = st.columns(3)
         left.selectbox("Field separator", sel.SEPARATOR_OPTIONS, format_func=sel.SEPARATOR_LABELS.get,
                        **sel.bind_read_option("sep", none_as=sel.DETECT))
@@ -118,7 +119,7 @@ elif source is not None:
                    "column_1, column_2, …. If it holds the column names, choose **yes** under *Is the first row "
                    "a header?* above.", icon="❓")
     if read_problem:
-        st.error(f"Could not read {source.name}: {read_problem}")
+        st.error(f"Could not read {literal(source.name)}: {literal(read_problem)}")
         widgets.sidebar_summary(None)
         st.stop()
 
@@ -153,7 +154,7 @@ if frame is not None:
     missing = sel.missing_counts(chosen)
     for c in chosen:
         undecided = missing.get(c, 0) and st.session_state.transforms[c]["missing"] is None
-        with st.expander(f"Column {c!r}", expanded=len(chosen) == 1 or bool(undecided)):
+        with st.expander(f"Column {quoted(c)}", expanded=len(chosen) == 1 or bool(undecided)):
             st.radio("Kind", ["numeric", "categorical"], horizontal=True, **state.bind_transform(c, "kind"))
             if missing.get(c, 0):
                 st.radio(f"Missing values: {missing[c]:,} record(s) have no value in this column",
@@ -172,12 +173,28 @@ if frame is not None:
                 public = right.checkbox("I know public bounds for this column",
                                         **state.bind_transform(c, "bounds_public"))
                 if public:
-                    b1, b2 = st.columns(2)
+                    b1, b2, b3 = st.columns(3)
                     b1.number_input("public lower bound", format="%g", **state.bind_transform(c, "lo"))
                     b2.number_input("public upper bound", format="%g", **state.bind_transform(c, "hi"))
+                    b3.number_input("public grid step (0 = none)", min_value=0.0, format="%g",
+                                    help="Round every value to the nearest point lo + j·step (log units with log "
+                                         "on): the column becomes categorical over those public points and can be "
+                                         "released with pure ε-DP (Dirichlet–multinomial, σ < 0; docs/mathematics.md "
+                                         "§3.3.1). Choose the step from public knowledge, not from this file.",
+                                    **state.bind_value(f"_w_tf_{c}_grid", st.session_state.transforms[c].get("grid")
+                                                       or 0.0, sel.grid_setter(c)))
+            else:
+                st.text_input("Public category list (optional, comma-separated)",
+                              help="Type the categories from a public source (a code list, a census "
+                                   "classification), never from this file: with every column on a public domain "
+                                   "the release can be pure ε-DP (Dirichlet–multinomial, σ < 0). Values of the "
+                                   "data outside the list are refused.",
+                              **state.bind_value(f"_w_tf_{c}_categories",
+                                                 sel.category_list_text(st.session_state.transforms[c].get("categories")),
+                                                 sel.categories_setter(c)))
 selection, problem = sel.load_selection()
 if problem:
-    (st.info if sel.waiting_for_upload() else st.error)(problem)
+    (st.info if sel.waiting_for_upload() else st.error)(literal(problem))
     widgets.sidebar_summary(None)
     st.stop()
 
@@ -192,22 +209,22 @@ c3.metric("singletons k₁", f"{table.singletons:,}")
 c4.metric("largest multiplicity", f"{int(table.counts.max()):,}")
 if selection.counts_column is not None:
     st.success(f"**The raw records never left the custodian's system.** This file is a frequency table: column "
-               f"{selection.counts_column!r} holds the counts, so n = {table.n:,} records is the sum of the counts "
-               f"over the file's rows. Only the value(s) and their counts were uploaded.", icon="🏛️")
+               f"{quoted(selection.counts_column)} holds the counts, so n = {table.n:,} records is the sum of the "
+               "counts over the file's rows. Only the value(s) and their counts were uploaded.", icon="🏛️")
 if selection.lean:
     st.caption(f"Lean path ({selection.file_format.upper()}, {sel.size_text(len(selection.source.content))}): the "
                f"released column(s) were reduced by DuckDB to their frequency table of k = {table.k:,} distinct "
                "values; the session keeps the file's bytes and that table, not the n rows.")
     for note in selection.notes:
-        st.caption(note)
+        st.caption(literal(note))
 
 for info in prepared.column_info:
     if info.kind == "numeric" and info.bounds_from_data:
-        st.warning(f"Bounds of {info.name!r} ({info.bounds[0]:g}, {info.bounds[1]:g}) were read off the "
+        st.warning(f"Bounds of {quoted(info.name)} ({info.bounds[0]:g}, {info.bounds[1]:g}) were read off the "
                    "confidential data. They are not private: the differential-privacy guarantees on the "
                    "next pages do not cover them. Enter public bounds to remove this leak.", icon="⚠️")
     if info.n_clipped:
-        st.info(f"{info.n_clipped:,} value(s) of {info.name!r} lie outside the public bounds and were clipped.")
+        st.info(f"{info.n_clipped:,} value(s) of {quoted(info.name)} lie outside the public bounds and were clipped.")
 if prepared.dropped_columns:
     st.info(f"{prepared.n_dropped:,} of the {table.n + prepared.n_dropped:,} records were dropped before the "
             f"mechanism because a column set to drop them has a missing value (the counts per column are in the "

@@ -16,6 +16,7 @@ from core import evaluation, privacy
 from core.plots import experiments as pe
 from ui import compute, release, state, widgets
 from ui import selection as sel
+from ui.text import literal, quoted
 
 st.title("Inference: what an analyst learns from the release")
 
@@ -31,7 +32,7 @@ FORM_FIELDS = ("rep_replicates", "rep_draws", "rep_seed")
 # ------------------------------------------------------------------ data and mechanism
 selection = widgets.require_selection()
 prepared = selection.prepared
-spec = state.release_spec(selection.table.n, selection.table.k)
+spec = state.release_spec(selection.table.n, selection.table.k, selection.prepared.public_domain)
 sigma, theta, m = spec.sigma, spec.theta, spec.m
 
 st.markdown(
@@ -95,15 +96,16 @@ release_seed = int(st.session_state.seed)
 if st.session_state.post_threshold_for != (selection.key, column) or st.session_state.post_threshold is None:
     st.session_state.post_threshold = float(np.mean(bounds))
     st.session_state.post_threshold_for = (selection.key, column)
-right.number_input(f"threshold t of P(X > t), on the scale of {scale_label}", step=0.01, format="%.6g",
+scale_text = literal(scale_label)   # the column's name, shown as text
+right.number_input(f"threshold t of P(X > t), on the scale of {scale_text}", step=0.01, format="%.6g",
                    **state.bind("post_threshold"))
 threshold = float(st.session_state.post_threshold)
 
 st.caption(f"Mechanism from the Privacy page: σ = 0, θ = {theta:g}, m = {m:,}. H is uniform on "
-           f"[{bounds[0]:.6g}, {bounds[1]:.6g}] on the scale of {scale_label}"
+           f"[{bounds[0]:.6g}, {bounds[1]:.6g}] on the scale of {scale_text}"
            + (" (the Data page's log transform)." if info.spec.log else "."))
 if info.bounds_from_data:
-    st.warning(f"The bounds of {column!r} were read off the confidential data (Data page): the base measure H, "
+    st.warning(f"The bounds of {quoted(column)} were read off the confidential data (Data page): the base measure H, "
                "and hence this analysis, depends on them, and the release is not covered by the privacy "
                "guarantees.", icon="⚠️")
 
@@ -138,7 +140,7 @@ with widgets.show_errors("These settings cannot be run: "):
 analyst = summary.drop(columns="confidential")
 
 st.markdown(f"**Analyst's view** (computed from the release only; {n_draws:,} posterior draws, "
-            f"posterior seed {post_seed}; scale: {scale_label})")
+            f"posterior seed {post_seed}; scale: {scale_text})")
 st.dataframe(analyst, hide_index=True)
 st.download_button("Download the posterior summary (CSV)", data=widgets.csv_bytes(analyst),
                    file_name="posterior_summary.csv", mime="text/csv", key="download_posterior")

@@ -18,6 +18,7 @@ from core.evaluation import informativity
 from core import plots
 from ui import compute, state, widgets
 from ui import selection as sel
+from ui.text import literal, quoted
 
 st.title("Informativity: how fast synthetic data recover the data")
 
@@ -63,7 +64,7 @@ population = bounds = population_key = None
 population_note = ""
 if source == "data":
     if problem:
-        st.error(f"The current data cannot be used: {problem} Choose the data on the Data page, or use the "
+        st.error(f"The current data cannot be used: {literal(problem)} Choose the data on the Data page, or use the "
                  "dyadic-geometric population.")
         st.stop()
     prepared = selection.prepared
@@ -90,7 +91,7 @@ if source == "data":
                        f"{selection.source.name}, on the mechanism's scale (after the Data page's transforms, "
                        f"scaled to [{bounds[0]:g}, {bounds[1]:g}] by the bounds); W1 is measured on that scale.")
     if info.bounds_from_data:
-        st.warning(f"The bounds of {column!r} were read off the data (Data page): the base measure H then "
+        st.warning(f"The bounds of {quoted(column)} were read off the data (Data page): the base measure H then "
                    "depends on the confidential data, so a release made this way is not covered by the "
                    "privacy guarantees (including the Theorem 2 release sizes below).", icon="⚠️")
 

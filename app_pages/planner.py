@@ -18,6 +18,7 @@ from core import data as core_data
 from core.formatting import format_upper
 from ui import advisor, compute, state, widgets
 from ui import selection as sel
+from ui.text import literal
 
 #: Largest coarsening grid the planner searches with "default transforms".
 MAX_PLAN_CANDIDATES = 200
@@ -78,12 +79,12 @@ with st.container(border=True):
         sd = sd or 1.0
         default = float(f"{0.25 * sd:.2g}")   # a starting point (curator's view): a quarter of the column's SD
         if kind == "w1":
-            targets[col] = (cell.number_input(f"W1 bound — {col}", min_value=0.0, value=default, format="%g",
+            targets[col] = (cell.number_input(f"W1 bound — {literal(col)}", min_value=0.0, value=default, format="%g",
                                               key=f"_plan_w1_{col}"),)
         else:
-            targets[col] = (cell.number_input(f"mean error — {col}", min_value=0.0, value=default, format="%g",
-                                              key=f"_plan_mean_{col}"),
-                            cell.number_input(f"quartile error — {col}", min_value=0.0, value=2 * default,
+            targets[col] = (cell.number_input(f"mean error — {literal(col)}", min_value=0.0, value=default,
+                                              format="%g", key=f"_plan_mean_{col}"),
+                            cell.number_input(f"quartile error — {literal(col)}", min_value=0.0, value=2 * default,
                                               format="%g", key=f"_plan_q_{col}"))
     level = st.slider("The target must hold in this share of the Monte Carlo runs", 0.5, 0.99, 0.9, 0.01,
                       key="_plan_level")
@@ -95,7 +96,8 @@ with st.container(border=True):
     frontier = st.session_state.get(advisor.FRONTIER_KEY) or ()
     choices = ["none", "applied", "frontier", "defaults"]
     labels = {"none": "none (as recorded)",
-              "applied": f"the applied coarsening ({core_data.coarsening_label(applied) or 'none applied'})",
+              # a radio renders its option labels as Markdown: the coarsening quotes column and category names
+              "applied": f"the applied coarsening ({literal(core_data.coarsening_label(applied) or 'none applied')})",
               "frontier": f"the advisor's frontier ({len(frontier)} candidate(s); evaluate on the Data page)",
               "defaults": (f"default transforms of the numeric columns (public bounds, log; every combination up to "
                            f"{MAX_PLAN_CANDIDATES}, else one column at a time)")}
@@ -169,7 +171,7 @@ with widgets.show_errors("The planner cannot run: "):
 
 # ------------------------------------------------------------------ the plan
 if plan.recommended is not None:
-    st.info(plan.message, icon="🧭")
+    st.info(literal(plan.message), icon="🧭")
     # the verdict of the recommended release, from the one guarantee every page reads
     # (green only for pure and strong: a plan that meets a loose δ is still weak)
     planned = privacy.ReleaseSpec(sigma=0.0, theta=float(plan.recommended.theta), m=int(plan.recommended.m),
@@ -178,10 +180,10 @@ if plan.recommended is not None:
     planned_guarantee, planned_advice = compute.release_guarantee(planned)
     widgets.verdict_box(planned_guarantee, advice=planned_advice)
 else:
-    st.error(plan.message, icon="❌")
-st.caption(plan.caveat)
+    st.error(literal(plan.message), icon="❌")
+st.caption(literal(plan.caveat))
 if plan.bounds_from_data:
-    st.warning(f"The bounds of {', '.join(map(repr, plan.bounds_from_data))} (the range of new values in the "
+    st.warning(f"The bounds of {literal(', '.join(map(repr, plan.bounds_from_data)))} (the range of new values in the "
                "prediction) were read off the confidential data: enter public bounds on the Data page.", icon="⚠️")
 if plan.options:
     st.markdown(f"**Settings predicted** (each metric at the {plan.utility.level:g} quantile of "

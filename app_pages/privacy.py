@@ -28,9 +28,16 @@ with st.container(border=True):
             widgets.slider("σ (discount)", "sigma_py", step=0.01)
         if regime is privacy.DIRICHLET_MULTINOMIAL:
             widgets.slider("α = |σ| (symmetric Dirichlet prior per category)", "alpha_dm", step=0.05)
-            st.session_state.z_dm = state.public_categories(k)
-            st.number_input(f"z: size of the public category domain (≥ k = {k:,})", min_value=k, step=1,
-                            **state.bind("z_dm"))
+            domain = selection.prepared.public_domain
+            if domain is not None:
+                st.markdown(f"z = **{domain:,}** public categories: the product of the columns' public domains "
+                            "(grid steps and category lists, Data page).")
+            else:
+                st.session_state.z_dm = state.public_categories(k)
+                st.number_input(f"z: size of the public category domain (≥ k = {k:,})", min_value=k, step=1,
+                                **state.bind("z_dm"))
+                st.caption("To release with this family, give every column a public domain on the Data page "
+                           "(a grid step for a numeric column, a public category list for a categorical one).")
         else:
             widgets.slider("θ (strength)", "theta", step=0.1)
         widgets.slider("m (synthetic sample size)", "m", step=1)
@@ -38,7 +45,7 @@ with st.container(border=True):
         widgets.slider("ε", "eps", step=0.05)
         widgets.select_slider("δ target", "delta", format_func=plots.format_upper)
 
-spec = state.release_spec(n, k)
+spec = state.release_spec(n, k, selection.prepared.public_domain)
 sigma, theta, m, eps, delta = spec.sigma, spec.theta, spec.m, spec.eps, spec.delta
 widgets.sidebar_summary(selection.profile())
 fmt = plots.format_upper
@@ -131,6 +138,13 @@ def _dirichlet_multinomial_guarantee() -> None:
         else:
             st.info(f"Instance-level fact about your data (not the verdict): the δ bound {fmt(point['bound'])} > "
                     f"δ target {fmt(delta)} (the exact δ may be lower; the bound is what is guaranteed).")
+    # the largest m whose planned releases are globally pure ε-DP at the slider's ε, ⌊(e^{ε/k} − 1)·α⌋ exactly
+    largest = spec.regime.largest_m(n, sigma, theta, eps, None, releases=spec.releases,
+                                    m_cap=state.RANGES["m"][1])
+    if largest >= 1 and largest != m:
+        st.button(f"Use the largest globally pure m = {largest:,}", key="use_largest_pure_m",
+                  on_click=state.set_setting, args=("m", largest),
+                  help="m ≤ (e^(ε/k) − 1)·α, decided exactly (docs/mathematics.md §3.3): the verdict becomes pure.")
     fig = plots.delta_curves_figure(eps_grid, {"instance-level δ bound (σ < 0)": res["curve"]},
                                     delta_target=delta, eps_selected=eps,
                                     title="δ(ε) upper bound (σ < 0): the exact δ is at most this curve")

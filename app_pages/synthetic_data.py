@@ -14,11 +14,12 @@ from core.release import bundle as core_bundle
 from core.release import gate
 from core.plots import quality as plots_quality
 from ui import compute, release, state, widgets
+from ui.text import literal
 
 st.title("Synthetic data: generate a release")
 
 selection = widgets.require_selection()
-spec = state.release_spec(selection.table.n, selection.table.k)
+spec = state.release_spec(selection.table.n, selection.table.k, selection.prepared.public_domain)
 sigma, theta, m = spec.sigma, spec.theta, spec.m
 
 st.markdown(f"Settings from the **Privacy** page: {state.regime().label}, "
@@ -65,8 +66,13 @@ c1, c2, c3 = st.columns(3)
 c1.metric("released rows m", f"{result.m:,}")
 c2.metric("rows with a new value (drawn from H)", f"{int(np.count_nonzero(result.is_new)):,}")
 c3.metric("distinct new values K", f"{result.n_new_values:,}")
-st.caption(f"Seed {seed_r}. New values are drawn from the base measure H (uniform on the public bounds "
-           "of each numeric column; new_category_j labels for categorical ones).")
+if spec_r.regime.pure:
+    st.caption(f"Seed {seed_r}. New values are rows of the public domain not seen in the data (grid points and "
+               "listed categories), chosen uniformly at random and released by name (docs/mathematics.md §3.3.1).")
+else:
+    st.caption(f"Seed {seed_r}. New values are drawn from the base measure H: uniform on the public bounds of a "
+               "numeric column (over its grid points when it has a public grid), rounded to the recorded "
+               "precision; the unobserved public categories, or new_category_j labels, for a categorical one.")
 verbatim = result.curator_report["verbatim"]
 if verbatim["expected_unique_records_copied"] is not None:
     st.caption(f"Curator only: your data hold {verbatim['unique_records_in_data']:,} records whose value is unique; "
@@ -74,8 +80,8 @@ if verbatim["expected_unique_records_copied"] is not None:
                f"{verbatim['expected_unique_records_copied']:.3g} of them on average "
                f"(docs/verdicts.md §2), and this one has **{verbatim['unique_rows_copied']:,}** rows equal to such a "
                "record.")
-for warning in result.warnings:
-    st.warning(warning, icon="⚠️")
+for warning in result.warnings:   # they quote column names: shown as text
+    st.warning(literal(warning), icon="⚠️")
 
 st.subheader("Downloads")
 d1, d2, d3 = st.columns(3)
@@ -113,7 +119,7 @@ for info in result.prepared.column_info:
     if info.kind == "numeric":
         st.plotly_chart(figures[f"overlay_{info.name}"], key=f"overlay_{info.name}")
     else:
-        st.markdown(f"**{info.name}** (categorical): counts")
+        st.markdown(f"**{literal(info.name)}** (categorical): counts")
         st.dataframe(counts[counts["column"] == info.name].drop(columns="column"), hide_index=True)
 if summary is not None:
     st.markdown("**Summary per column** (original units; W1 and KDE-L2 between the release and the data)")

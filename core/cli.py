@@ -12,7 +12,8 @@
         [--public-bundle public_release.zip] [--curator-bundle CONFIDENTIAL_curator_record.zip]
         [--save-recipe recipe.json]
 
-    bnp-synth release --recipe recipe.json [DATA.csv] [outputs ...]
+    bnp-synth release --recipe recipe.json DATA.csv [outputs ...]
+    bnp-synth release --recipe recipe.json --use-recipe-source [outputs ...]
 
     bnp-synth compare DATA.csv --column C [--column C2 ...] [--bounds LO HI ...] [--log] [--decimals D ...]
         --theta T --eps E --delta D [--m M | --m largest] [--mechanism NAME ...] [--bins B] [--runs R]
@@ -26,8 +27,17 @@ DATA is itself a frequency table (value(s), count). How the file was read is pri
 stderr (``note: ...``) and recorded in the report (``data.reading``).
 
 (``python -m core`` is the same program.) The flags build a
-:class:`core.release.ReleaseRecipe`, or ``--recipe`` reads one (a bundle's recipe; the
-data path may be given to override the recipe's source). :func:`core.release.run_recipe`
+:class:`core.release.ReleaseRecipe`, or ``--recipe`` reads one (a bundle's recipe). A recipe
+never chooses which file is read: the data are DATA.csv, given on the command line, or a
+bundled sample the recipe names; a file path written in the recipe is read only when the
+user confirms it with ``--use-recipe-source`` (a recipe from elsewhere naming
+``/etc/passwd`` would otherwise copy it into the public release).
+
+Outputs are never written through a symbolic link, never over an input (DATA, any file of
+its glob, the recipe), and CONFIDENTIAL outputs (``--report``, ``--curator-bundle``,
+``--save-recipe``, ``compare --out``) are created readable by their owner only (mode 0600);
+:func:`core.release.write_output` writes them all. Every CSV written has its text cells
+guarded against spreadsheet formulas (:func:`core.formatting.formula_safe`). :func:`core.release.run_recipe`
 draws the release — the same function and the same bytes as the dashboard — and
 :mod:`core.release.bundle` writes the public release and the curator's record as two zip files.
 ``--report`` is the curator's JSON report (instance-level guarantees, k, singletons:
@@ -44,7 +54,9 @@ mathematics is explained in the project's ``docs/mathematics.md``.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
+import os
 import re
 import shlex
 import sys
@@ -57,10 +69,13 @@ from .release import (
     MAX_RECIPE_SIZE,
     SAMPLE_DIR,
     ReleaseRecipe,
+    public_source,
     run_recipe,
     sample_source,
     write_bundles,
+    write_output,
 )
+from .formatting import formula_safe
 from .privacy import regime_of
 from .release.gate import ACKNOWLEDGEMENTS, AcknowledgementRequired, check_publication
 from .release.bundle import comparison_figures, public_summary
@@ -77,7 +92,7 @@ _NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)
 # Options that define a recipe: with --recipe, the recipe defines them instead.
 _RECIPE_OPTIONS = ("column", "categorical", "sigma", "theta", "m", "m_rule", "eps", "delta", "bounds", "log",
                    "decimals", "sep", "seed", "header", "encoding", "thousands", "keep_na_text", "counts_column",
-                   "releases", "coarsening", "missing")
+                   "releases", "coarsening", "grid", "public_categories", "missing")
 _HEADER_CHOICES = {"auto": None, "yes": True, "no": False}
 
 
@@ -112,34 +127,48 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         p._negative_number_matcher = _NEGATIVE_NUMBER
     release.add_argument("data", metavar="DATA.csv", nargs="?",
                          help="input CSV (.csv, .csv.gz) or Parquet file, or a quoted glob of files (with --recipe: "
-                              "overrides the recipe's source)")
+                              "the data the recipe is run on)")
     release.add_argument("--recipe", metavar="recipe.json",
                          help="read the release recipe (columns, transforms, parameters, seed) from this JSON file "
-                              "instead of the options below")
+                              "instead of the options below; give DATA.csv too, unless the recipe names a bundled "
+                              "sample (or see --use-recipe-source)")
+    release.add_argument("--use-recipe-source", action="store_true",
+                         help="with --recipe and no DATA.csv: read the data file whose path the recipe names (a "
+                              "recipe never chooses the file read without this confirmation)")
     spec = release.add_argument_group("recipe options (without --recipe)")
     spec.add_argument("--column", action="append", default=None, metavar="C",
                       help="column to release (repeat for several; a row is one atom)")
     spec.add_argument("--categorical", action="append", default=None, metavar="C",
                       help="treat column C as categorical (added to the columns if not given with --column)")
     spec.add_argument("--sigma", type=float,
-                      help="PY discount: 0 (Dirichlet process, default), in (0, 1), or < 0 with theta = z*|sigma| "
-                           "for z public categories")
-    spec.add_argument("--theta", type=float, help="(required) PY strength theta > -sigma")
+                      help="PY discount: 0 (Dirichlet process, default), in (0, 1), or -A < 0: the "
+                           "Dirichlet-multinomial with alpha = A over the public domain of the columns (--grid, "
+                           "--public-categories), globally pure eps-DP; theta = z*A (z = domain size) when --theta "
+                           "is not given")
+    spec.add_argument("--theta", type=float, help="PY strength theta > -sigma (required unless sigma < 0)")
     spec.add_argument("--m", type=int,
                       help=f"number of synthetic rows, 1 to {MAX_RECIPE_SIZE:,} (default: the largest m admissible "
-                           "at --eps, --delta; sigma = 0 only)")
+                           "at --eps, --delta for sigma = 0; the largest globally pure m for sigma < 0)")
     spec.add_argument("--m-rule", choices=("global", "instance"),
                       help="without --m: the largest m under the global guarantee of Theorem 2 (global, default) or "
                            "under the instance-level guarantee at this dataset (instance; depends on the data)")
     spec.add_argument("--eps", type=float, help="(required) epsilon > 0 at which the guarantees are stated")
-    spec.add_argument("--delta", type=float, help="(required) target delta in (0, 1) the guarantees are "
-                                                   "compared with")
+    spec.add_argument("--delta", type=float, help="target delta in (0, 1) the guarantees are compared with "
+                                                   "(required unless sigma < 0, whose delta = 0 meets any target)")
     spec.add_argument("--bounds", action="append", nargs=2, type=float, default=None, metavar=("LO", "HI"),
                       help="public bounds in original units, once per numeric column, in column order")
     spec.add_argument("--log", action="store_true", default=None, help="log-transform every numeric column")
     spec.add_argument("--decimals", action="append", type=int, default=None, metavar="D",
                       help="round numeric values to D decimals (negative: tens, hundreds, ...), before the other "
-                           "transforms and on output; once for all numeric columns or once per numeric column")
+                           "transforms and on output; once for all numeric columns or once per numeric column "
+                           "(default: the decimals the values were recorded with, for new values)")
+    spec.add_argument("--grid", action="append", type=float, default=None, metavar="STEP",
+                      help="public grid step of a numeric column (needs --bounds; in log units with --log): each "
+                           "value becomes its nearest grid point LO + j*STEP and the column is categorical over those "
+                           "public points; once per numeric column, in column order")
+    spec.add_argument("--public-categories", action="append", nargs=2, default=None, metavar=("C", "A,B,..."),
+                      help="the public category list of categorical column C, comma-separated (repeatable; fixed "
+                           "without looking at the data)")
     spec.add_argument("--missing", action="append", nargs="+", default=None, metavar="[C] value|drop",
                       help="what a missing cell means: 'value' (one more value, released as an empty cell) or "
                            "'drop' (drop the records with a missing cell before the mechanism; n then depends on the "
@@ -244,8 +273,8 @@ def run_compare(args: argparse.Namespace) -> int:
     from .evaluation import compare as core_compare
 
     m = args.m if args.m == "largest" else _int_option("--m", args.m)
-    if args.out is not None and not Path(args.out).resolve().parent.is_dir():
-        raise UsageError(f"--out {args.out}: the directory does not exist")
+    if args.out is not None:
+        _check_output_path("--out", args.out, _inputs(args.data))
     prepared = data_layer.prepare(data_layer.read_csv(args.data, sep=args.sep), _column_specs(args))
     names = [str(c) for c in prepared.columns]
     mechanisms = args.mechanism or core_compare.DEFAULT_MECHANISMS
@@ -263,9 +292,9 @@ def run_compare(args: argparse.Namespace) -> int:
               file=sys.stderr)
     if prepared.any_bounds_from_data:
         print("warning: bounds read off the data: no guarantee covers them; give --bounds", file=sys.stderr)
-    text = summary.to_csv(index=False)
-    if args.out is not None:
-        Path(args.out).write_text(text, encoding="utf-8")
+    text = formula_safe(summary).to_csv(index=False)
+    if args.out is not None:   # CONFIDENTIAL: the comparison is computed on the data
+        write_output(args.out, text.encode("utf-8"), confidential=True)
     else:
         sys.stdout.write(text)
     return 0
@@ -289,6 +318,9 @@ def main(argv: list[str] | None = None) -> int:
         return run_release(args, sys.argv[1:] if argv is None else argv, prog=prog)
     except ValueError as exc:  # bad input: a message and exit status 2, not a traceback
         args.command_parser.error(str(exc))
+    except RecursionError:   # a pathological input nested beyond Python's stack (e.g. in --coarsening)
+        args.command_parser.error("an input is nested too deeply to be read (a recipe or JSON option is a few "
+                                  "levels deep)")
     except OSError as exc:  # e.g. a file that cannot be written
         where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
         args.command_parser.error(f"{exc.strerror or exc}{where}")
@@ -304,18 +336,24 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
         given = [f"--{name.replace('_', '-')}" for name in _RECIPE_OPTIONS if getattr(args, name) is not None]
         if given:
             raise UsageError(f"--recipe fixes the columns, transforms, parameters and seed: drop "
-                             f"{', '.join(given)} (only DATA.csv may be given to override the recipe's data)")
+                             f"{', '.join(given)} (only DATA.csv may be given: the data the recipe is run on)")
         recipe = ReleaseRecipe.read(args.recipe)
+        data = _recipe_data(recipe, args)
     else:
+        if args.use_recipe_source:
+            raise UsageError("--use-recipe-source confirms the data file a recipe names: it needs --recipe")
         recipe = recipe_from_args(args)
-    outputs = _check_outputs(args)
-    if args.data is not None and Path(args.data).is_dir():
-        raise UsageError(f"DATA.csv {args.data!r} is a directory, not a CSV file: give the path of the data file")
+        data = args.data
+    read = (str(SAMPLE_DIR / recipe.source.split(":", 1)[1]) if data is None and recipe.source_kind == "sample"
+            else data)
+    outputs = _check_outputs(args, _inputs(read) + _inputs(args.recipe))
+    if data is not None and Path(data).is_dir():
+        raise UsageError(f"DATA.csv {data!r} is a directory, not a CSV file: give the path of the data file")
 
     if args.scheduler is not None and args.engine != "dask":
         raise UsageError("--scheduler is the address of a Dask scheduler: it needs --engine dask")
     command = list(argv or [])
-    result = run_recipe(recipe, args.data, data_label=None if args.data is None else str(args.data),
+    result = run_recipe(recipe, data, data_label=None if data is None else str(data),
                         engine=args.engine, scheduler=args.scheduler)
     if args.recipe is None and recipe.seed is None:
         command += ["--seed", str(result.recipe.seed)]  # the drawn seed makes the command reproduce the release
@@ -331,20 +369,20 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
             raise UsageError(f"{exc} Give --accept-weak to accept this and record it in release.json.") from None
 
     if args.out is not None:
-        Path(args.out).write_bytes(result.synthetic_csv())
+        write_output(args.out, result.synthetic_csv(), confidential=False)
     if args.public_bundle is not None or args.curator_bundle is not None:
         figures = comparison_figures(result) if args.curator_bundle is not None else None
         write_bundles(result, public_path=args.public_bundle, curator_path=args.curator_bundle, figures=figures,
                       acknowledged=acknowledged)
-    if args.save_recipe is not None:
-        Path(args.save_recipe).write_text(result.recipe.to_json(), encoding="utf-8")
+    if args.save_recipe is not None:   # CONFIDENTIAL: the seed recomputes the release
+        write_output(args.save_recipe, result.recipe.to_json().encode("utf-8"), confidential=True)
     text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     if args.report == "-":   # escaped: a terminal's encoding may not have ε and δ
         print("warning: the curator's report on stdout is CONFIDENTIAL (it holds the seed and statistics of the "
               "data): do not log or publish it", file=sys.stderr)
         print(json.dumps(report, indent=2))
     elif args.report:
-        Path(args.report).write_text(text, encoding="utf-8")
+        write_output(args.report, text.encode("utf-8"), confidential=True)
     else:
         print(public_summary(result.public_report))
     reading = report["data"].get("reading") or {}
@@ -365,8 +403,65 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
     return 0
 
 
-def _check_outputs(args: argparse.Namespace) -> list[str]:
-    """Every output's directory exists and no two outputs are one file; returns their names."""
+def _recipe_data(recipe: ReleaseRecipe, args: argparse.Namespace) -> str | None:
+    """The data a ``--recipe`` release reads: DATA.csv from the command line; else ``None`` for
+    a bundled sample or an upload (:func:`core.release.run_recipe` finds the sample, or asks
+    for the upload's file); else the recipe's file path, only with ``--use-recipe-source``."""
+    if args.data is not None:
+        if args.use_recipe_source:
+            raise UsageError("give either DATA.csv or --use-recipe-source (the file the recipe names), not both")
+        return args.data
+    if recipe.source_kind != "path" or recipe.source == public_source(recipe.source):
+        return None   # a bundled sample by name, an upload or a public recipe: run_recipe says what it needs
+    if not args.use_recipe_source:
+        raise UsageError(f"the recipe names its data file {recipe.source!r}, and a recipe never chooses which file "
+                         "is read: give the data file on the command line (release --recipe RECIPE.json DATA.csv), "
+                         "or confirm the recipe's file with --use-recipe-source")
+    print(f"note: reading the data file the recipe names (confirmed with --use-recipe-source): {recipe.source}",
+          file=sys.stderr)
+    return recipe.source
+
+
+def _inputs(path: str | None) -> list[Path]:
+    """The files an input argument reads: the file, or every file its glob matches."""
+    if path is None:
+        return []
+    matches = glob.glob(path) if glob.has_magic(path) else [path]
+    return [Path(p) for p in matches]
+
+
+def _same_file(output: Path, source: Path) -> bool:
+    """Whether writing ``output`` would overwrite ``source`` (the same path, or a hard or
+    symbolic link to the same file)."""
+    if output.resolve() == source.resolve():
+        return True
+    try:
+        return os.path.samefile(output, source)
+    except OSError:   # one of them does not exist (yet)
+        return False
+
+
+def _check_output_path(flag: str, path: str, inputs: list[Path]) -> Path:
+    """One output path: its directory exists, it is not a directory, not a symbolic link (an
+    output is never written through one) and not an input; returns it resolved."""
+    resolved = Path(path).resolve()
+    if not resolved.parent.is_dir():
+        raise UsageError(f"{flag} {path}: the directory {str(resolved.parent)!r} does not exist")
+    if Path(path).is_symlink():
+        raise UsageError(f"{flag} {path} is a symbolic link: an output is never written through one (it could "
+                         "point at the confidential data); remove it or give another file name")
+    if resolved.is_dir():
+        raise UsageError(f"{flag} {path} is a directory: give a file name")
+    for source in inputs:
+        if _same_file(Path(path), source):
+            raise UsageError(f"{flag} {path} would overwrite the input {str(source)!r}: give the output its own "
+                             "file name")
+    return resolved
+
+
+def _check_outputs(args: argparse.Namespace, inputs: list[Path]) -> list[str]:
+    """Every output's directory exists, no output is an input, a symbolic link or a directory,
+    and no two outputs are one file; returns their names."""
     outputs = [p for p in (args.out, args.public_bundle, args.curator_bundle) if p is not None]
     if not outputs:
         raise UsageError("nothing to write: give --out synth.csv, --public-bundle ZIP and/or --curator-bundle ZIP")
@@ -376,15 +471,9 @@ def _check_outputs(args: argparse.Namespace) -> list[str]:
         if path is None or (option == "report" and path == "-"):
             continue
         flag = f"--{option.replace('_', '-')}"
-        resolved = Path(path).resolve()
-        if not resolved.parent.is_dir():
-            raise UsageError(f"{flag} {path}: the directory {str(resolved.parent)!r} does not exist")
-        if resolved.is_dir():
-            raise UsageError(f"{flag} {path} is a directory: give a file name")
+        resolved = _check_output_path(flag, path, inputs)
         if resolved in paths:
             raise UsageError(f"{flag} and {paths[resolved]} name the same file {path!r}: give each output its own")
-        if args.data is not None and resolved == Path(args.data).resolve():
-            raise UsageError(f"{flag} {path} would overwrite the input data")
         paths[resolved] = flag
     return [str(p) for p in outputs]
 
@@ -393,18 +482,18 @@ def recipe_from_args(args: argparse.Namespace) -> ReleaseRecipe:
     """The :class:`~core.release.ReleaseRecipe` the flags describe (validated)."""
     if args.data is None:
         raise UsageError("give the data file DATA.csv (or --recipe recipe.json)")
-    if args.theta is None:
+    sigma = 0.0 if args.sigma is None else args.sigma
+    if args.theta is None and not sigma < 0:
         raise UsageError("missing --theta: the PY strength theta > -sigma")
-    if args.eps is None or args.delta is None:
+    if args.eps is None or (args.delta is None and not sigma < 0):
         missing = " and ".join(f"--{name}" for name in ("eps", "delta") if getattr(args, name) is None)
         raise UsageError(f"missing {missing}: the report states each guarantee at --eps and compares it with "
                          "the target --delta; with --eps and --delta alone the largest admissible m is released")
-    sigma = 0.0 if args.sigma is None else args.sigma
     if args.m is not None and args.m_rule is not None:
         raise UsageError("give either --m (a fixed release size) or --m-rule (the largest admissible m), not both")
-    if args.m is None and not regime_of(sigma).size_rules:
-        raise UsageError(f"--eps/--delta without --m needs --sigma 0: the largest admissible m comes from the "
-                         f"guarantees of the Dirichlet process (Theorem 2), got --sigma {sigma:g}. Give --m.")
+    if args.m is None and (args.m_rule or "global") not in regime_of(sigma).size_rules:
+        raise UsageError(f"--eps/--delta without --m needs --sigma 0 (Theorem 2) or --sigma < 0 (global pure eps-DP; "
+                         f"--m-rule global only): got --sigma {sigma:g}. Give --m.")
     return ReleaseRecipe(source=_source(args.data), columns=tuple(_column_specs(args)), eps=args.eps,
                          delta=args.delta, m=args.m, size_rule=args.m_rule if args.m is None else "fixed",
                          sigma=sigma, theta=args.theta, seed=args.seed, sep=args.sep,
@@ -451,19 +540,34 @@ def _column_specs(args: argparse.Namespace) -> list[data_layer.ColumnSpec]:
                          f"({len(numeric)}: {', '.join(numeric) or 'none'}), got {len(decimals_given)}")
     if args.log and not numeric:
         raise UsageError("--log applies to numeric columns, and all chosen columns are categorical")
+    grid_given = args.grid or []
+    if grid_given and len(grid_given) != len(numeric):
+        raise UsageError(f"give --grid STEP once per numeric column, in order ({len(numeric)}: "
+                         f"{', '.join(numeric) or 'none'}), got {len(grid_given)}")
+    if grid_given and not bounds_given:
+        raise UsageError("--grid needs --bounds: a grid is public only on public bounds")
+    public_categories = {}
+    for column, text in args.public_categories or []:
+        if column not in categorical:
+            raise UsageError(f"--public-categories {column} ...: {column!r} is not a --categorical column")
+        if column in public_categories:
+            raise UsageError(f"--public-categories given twice for column {column!r}")
+        public_categories[column] = tuple(c.strip() for c in text.split(","))
     bounds = iter(bounds_given) if bounds_given else None
     decimals = iter(decimals_given) if len(decimals_given) == len(numeric) else None
+    grid = iter(grid_given) if grid_given else None
     missing = _missing_choices(getattr(args, "missing", None), names)
     specs = []
     for name in names:
         if name in categorical:
-            specs.append(data_layer.ColumnSpec(name, kind="categorical", missing=missing.get(name)))
+            specs.append(data_layer.ColumnSpec(name, kind="categorical", categories=public_categories.get(name),
+                                               missing=missing.get(name)))
             continue
         specs.append(data_layer.ColumnSpec(
             name, log=bool(args.log),
             bounds=tuple(next(bounds)) if bounds is not None else None,
             decimals=next(decimals) if decimals is not None else (decimals_given[0] if decimals_given else None),
-            missing=missing.get(name)))
+            grid=next(grid) if grid is not None else None, missing=missing.get(name)))
     return specs
 
 

@@ -8,6 +8,7 @@ the admissible range (docs/mathematics.md §7), never an ``assert`` or a silent 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 import numbers
 import warnings
 
@@ -247,6 +248,43 @@ def check_bounds(bounds, name: str = "bounds", *, positive: bool = False,
         raise ValueError(f"{name} must have lo > 0 for a log-transformed column (log needs positive values), "
                          f"got lo={lo!r}")
     return lo, hi
+
+
+__all__ += ["MAX_GRID_POINTS", "check_grid_step"]
+
+#: Largest number of points of one column's public grid (docs/mathematics.md §3.3.1): the grid
+#: is an array of this many floats at most (80 MB).
+MAX_GRID_POINTS = 10**7
+
+
+def check_grid_step(step, bounds, *, log: bool = False, name: str = "grid") -> tuple[float, int]:
+    """A public grid step ``s > 0`` on validated ``bounds`` and the number of grid points ``z``.
+
+    The points are ``g(lo) + j·s`` for ``j = 0 … z − 1`` with ``g`` = log (``log``) or the
+    identity, and ``z = ⌊(g(hi) − g(lo))/s⌋ + 1``. On a linear grid the bounds and the step
+    count as the decimal numbers they print as (``0.1`` is one tenth), so the grid
+    ``[0, 1]`` with step ``0.1`` has its 11 points; on a log grid ``z`` is computed in
+    floating point with a relative slack of 1e-9 (``g(hi)`` itself is rounded).
+
+    Returns
+    -------
+    step : float
+    z : int in [1, MAX_GRID_POINTS]
+    """
+    if not _is_real_scalar(step) or not math.isfinite(step) or not step > 0:
+        raise ValueError(f"{name} step must be a finite real number > 0, got {step!r}")
+    step = float(step)
+    lo, hi = bounds
+    if log:
+        span = (math.log(hi) - math.log(lo)) / step
+        z = math.floor(span * (1 + 1e-9)) + 1 if span < MAX_GRID_POINTS else MAX_GRID_POINTS + 1
+    else:
+        span = (Fraction(repr(float(hi))) - Fraction(repr(float(lo)))) / Fraction(repr(step))
+        z = math.floor(span) + 1
+    if z > MAX_GRID_POINTS:
+        raise ValueError(f"{name} step {step!r} makes more than {MAX_GRID_POINTS:,} grid points on "
+                         f"[{lo!r}, {hi!r}]{' (log scale)' if log else ''}: choose a coarser step")
+    return step, int(z)
 
 
 __all__ += ["check_finite_eps", "check_sample", "check_sample_weights", "check_unit_data"]

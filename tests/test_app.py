@@ -27,6 +27,7 @@ from core.evaluation.compare import DEFAULT_MECHANISMS
 
 N_COMPARED = len(DEFAULT_MECHANISMS)   # every private mechanism and the bootstrap (last)
 from ui.selection import content_hash
+from ui.text import shown as shown_text
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
@@ -248,11 +249,11 @@ def test_bad_uploads_show_a_message_not_a_traceback(content, expected):
     at.session_state["upload"] = {"name": "bad.csv", "bytes": content, "hash": content_hash(content)}
     at.run()
     assert not at.exception
-    errors = " ".join(e.value for e in at.error)
+    errors = " ".join(shown_text(e.value) for e in at.error)   # core's messages are shown as text
     assert expected in errors, errors
     for page in ("privacy.py", "synthetic_data.py", "compare.py"):
         _page(at, page)
-        assert expected in " ".join(e.value for e in at.error)
+        assert expected in " ".join(shown_text(e.value) for e in at.error)
 
 
 def test_uploads_are_private_to_their_session():

@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from core.data import apply_coarsening
 from core.data import ColumnSpec, frequency_table, prepare
 from core.privacy import max_instance_synthetic_size
+from ui.text import shown as shown_text
 # The download recorder and the command-line replay of the app's release tests.
 from test_app import _release_downloads, _replay, downloads  # noqa: F401
 
@@ -121,7 +122,7 @@ def test_advisor_user_steps_keep_list_and_min_count(sample):
     flagged = shown[shown["data-dependent"] != ""]["candidate"]
     assert len(flagged) == 3 and all("(data-dependent)" in c for c in flagged)
     at.text_input(key="_adv_steps_earnings").input("five").run()
-    assert any("rounding step 'five'" in e.value for e in at.error) and not at.exception
+    assert any("rounding step 'five'" in shown_text(e.value) for e in at.error) and not at.exception
 
 
 def test_planner_runs_and_loads_the_settings(sample, downloads):
@@ -169,11 +170,11 @@ def test_planner_refuses_bad_input_with_a_message():
     at.text_input(key="_plan_thetas").input("1, lots")
     at.button(key="_plan_run").click().run()
     assert not at.exception
-    assert any("θ grid: 'lots' is not a number" in e.value for e in at.error)
+    assert any("θ grid: 'lots' is not a number" in shown_text(e.value) for e in at.error)
     at.text_input(key="_plan_thetas").input("1")
     at.radio(key="_plan_candidates").set_value("frontier")
     at.button(key="_plan_run").click().run()
-    assert any("the advisor has no frontier yet" in e.value for e in at.error) and not at.exception
+    assert any("the advisor has no frontier yet" in shown_text(e.value) for e in at.error) and not at.exception
 
 
 def test_planner_default_transforms_one_column_at_a_time_when_the_grid_is_large():

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from ui.text import shown
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
@@ -39,7 +40,7 @@ def _no_traceback(at: AppTest, what: str) -> None:
 
 
 def _errors(at: AppTest) -> str:
-    return "\n".join(e.value for e in at.error)
+    return "\n".join(shown(e.value) for e in at.error)   # core's messages are shown as text
 
 
 def _metrics(at: AppTest) -> dict:

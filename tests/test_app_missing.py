@@ -19,6 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ui.selection import content_hash
+from ui.text import shown
 
 from test_app import APP, _replay, _zip_files, downloads  # noqa: F401  (downloads is a fixture)
 
@@ -90,7 +91,7 @@ def test_missing_values_block_until_chosen_then_release_under_both_choices(recor
     assert (n_wage, n_lang) == (160, 12)
 
     # No choice yet: blocked, and the message names both options and where to choose.
-    errors = " ".join(e.value for e in at.error)
+    errors = " ".join(shown(e.value) for e in at.error)
     assert "missing is a value" in errors and "drop records with a missing value" in errors
     assert "column's panel on the Data page" in errors
     radio = at.radio(key="_w_tf_wage_missing")
@@ -101,10 +102,10 @@ def test_missing_values_block_until_chosen_then_release_under_both_choices(recor
     # Missing is a value: n is every record; the missing atoms are atoms.
     _choose(at, "value")
     assert not at.error, [e.value for e in at.error]
-    shown = {m.label: m.value for m in at.metric}
-    assert shown["records n"] == f"{N:,}"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["records n"] == f"{N:,}"
     expected_k = len(records[["wage", "lang"]].astype(object).fillna("<missing>").drop_duplicates())
-    assert shown["distinct values k"] == f"{expected_k:,}"
+    assert metrics["distinct values k"] == f"{expected_k:,}"
     synthetic, csv, public, curator = _release(at, downloads)
     assert len(synthetic) == 30 and list(synthetic.columns) == ["wage", "lang"]
     assert (synthetic["wage"] == "").sum() > 0                        # released as empty cells
@@ -127,8 +128,8 @@ def test_missing_values_block_until_chosen_then_release_under_both_choices(recor
     at.switch_page("app_pages/data.py").run()
     _choose(at, "drop")
     kept = int((records["wage"].notna() & records["lang"].notna()).sum())
-    shown = {m.label: m.value for m in at.metric}
-    assert shown["records n"] == f"{kept:,}"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["records n"] == f"{kept:,}"
     assert any(f"{N - kept:,} of the {N:,} records were dropped" in i.value for i in at.info)
     synthetic, csv, public, curator = _release(at, downloads)
     assert len(synthetic) == 30 and (synthetic["wage"] == "").sum() == 0 and (synthetic["lang"] == "").sum() == 0

@@ -340,8 +340,9 @@ def test_save_recipe_round_trip(data_csv, tmp_path):
                  "--delta", "0.5", "--bounds", "0", "500", "--save-recipe", str(tmp_path / "r.json"), *common]) == 0
     recipe = ReleaseRecipe.read(tmp_path / "r.json")
     assert isinstance(recipe.seed, int) and recipe.m == 30
-    assert main(["release", "--recipe", str(tmp_path / "r.json"), "--out", str(tmp_path / "b.csv"),
-                 "--report", str(tmp_path / "b.json")]) == 0
+    # the recipe names the data file by its path: read only when the user confirms it
+    assert main(["release", "--recipe", str(tmp_path / "r.json"), "--use-recipe-source", "--out",
+                 str(tmp_path / "b.csv"), "--report", str(tmp_path / "b.json")]) == 0
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
 
 
@@ -410,7 +411,7 @@ def test_directory_as_data_and_outputs(data_csv, tmp_path, capsys):
     assert "name the same file" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["release", str(data_csv), *common, "--out", str(data_csv)])
-    assert "would overwrite the input data" in capsys.readouterr().err
+    assert "would overwrite the input" in capsys.readouterr().err
 
 
 def test_upload_recipe_needs_its_data(data_csv, tmp_path, capsys):
@@ -466,7 +467,7 @@ def test_coarsening_option_is_the_recipes(data_csv, tmp_path, capsys):
                                                                                  '"other_label": "other"}'))
     released = pd.read_csv(tmp_path / "a.csv")
     assert set(released["sex"]) <= {"male", "other"}
-    assert main(["release", "--recipe", str(tmp_path / "r.json"), "--out", str(tmp_path / "b.csv")]) == 0
+    assert main(["release", "--recipe", str(tmp_path / "r.json"), str(data_csv), "--out", str(tmp_path / "b.csv")]) == 0
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
     for bad, message in (("{", "--coarsening must be a JSON list"), ('{"column": "wage"}', "must be a JSON list"),
                          ('[{"column": "wage", "kind": "signif"}]', "needs digits"),

@@ -262,11 +262,29 @@ def test_to_original_round_trip_is_exact_on_the_data(spec):
 
 def test_to_original_inverts_transform_off_the_data():
     """New values (not atoms of x) go through the inverse transform, within bounds."""
-    prepared = prepare(frame(x=[1.0, 2.0, 40.0]), ColumnSpec("x", bounds=(0.5, 80.0), log=True))
+    # recorded with more than 10 decimals: new values are not rounded
+    prepared = prepare(frame(x=[1.0, 2.0, 40.00000000001]), ColumnSpec("x", bounds=(0.5, 80.0), log=True))
+    assert prepared.column_info[0].recorded_decimals is None
     t = np.linspace(0.0, 1.0, 101)
     back = prepared.to_original(t)["x"].to_numpy()
     np.testing.assert_allclose(back, 0.5 * 160.0 ** t, rtol=1e-13)
     assert back.min() >= 0.5 and back.max() <= 80.0
+
+
+def test_new_values_keep_the_recorded_precision():
+    """Values recorded in cents and whole numbers: new values come out the same way
+    (docs/mathematics.md §2.4); a bound off the rounding grid stays a float."""
+    rng = np.random.default_rng(4)
+    data = frame(wage=np.round(rng.lognormal(3, 1, 500), 2), age=rng.integers(16, 90, 500))
+    prepared = prepare(data, [ColumnSpec("wage", bounds=(0.0, 1000.0)), ColumnSpec("age", bounds=(0, 120))])
+    assert [c.recorded_decimals for c in prepared.column_info] == [2, 0]
+    back = prepared.to_original(rng.uniform(0, 1, (200, 2)))
+    assert np.array_equal(back["wage"], np.round(back["wage"], 2))
+    assert back["age"].dtype == np.int64
+    assert "." not in pd.DataFrame(back["age"]).to_csv(index=False)
+    odd = prepare(frame(x=[1.0, 2.0, 40.0]), ColumnSpec("x", bounds=(0.5, 80.0)))
+    low = odd.to_original(np.array([0.0, 0.004, 1.0]))["x"].to_numpy()
+    assert low[0] == 0.5 and low[1] == 1.0 and low[2] == 80.0   # the bound, not a truncated 0
 
 
 def test_to_original_rounds_new_values_and_respects_bounds():

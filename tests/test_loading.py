@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import data as D
 from core.validation import PrivacyLeakWarning
+from ui.text import shown
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -134,9 +135,10 @@ def test_mostly_numeric():
 def test_default_transform_reads_only_the_kind_off_the_data():
     numbers = pd.Series([3.0, 900.0])
     assert D.default_transform(numbers) == {"kind": "numeric", "log": False, "bounds_public": False, "lo": 0.0,
-                                            "hi": 1.0, "decimals": None}
+                                            "hi": 1.0, "decimals": None, "grid": None, "categories": None}
     assert D.default_transform(numbers, [0, 100]) == {"kind": "numeric", "log": False, "bounds_public": True,
-                                                      "lo": 0.0, "hi": 100.0, "decimals": None}
+                                                      "lo": 0.0, "hi": 100.0, "decimals": None, "grid": None,
+                                                      "categories": None}
     assert D.default_transform(pd.Series(["a", "b"]))["kind"] == "categorical"
     with pytest.raises(ValueError, match="bounds must satisfy lo < hi"):
         D.default_transform(numbers, (5, 1))
@@ -191,4 +193,4 @@ def test_a_bad_upload_is_named_by_its_file_name_in_the_message():
     with pytest.raises(ValueError) as core_message:
         D.read_table(b"a,b\n1,2\n3,4,5\n")
     expected = "Could not use ragged.csv: " + str(core_message.value).replace("the uploaded data", "'ragged.csv'")
-    assert expected in [e.value for e in at.error]
+    assert expected in [shown(e.value) for e in at.error]   # core's messages are shown as text

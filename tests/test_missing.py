@@ -321,7 +321,7 @@ def test_cli_releases_under_both_choices(records, files, tmp_path, capsys, choic
     assert [c["missing"] for c in recipe["data"]["columns"]] == [choice, choice]
     # the recipe replays the release byte for byte
     again = tmp_path / "again.csv"
-    assert main(["release", "--recipe", str(tmp_path / "recipe.json"), "--out", str(again)]) == 0
+    assert main(["release", "--recipe", str(tmp_path / "recipe.json"), str(files["csv"]), "--out", str(again)]) == 0
     assert again.read_bytes() == out.read_bytes()
 
 
@@ -343,3 +343,13 @@ def test_cli_bad_missing_options(files, tmp_path, capsys, extra, message):
     with pytest.raises(SystemExit):
         _cli(files, tmp_path, *extra)
     assert message in capsys.readouterr().err
+
+
+def test_public_domain_counts_the_missing_category_and_a_grid_only_drops():
+    assert ColumnSpec("c", kind="categorical", categories=("a", "b"), missing="value").public_domain == 3
+    assert ColumnSpec("c", kind="categorical", categories=("a", "b"), missing="drop").public_domain == 2
+    with pytest.raises(ValueError, match="public grid: its missing cells can be dropped"):
+        ColumnSpec("x", bounds=(0, 10), grid=1.0, missing="value")
+    frame = pd.DataFrame({"x": [1.0, np.nan, 3.2, 4.0]})
+    prepared = prepare(frame, [ColumnSpec("x", bounds=(0, 10), grid=1.0, missing="drop")])
+    assert (prepared.n, prepared.n_dropped) == (3, 1)

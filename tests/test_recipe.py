@@ -57,7 +57,8 @@ def test_json_round_trip_and_schema():
     assert obj["mechanism"] == {"name": "pypp", "sigma": 0.0, "theta": 2.0}
     assert obj["release_size"] == {"rule": "fixed", "m": 50}
     assert obj["data"]["columns"][0] == {"name": "wage", "kind": "numeric", "log": True, "bounds": [1.0, 200.0],
-                                         "decimals": 1, "scale": True, "categories": None}
+                                         "decimals": 1, "scale": True, "categories": None,
+                                         "grid": None}
     assert ReleaseRecipe.from_json(text) == r
     assert ReleaseRecipe.from_dict(r.to_dict()) == r
     confidential = json.loads(r.to_json(confidential=True))
@@ -173,7 +174,7 @@ def test_not_json_and_bad_files(tmp_path):
     (dict(eps=np.float64(0.0)), r"eps must be a finite real number in \(0, ∞\), got 0\.0$"),
     (dict(delta=np.float64(1.0)), r"delta must be in \(0, 1\), got 1\.0$"),
     (dict(eps=float("inf")), "eps must be a finite real number"),
-    (dict(m=None, size_rule="global", sigma=0.5), "size_rule 'global' needs sigma = 0"),
+    (dict(m=None, size_rule="global", sigma=0.5), "size_rule 'global' is not available with sigma=0.5"),
     (dict(size_rule="global"), "m must be None with size_rule 'global'"),
     (dict(sigma=-1.0, theta=2.5), "theta must equal z"),
     (dict(sigma=-1e-300, theta=1.0), r"public categories.*at most 2\*\*53"),

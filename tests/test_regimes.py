@@ -8,6 +8,7 @@ through the regime's hooks, and that the types behave as the pages and caches re
 import math
 import pickle
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -51,9 +52,11 @@ def test_capabilities_of_each_regime():
     assert (dp.exact_instance_delta, py.exact_instance_delta, dm.exact_instance_delta) == (True, False, True)
     assert dp.exact_loss_distribution and not py.exact_loss_distribution and not dm.exact_loss_distribution
     assert dp.loss_scopes == ("instance", "global") and py.loss_scopes == ("instance",) and dm.loss_scopes == ()
-    assert dp.size_rules == ("global", "instance") and py.size_rules == () and dm.size_rules == ()
-    assert dp.largest_m(17, 2.0, 1.0, 0.05) == P.max_synthetic_size(17, 2.0, 1.0, 0.05)
-    assert py.largest_m(17, 2.0, 1.0, 0.05) is None and dm.largest_m(17, 2.0, 1.0, 0.05) is None
+    assert dp.size_rules == ("global", "instance") and py.size_rules == () and dm.size_rules == ("global",)
+    assert dp.largest_m(17, 0.0, 2.0, 1.0, 0.05) == P.max_synthetic_size(17, 2.0, 1.0, 0.05)
+    assert py.largest_m(17, 0.5, 2.0, 1.0, 0.05) is None
+    # σ < 0: ⌊(e^ε − 1)·α⌋ (docs/mathematics.md §3.3), composed over k releases: ⌊(e^{ε/k} − 1)·α⌋
+    assert dm.largest_m(17, -2.0, 10.0, 1.0, None) == 3 and dm.largest_m(17, -2.0, 10.0, 1.0, None, releases=2) == 1
     assert dp.singleton_limit(17, 2.0, 0.05) == P.singleton_limit(17, 2.0, 0.05)
     assert py.singleton_limit(17, 2.0, 0.05) is None
     assert "z = 6 public categories" in dm.describe(-0.5, 3.0) and "θ = 2" in dp.describe(0.0, 2.0)
@@ -128,3 +131,15 @@ def test_release_spec_is_frozen_validated_and_keys_without_its_target():
                          ({"releases": 0}, "releases"), ({"releases": 1001}, "releases")]:
         with pytest.raises(ValueError, match=name):
             P.ReleaseSpec(0.0, 2.0, 10, 17, **kwargs)
+
+
+@pytest.mark.parametrize("alpha, m0", [(2.0, 3), (0.5, 7), (1.0, 1), (3.7, 40), (10.0, 123456)])
+def test_largest_pure_m_is_exact_at_the_boundary(alpha, m0):
+    """⌊(e^ε − 1)·α⌋ (docs/mathematics.md §3.3) at ε on either side of log(1 + m0/α), against mpmath."""
+    dm = P.DIRICHLET_MULTINOMIAL
+    centre = math.log1p(m0 / alpha)
+    for eps in (np.nextafter(centre, 0), centre, np.nextafter(centre, 10)):
+        for k in (1, 2):
+            with mpmath.workdps(60):
+                expected = int(mpmath.floor(mpmath.expm1(mpmath.mpf(float(eps)) / k) * mpmath.mpf(alpha)))
+            assert dm.largest_m(100, -alpha, 5 * alpha, float(eps), None, releases=k) == expected

@@ -10,6 +10,8 @@ comes from a :mod:`core` function.
 * :mod:`ui.release` — the release bundle and the command line that reproduces it;
 * :mod:`ui.widgets` — widgets and notes shared by the pages (bound sliders, the sidebar
   summary, the error helper, progress bars);
+* :mod:`ui.text` — :func:`ui.text.literal`, the one escape of user text (file, column and
+  category names, cells, messages quoting them) into Streamlit's Markdown;
 * :mod:`ui.access` — who may open the app: login when ``secrets.toml`` configures it,
   a warning banner when the app is reachable beyond localhost without one.
 

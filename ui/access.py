@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 
 import streamlit as st
 
+from .text import literal
+
 LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]"}
 
 
@@ -66,7 +68,8 @@ def login_screen() -> None:
 
 def signed_in_note() -> None:
     with st.sidebar:
-        st.caption(f"Signed in as {st.user.get('email') or st.user.get('name') or 'an authenticated user'}.")
+        who = st.user.get("email") or st.user.get("name")   # from the identity provider: shown as text
+        st.caption(f"Signed in as {literal(who) if who else 'an authenticated user'}.")
         st.button("Sign out", on_click=st.logout, key="logout")
 
 
@@ -94,6 +97,6 @@ def exposure_warning() -> None:
         url = None
     reason = exposure(st.get_option("server.address"), url)
     if reason:
-        st.warning(f"**Not protected:** {reason}, and no login is configured. Anyone who can reach this "
+        st.warning(f"**Not protected:** {literal(reason)}, and no login is configured. Anyone who can reach this "
                    "address can open the dashboard and see the data uploaded here. Serve it on localhost "
                    "only, or configure a login in .streamlit/secrets.toml (see the README).", icon="🚨")

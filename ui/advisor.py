@@ -28,6 +28,7 @@ from core.plots.coarsening import coarsening_frontier_figure
 
 from . import selection as sel
 from . import widgets
+from .text import literal, quoted
 
 #: Session key of the frontier of the last evaluation (tuples of transforms), read by the planner page.
 FRONTIER_KEY = "advisor_frontier"
@@ -83,22 +84,23 @@ def _menus(columns: list[str], frame: pd.DataFrame) -> dict:
     menus = {}
     for c in columns:
         kind = _public_settings(c).get("kind", "numeric")
-        st.markdown(f"**{c}** ({kind})")
+        st.markdown(f"**{literal(c)}** ({kind})")
         if kind == "numeric":
             offered = default_menu(c)
             labels = [t.label for t in offered]
             left, right = st.columns([3, 2])
-            chosen = left.multiselect(f"Transforms of {c!r}", labels, default=labels, key=f"_adv_menu_{c}",
+            chosen = left.multiselect(f"Transforms of {quoted(c)}", labels, default=labels, key=f"_adv_menu_{c}",
                                       label_visibility="collapsed")
-            steps = right.text_input(f"More rounding steps for {c!r} (comma-separated)", key=f"_adv_steps_{c}",
+            steps = right.text_input(f"More rounding steps for {quoted(c)} (comma-separated)", key=f"_adv_steps_{c}",
                                      placeholder="e.g. 250, 1000")
             menu = [t for t in offered if t.label in chosen] + _steps(steps, c)
         else:
             left, right = st.columns([3, 2])
-            keep = left.text_input(f"Public list of categories of {c!r} to keep (comma-separated; the rest "
+            keep = left.text_input(f"Public list of categories of {quoted(c)} to keep (comma-separated; the rest "
                                    "become 'other')", key=f"_adv_keep_{c}",
                                    help="Type categories known from public sources, not read off this file.")
-            min_count = right.number_input(f"Merge categories with fewer records (0 = off; data-dependent) — {c}",
+            min_count = right.number_input(f"Merge categories with fewer records (0 = off; data-dependent) — "
+                                           f"{literal(c)}",
                                            min_value=0, max_value=10**9, value=0, step=1, key=f"_adv_min_{c}")
             menu = [core_data.ColumnTransform(c)]
             labels = _parse_list(keep)
@@ -155,12 +157,12 @@ def show_applied() -> None:
         return
     dependent = [t.label for t in applied if t.data_dependent]
     chosen = st.session_state.get("coarsening_chosen_from_data", False)
-    st.info(f"**Coarsening applied before the transforms:** {core_data.coarsening_label(applied)}. The "
+    st.info(f"**Coarsening applied before the transforms:** {literal(core_data.coarsening_label(applied))}. The "
             "profile above and every release use the coarsened data; the recipe records the coarsening.",
             icon="🧱")
     if dependent or chosen:
         reasons = dependent + (["chosen with the advisor by looking at its numbers"] if chosen else [])
-        st.warning(f"This coarsening depends on the confidential data ({'; '.join(reasons)}). No guarantee "
+        st.warning(f"This coarsening depends on the confidential data ({literal('; '.join(reasons))}). No guarantee "
                    "covers that choice; the public report says so.", icon="⚠️")
     st.button("Clear coarsening", key="_adv_clear", on_click=clear)
 
@@ -207,8 +209,8 @@ def render_advisor() -> None:
 def _show_result(result: core_planning.AdvisorResult) -> None:
     table = result.table()
     st.session_state[FRONTIER_KEY] = tuple(c.transforms for c in result.frontier(by="relative"))
-    st.warning(result.caveat, icon="⚠️")
-    st.caption(f"Scope: {result.scope}.")
+    st.warning(literal(result.caveat), icon="⚠️")
+    st.caption(f"Scope: {literal(result.scope)}.")
     applied = applied_coarsening()
     applied_label = next((c.label for c in result.candidates
                           if tuple(t for t in c.transforms if t.kind != "identity") == applied), None)

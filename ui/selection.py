@@ -43,6 +43,7 @@ from core.release import SAMPLE_DIR
 from core.validation import PrivacyLeakWarning
 
 from . import state
+from .text import literal
 
 ROUNDING_CHOICES = (None, 4, 3, 2, 1, 0, -1)
 #: The rounding choice "keep the values as recorded" (``decimals=None``) as the widget shows it.
@@ -279,17 +280,43 @@ def ensure_columns(frame: pd.DataFrame) -> list[str]:
     return columns
 
 
+def category_list_text(categories) -> str:
+    """A public category list as the text box shows it."""
+    return "" if not categories else ", ".join(map(str, categories))
+
+
+def categories_setter(column: str):
+    """Store the typed public category list of ``column`` (comma-separated; empty = none)."""
+    def store(text):
+        items = tuple(item.strip() for item in str(text or "").split(",") if item.strip())
+        transform = st.session_state.transforms.get(column)
+        if transform is not None:
+            transform["categories"] = items or None
+    return store
+
+
+def grid_setter(column: str):
+    """Store the public grid step of ``column`` (0 = none)."""
+    def store(step):
+        transform = st.session_state.transforms.get(column)
+        if transform is not None:
+            transform["grid"] = float(step) if step else None
+    return store
+
+
 def column_specs(columns: list[str], transforms: dict) -> tuple[core_data.ColumnSpec, ...]:
     """The ``core.data.ColumnSpec`` of each chosen column (frozen, hashable: a cache key)."""
     specs = []
     for c in columns:
         t = transforms[c]
         if t["kind"] == "categorical":
-            specs.append(core_data.ColumnSpec(c, kind="categorical", missing=t.get("missing")))
+            specs.append(core_data.ColumnSpec(c, kind="categorical", categories=t.get("categories"),
+                                              missing=t.get("missing")))
         else:
             bounds = (float(t["lo"]), float(t["hi"])) if t["bounds_public"] else None
+            grid = t.get("grid") if bounds is not None else None
             specs.append(core_data.ColumnSpec(c, log=bool(t["log"]), bounds=bounds, decimals=t["decimals"],
-                                              missing=t.get("missing")))
+                                              grid=grid or None, missing=t.get("missing")))
     return tuple(specs)
 
 
@@ -461,7 +488,7 @@ class Selection:
     def profile(self) -> dict:
         t = self.table
         return {"source": self.source.name, "columns": [str(c) for c in self.prepared.columns],
-                "n": t.n, "k": t.k, "singletons": t.singletons}
+                "n": t.n, "k": t.k, "singletons": t.singletons, "public_domain": self.prepared.public_domain}
 
 
 def load_selection() -> tuple[Selection | None, str | None]:
@@ -487,7 +514,8 @@ def load_selection() -> tuple[Selection | None, str | None]:
         if lean:
             # Shown only if it takes more than half a second (a cache hit does not): 10^7 rows
             # take ~3 s, 10^8 rows (a 740 MB CSV) ~12 s on this 2-core machine.
-            with st.spinner(f"Counting the values of the released column(s) of {source.name} (DuckDB, every row)…"):
+            with st.spinner(f"Counting the values of the released column(s) of {literal(source.name)} "
+                            "(DuckDB, every row)…"):
                 agg = aggregated(source.key, source.content, options, specs, counts_column, coarsening, source.name)
             prepared, notes = agg.prepared, agg.notes
             decisions = agg.decisions if agg.decisions is not None else ParquetReading(

@@ -134,6 +134,15 @@ def nearest_option(value, options: tuple):
         return options[0]
 
 
+def set_setting(name: str, value: Any) -> None:
+    """Set the persistent setting ``name`` (a button's callback), as a hand change: a setting the
+    planner chose is then no longer the planner's (:data:`PLANNED_SETTINGS`)."""
+    st.session_state[name] = value
+    sanitise(name)
+    if name in PLANNED_SETTINGS:
+        st.session_state.settings_chosen_from_data = False
+
+
 def sanitise(name: str) -> None:
     """Move the setting ``name`` into its admissible range or option list, in place."""
     value = st.session_state[name]
@@ -223,26 +232,30 @@ def regime() -> privacy.Regime:
     return privacy.regime_of_key(st.session_state.regime)
 
 
-def mechanism_parameters(n_distinct: int) -> tuple[float, float]:
+def mechanism_parameters(n_distinct: int, public_domain: int | None = None) -> tuple[float, float]:
     """(σ, θ) of the selected regime. For σ < 0 the strength is θ = z·|σ| with z ≥ k public
     categories, the parameterisation of the Dirichlet–multinomial case (docs/mathematics.md)."""
     if regime() is privacy.DIRICHLET_MULTINOMIAL:
         alpha = float(st.session_state.alpha_dm)
-        return -alpha, public_categories(n_distinct) * alpha
+        return -alpha, public_categories(n_distinct, public_domain) * alpha
     sigma = float(st.session_state.sigma_py) if regime() is privacy.PITMAN_YOR else 0.0
     return sigma, float(st.session_state.theta)
 
 
-def release_spec(n: int, n_distinct: int) -> privacy.ReleaseSpec:
+def release_spec(n: int, n_distinct: int, public_domain: int | None = None) -> privacy.ReleaseSpec:
     """The release the settings describe, for data of ``n`` records and ``n_distinct`` distinct
-    values: regime parameters, m, the ε at which it is stated and the δ target. Every page
+    values (and ``public_domain``, the size z of the columns' public domain when every column has
+    one): regime parameters, m, the ε at which it is stated and the δ target. Every page
     computes from this one frozen value (and caches by it)."""
-    sigma, theta = mechanism_parameters(n_distinct)
+    sigma, theta = mechanism_parameters(n_distinct, public_domain)
     return privacy.ReleaseSpec(sigma=sigma, theta=theta, m=int(st.session_state.m), n=int(n),
                                eps=float(st.session_state.eps), delta=float(st.session_state.delta),
                                releases=int(st.session_state.releases_planned))
 
 
-def public_categories(n_distinct: int) -> int:
-    """z of the Dirichlet–multinomial regime: the user's public domain size, at least k."""
+def public_categories(n_distinct: int, public_domain: int | None = None) -> int:
+    """z of the Dirichlet–multinomial regime: the columns' public domain when every column has
+    one (docs/mathematics.md §3.3.1), else the size the user states, at least k."""
+    if public_domain is not None:
+        return int(public_domain)
     return max(int(st.session_state.z_dm), int(n_distinct))

@@ -7,6 +7,9 @@
   page uses it around a step whose failure needs its own words;
 * :func:`require_selection`, :func:`sidebar_summary`, :func:`curator_only_note`,
   :func:`progress_bar`.
+
+Every user-provided string (file, column and category names, and ``core``'s messages that
+quote them) reaches a Markdown-rendering element through :func:`ui.text.literal`.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import contextlib
 import streamlit as st
 
 from core import plots, privacy
+from core.formatting import formula_safe
 
 from . import selection as sel
 from . import state
+from .text import literal
 
 
 # --------------------------------------------------------------------------- errors
@@ -26,7 +31,8 @@ from . import state
 def show_errors(context: str = "", *, stop: bool = True):
     """Show a ``ValueError`` raised inside the block with ``st.error`` (never a traceback).
 
-    ``context`` prefixes the message (e.g. "These settings cannot be run: "). With
+    ``context`` (the app's own words, Markdown) prefixes the message, which is shown as
+    text (:func:`ui.text.literal`: it may quote a file, column or cell). With
     ``stop`` (default) the page stops after the message: what follows needs the result.
     Streamlit's own control flow (``st.stop``, reruns, page switches) passes through:
     it is not a ``ValueError``.
@@ -34,7 +40,7 @@ def show_errors(context: str = "", *, stop: bool = True):
     try:
         yield
     except ValueError as exc:
-        st.error(f"{context}{exc}")
+        st.error(f"{context}{literal(exc)}")
         if stop:
             st.stop()
 
@@ -73,7 +79,7 @@ def require_selection(*, summary: bool = True) -> sel.Selection:
     """
     selection, problem = sel.load_selection()
     if problem:
-        (st.info if sel.waiting_for_upload() else st.error)(problem)
+        (st.info if sel.waiting_for_upload() else st.error)(literal(problem))
         sidebar_summary(None)
         st.stop()
     if summary:
@@ -88,9 +94,10 @@ def sidebar_summary(profile: dict | None) -> None:
         if profile is None:
             st.caption("No data selected yet: choose a dataset on the Data page.")
             return
-        st.markdown(f"**Data:** {profile['source']}  \n**Columns:** {', '.join(profile['columns'])}  \n"
+        st.markdown(f"**Data:** {literal(profile['source'])}  \n"
+                    f"**Columns:** {literal(', '.join(profile['columns']))}  \n"
                     f"n = {profile['n']:,}, k = {profile['k']:,}, singletons = {profile['singletons']:,}")
-        sigma, theta = state.mechanism_parameters(profile["k"])
+        sigma, theta = state.mechanism_parameters(profile["k"], profile.get("public_domain"))
         st.markdown(f"**Mechanism:** {state.regime().label}  \n"
                     f"σ = {sigma:g}, θ = {theta:g}, m = {st.session_state.m:,}  \n"
                     f"ε = {st.session_state.eps:g}, δ target = {plots.format_upper(st.session_state.delta)}")
@@ -132,8 +139,10 @@ def progress_bar(text: str):
     element created outside it.
     """
     bar = st.progress(0.0, text=text)
-    return bar, (lambda fraction, message: bar.progress(min(1.0, max(0.0, fraction)), text=message))
+    return bar, (lambda fraction, message: bar.progress(min(1.0, max(0.0, fraction)), text=literal(message)))
 
 
 def csv_bytes(frame) -> bytes:
-    return frame.to_csv(index=False).encode("utf-8")
+    """A table as a CSV download (UTF-8), with every text cell a spreadsheet would run as a
+    formula neutralised (:func:`core.formatting.formula_safe`)."""
+    return formula_safe(frame).to_csv(index=False).encode("utf-8")

@@ -44,7 +44,7 @@ from .coarsening import (
     factor_codes,
     numeric_values,
 )
-from .domain import CategoricalBase, UniformBase, public_domain_size
+from .domain import CategoricalBase, GridBase, PublicGrid, UniformBase, public_domain_size
 from .engines import (
     ENGINES,
     FORMATS,
@@ -88,7 +88,7 @@ from .table import FrequencyTable, frequency_table, rounding_profile
 
 __all__ = [
     "COUNT_NAMES", "DEFAULT_MAX_BYTES", "MISSING_CHOICES", "DELIMITERS", "ENGINES", "FORMATS", "FULL_READ_MAX_BYTES", "HEAD_BYTES",
-    "NA_TEXT", "PARQUET_HEAD_ROWS", "Aggregated", "CategoricalBase", "ColumnReading", "ColumnSpec",
+    "NA_TEXT", "PARQUET_HEAD_ROWS", "Aggregated", "CategoricalBase", "GridBase", "PublicGrid", "ColumnReading", "ColumnSpec",
     "ColumnTransform", "DistinctValues", "FileHead", "FrequencyTable", "PreparedColumn", "PreparedData",
     "ReadDecisions", "ReadResult", "UniformBase", "aggregate", "apply_coarsening", "coarsening_label",
     "counts_from_column", "default_columns", "default_counts_column", "default_transform", "detect_format",

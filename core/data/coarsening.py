@@ -130,10 +130,12 @@ class ColumnTransform:
         if "column" not in obj:
             raise ValueError(f"coarsening transform {dict(obj)!r} has no 'column'")
         fields = dict(obj)
-        if fields.get("bounds") is not None:
-            fields["bounds"] = tuple(fields["bounds"])
-        if fields.get("keep") is not None:
-            fields["keep"] = tuple(fields["keep"])
+        for name in ("bounds", "keep"):   # JSON lists (a number or a string here is a malformed recipe)
+            if fields.get(name) is not None:
+                if not isinstance(fields[name], (list, tuple)):
+                    raise ValueError(f"{name} of coarsening transform {dict(obj)!r} must be a list, "
+                                     f"got {fields[name]!r}")
+                fields[name] = tuple(fields[name])
         return cls(**fields)
 
     def apply(self, values, weights=None) -> np.ndarray:

@@ -752,6 +752,14 @@ def _parquet_cells(inputs: list[_Input], wanted: list[str], engine: str,
         if absent:
             raise ValueError(f"no column named {absent[0]!r} in {item.shown}; the columns are "
                              f"{_list_names(schema.names)}.")
+        for name in wanted:
+            arrow_type = schema.field(name).type
+            what = _unsupported_parquet_type(arrow_type)
+            if what:
+                raise ValueError(f"column {name!r} of {item.shown} holds {what} (Parquet type {arrow_type}), which "
+                                 "cannot be released: a released column holds numbers, text, booleans or dates. "
+                                 "Choose another column, or convert this one (flatten it, or decode its bytes as "
+                                 "text) before the upload.")
     if engine == "pandas":
         frames = [pd.read_parquet(io.BytesIO(item.content) if item.path is None else item.path, columns=wanted)
                   for item in inputs]
@@ -794,6 +802,22 @@ def _parquet_cells(inputs: list[_Input], wanted: list[str], engine: str,
     counts = frame.pop("__n").to_numpy(dtype=np.int64)
     frame.columns = wanted
     return _typed_parquet_frame(frame), counts
+
+
+def _unsupported_parquet_type(arrow_type) -> str | None:
+    """What a Parquet column type holds when its cells cannot be released (``None`` when they
+    can): nested values (struct, list, map, union) and raw bytes have no order and no
+    hashable Python form to count distinct values of."""
+    import pyarrow as pa
+
+    value_type = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
+    if pa.types.is_nested(value_type):
+        return "nested values: a struct, list, map or union"
+    binary = (pa.types.is_binary, pa.types.is_large_binary, pa.types.is_fixed_size_binary,
+              getattr(pa.types, "is_binary_view", lambda t: False))
+    if any(test(value_type) for test in binary):
+        return "raw bytes: a binary column"
+    return None
 
 
 def _typed_parquet_frame(frame: pd.DataFrame) -> pd.DataFrame:

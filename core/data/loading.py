@@ -291,7 +291,8 @@ def default_transform(series, bounds=None) -> dict:
     -------
     dict
         ``{"kind": 'numeric' or 'categorical' (:func:`mostly_numeric`), "log": False,
-        "bounds_public": bounds given, "lo": float, "hi": float, "decimals": None}``.
+        "bounds_public": bounds given, "lo": float, "hi": float, "decimals": None, "grid": None,
+        "categories": None}`` (no public grid step, no public category list: both are typed).
 
     Raises
     ------
@@ -301,7 +302,8 @@ def default_transform(series, bounds=None) -> dict:
     """
     lo, hi = (0.0, 1.0) if bounds is None else check_bounds(bounds)
     return {"kind": "numeric" if mostly_numeric(series) else "categorical", "log": False,
-            "bounds_public": bounds is not None, "lo": lo, "hi": hi, "decimals": None}
+            "bounds_public": bounds is not None, "lo": lo, "hi": hi, "decimals": None, "grid": None,
+            "categories": None}
 
 
 def missing_counts(frame, counts=None) -> dict[str, int]:

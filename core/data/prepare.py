@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from .domain import CategoricalBase, UniformBase
+from .domain import CategoricalBase, GridBase, UniformBase
 from ..validation import (
     check_integer,
     warn_bounds_from_data,
@@ -61,6 +61,14 @@ class PreparedColumn:
     _exact_integers: bool = field(default=False, repr=False)
     # The column held whole numbers (int64): values that are all whole map back as int64.
     _integer_column: bool = field(default=False, repr=False)
+    #: Decimals the column's values were recorded with (read off the data when the spec gives
+    #: none): new values are rounded to them, so invented and copied values look alike.
+    recorded_decimals: int | None = None
+
+    @property
+    def output_decimals(self) -> int | None:
+        """Decimals of released values: the spec's ``decimals``, else the recorded ones."""
+        return self.spec.decimals if self.spec.decimals is not None else self.recorded_decimals
 
     @property
     def name(self):
@@ -125,17 +133,17 @@ class PreparedColumn:
         else:  # bounds wider than the float range, e.g. (-1e308, 1e308): lo < 0 < hi, no overflow
             u = (1.0 - t) * tlo + t * thi
         x = np.exp(u) if self.spec.log else u
-        if self.spec.decimals is not None:
-            x = np.round(x, self.spec.decimals)
+        if self.output_decimals is not None:
+            x = np.round(x, self.output_decimals)
         x = np.clip(x, *self.bounds)
         table = self._lookup_transformed
         if table is not None and table.size and t.size:
             pos = np.minimum(np.searchsorted(table, t), table.size - 1)
             hit = table[pos] == t
             x = np.where(hit, self._lookup_original[pos], x)
-        whole = self.spec.decimals is not None and self.spec.decimals <= 0
-        if self._integer_column and not whole:  # e.g. a release of old values only
-            whole = bool(np.all(x == np.round(x)))
+        whole = (self.output_decimals is not None and self.output_decimals <= 0) or self._integer_column
+        # whole numbers print as such (45, not 45.0) — unless clipping to a bound off the grid (0.5) left a fraction
+        whole = whole and bool(np.all(x == np.round(x)))
         if whole and np.all(np.abs(x) < 2.0**53):
             x = x.astype(np.int64)
         return x
@@ -267,6 +275,13 @@ class PreparedData:
         return tuple(c.bounds_from_data for c in self.column_info)
 
     @property
+    def public_domain(self) -> int | None:
+        """z, the size of the public domain of a row (the product of the columns' grid sizes and
+        public category lists; docs/mathematics.md §3.3.1), or ``None`` if a column has none."""
+        sizes = [c.spec.public_domain for c in self.column_info]
+        return None if any(z is None for z in sizes) else math.prod(sizes)
+
+    @property
     def any_bounds_from_data(self) -> bool:
         """Whether some bound was read off the data, so the guarantee does not cover it."""
         return any(self.bounds_from_data)
@@ -309,7 +324,13 @@ class PreparedData:
         for c in self.column_info:
             entry = {"column": c.name, "kind": c.kind, "missing": c.missing,
                      ("records_dropped" if c.missing == "drop" else "missing_records"): c.n_missing}
-            if c.kind == "numeric":
+            if c.kind == "numeric" and c.spec.grid is not None:
+                entry.update(
+                    decimals=c.spec.decimals, log=bool(c.spec.log), bounds=[c.bounds[0], c.bounds[1]],
+                    bounds_from_data=False, clipped=c.n_clipped, scaled_to_unit_interval=bool(c.spec.scale),
+                    grid_step=c.spec.grid, grid_points=c.spec.public_domain,
+                    base_measure=f"uniform over the {c.spec.public_domain:,} public grid points")
+            elif c.kind == "numeric":
                 entry.update(
                     decimals=c.spec.decimals, log=bool(c.spec.log),
                     bounds=[c.bounds[0], c.bounds[1]], bounds_from_data=c.bounds_from_data,
@@ -587,7 +608,9 @@ def _prepare_numbers(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
     name = spec.name
     x = _numeric_values(series, name, na_text, weights)
     if x.dtype == object or (x.dtype.kind == "i" and np.abs(x).max(initial=0) >= _EXACT_FLOAT_INT):
-        return _prepare_exact_integers(x, spec, weights)
+        if spec.grid is None:
+            return _prepare_exact_integers(x, spec, weights)
+        x = x.astype(float)    # on a grid each value becomes a grid point: float64 is exact enough
     integer_column = x.dtype.kind == "i"
     x = x.astype(float)
     if spec.decimals is not None:
@@ -616,12 +639,63 @@ def _prepare_numbers(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
                              "(1.797e308), so new values cannot be drawn uniformly between them; use narrower "
                              "public bounds, or scale the column to [0, 1]")
         base = UniformBase(tlo, thi)
+    if spec.grid is not None:
+        return _prepare_grid(x, spec, n_clipped, tlo, thi)
     lookup_t, first = np.unique(t, return_index=True)
     _check_distinct_kept(name, np.unique(x).size, lookup_t.size, (lo, hi), spec)
     column = PreparedColumn(spec=spec, bounds=(lo, hi), bounds_from_data=from_data, n_clipped=n_clipped,
                             base=base, _lookup_transformed=lookup_t, _lookup_original=x[first],
-                            _integer_column=integer_column)
+                            _integer_column=integer_column,
+                            recorded_decimals=None if spec.decimals is not None else
+                            0 if integer_column else recorded_precision(x[first]))
     return column, t
+
+
+#: Most decimals :func:`recorded_precision` looks for (float64 holds about 16 significant digits).
+MAX_RECORDED_DECIMALS = 10
+
+
+def recorded_precision(values: np.ndarray) -> int | None:
+    """The fewest decimals ``d ≤ 10`` to which every value is already rounded, or ``None``.
+
+    The precision the column was recorded with (``2`` for cents): new values of a release
+    are rounded to it (data-independent post-processing of the draw, docs/mathematics.md §2.4),
+    so an invented value does not stand out by its digits. One vectorised pass per candidate
+    ``d`` over the distinct values.
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    for d in range(MAX_RECORDED_DECIMALS + 1):
+        if np.array_equal(np.round(x, d), x):
+            return d
+    return None
+
+
+def _prepare_grid(x: np.ndarray, spec: ColumnSpec, n_clipped: int, tlo: float,
+                  thi: float) -> tuple[PreparedColumn, np.ndarray]:
+    """A numeric column on its public grid (docs/mathematics.md §3.3.1): each value (clipped)
+    becomes its nearest grid point, in the column's transformed units.
+
+    The base measure is uniform over the ``z`` grid points (:class:`GridBase`), and every
+    grid point maps back to itself exactly (the lookup holds the whole grid), so a release —
+    old values and new ones alike — holds grid points only, never a confidential value.
+    """
+    grid = spec.public_grid
+    points = grid.points()
+    if spec.decimals is not None and points.dtype.kind == "f":   # e.g. a log grid's points, to cents
+        points = np.round(points, spec.decimals)
+        if spec.decimals <= 0 and np.all(np.abs(points) < 2.0**53):
+            points = points.astype(np.int64)
+    g = np.log(points.astype(float)) if spec.log else points.astype(float)
+    grid_t = _to_unit_interval(g, tlo, thi) if spec.scale else g
+    if grid.size > 1 and not np.all(np.diff(grid_t) > 0):
+        raise ValueError(f"grid of column {spec.name!r}: its {grid.size:,} points do not stay distinct after "
+                         "rounding to the column's decimals and the transforms; choose a coarser step, fewer "
+                         "decimals rounded away, or narrower bounds")
+    column = PreparedColumn(spec=spec, bounds=(spec.bounds[0], spec.bounds[1]), bounds_from_data=False,
+                            n_clipped=n_clipped, base=GridBase(grid_t), _lookup_transformed=grid_t,
+                            _lookup_original=points, _integer_column=points.dtype.kind == "i")
+    return column, grid_t[grid.index_of(x)]
 
 
 def _to_unit_interval(t: np.ndarray, tlo: float, thi: float) -> np.ndarray:
@@ -723,10 +797,17 @@ def _prepare_categorical(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
         values = values.copy()
         values[missing] = None
     if spec.categories is not None:
-        unknown = np.flatnonzero(~series.isin(spec.categories).to_numpy() & ~is_missing)
+        # Matched by their text: a typed list ("1, 2, 3") names the codes a reader may have parsed as numbers.
+        # Each value becomes its public category, so new and old values share one representation.
+        by_text = {str(c): c for c in spec.categories}
+        text = series.astype(str)
+        unknown = np.flatnonzero(~text.isin(list(by_text)).to_numpy() & ~is_missing)
         if unknown.size:
             raise ValueError(f"column {name!r} has {_records(unknown, weights)} value(s) outside its public category list, "
-                             f"e.g. {values[unknown[0]]!r} at {_rows(unknown)}; add them to the list")
+                             f"e.g. {values[unknown[0]]!r} at {_rows(unknown)}; add them to the list if they are "
+                             "public categories (the list must not be read off the data)")
+        values = text.map(by_text).to_numpy(dtype=object)
+        values[missing] = None
     # Missing is a value: with a public list it is one more public category (z + 1), whether
     # or not the data hold a missing cell (the public domain cannot depend on the data).
     categories = spec.categories

@@ -1,5 +1,5 @@
-"""What the user says about a column: its kind, public bounds, rounding, log scale and what
-a missing cell means.
+"""What the user says about a column: its kind, public bounds, rounding, log scale, public domain
+and what a missing cell means.
 """
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from ..validation import (
     check_bounds,
     check_choice,
+    check_grid_step,
     check_integer,
 )
-
-
+from .domain import PublicGrid
 
 _KINDS = ("numeric", "categorical")
 
@@ -51,6 +51,11 @@ class ColumnSpec:
     categories : sequence or None
         Categorical only: the public list of categories (docs/mathematics.md §2–3.3: with σ < 0,
         ``z = len(categories)``). Observed values must belong to it.
+    grid : float or None
+        Numeric only: a public grid step ``s > 0`` (in log units when ``log``) on the public
+        ``bounds``, which it needs. Each value is replaced by its nearest grid point
+        ``g⁻¹(g(lo) + j·s)`` and the column becomes categorical over those ``z`` public
+        points; released values are grid points (docs/mathematics.md §3.3.1).
     missing : {None, 'value', 'drop'}
         What a missing cell (empty, ``NA``, NaN) of this column means (docs/mathematics.md
         §2.5). ``None`` (default): no choice yet, and :func:`prepare` refuses a column
@@ -69,6 +74,7 @@ class ColumnSpec:
     decimals: int | None = None
     scale: bool = True
     categories: tuple | None = None
+    grid: float | None = None
     missing: str | None = None
 
     def __post_init__(self):
@@ -80,7 +86,8 @@ class ColumnSpec:
             check_choice(f"missing of column {self.name!r}", self.missing, MISSING_CHOICES)
         if self.kind == "categorical":
             numeric_only = [opt for opt, on in (("log", self.log), ("bounds", self.bounds is not None),
-                                                ("decimals", self.decimals is not None)) if on]
+                                                ("decimals", self.decimals is not None),
+                                                ("grid", self.grid is not None)) if on]
             if numeric_only:
                 raise ValueError(f"column {self.name!r} is categorical: {', '.join(numeric_only)} apply to "
                                  "numeric columns only")
@@ -99,6 +106,32 @@ class ColumnSpec:
         if self.decimals is not None:
             object.__setattr__(self, "decimals", check_integer(f"decimals of column {self.name!r}",
                                                                self.decimals, minimum=-15, maximum=15))
+        if self.grid is not None:
+            if self.bounds is None:
+                raise ValueError(f"grid of column {self.name!r} needs public bounds: a grid read off the data "
+                                 "would not be public")
+            step, _ = check_grid_step(self.grid, self.bounds, log=bool(self.log), name=f"grid of column {self.name!r}")
+            object.__setattr__(self, "grid", step)
+            if self.missing == "value":
+                raise ValueError(f"column {self.name!r} is on a public grid: its missing cells can be dropped "
+                                 "(missing='drop'), not released as a value (the grid's public domain has no "
+                                 "missing point)")
+
+    @property
+    def public_grid(self) -> PublicGrid | None:
+        """The column's :class:`~core.data.PublicGrid`, or ``None`` without a grid step."""
+        if self.grid is None:
+            return None
+        return PublicGrid(float(self.bounds[0]), float(self.bounds[1]), self.grid, log=bool(self.log))
+
+    @property
+    def public_domain(self) -> int | None:
+        """Size of the column's public domain (grid points, or public categories with the missing
+        one when missing is a value), or ``None``."""
+        if self.grid is not None:
+            return self.public_grid.size
+        # missing is a value: one more public category (docs/mathematics.md §2.5)
+        return None if self.categories is None else len(self.categories) + (self.missing == "value")
 
 
 def normalise_specs(specs) -> list[ColumnSpec]:

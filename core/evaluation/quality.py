@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..formatting import CONFIDENTIAL_MARK
+from ..formatting import CONFIDENTIAL_MARK, formula_safe
 from ..validation import check_choice, check_integer, check_sample_weights
 
 __all__ = [
@@ -319,7 +319,7 @@ class QualityReport:
         read it back with ``pandas.read_csv(..., comment="#")``. ``confidential=False``
         leaves the mark out (for a caller that adds its own).
         """
-        body = self.to_frame().to_csv(index=False)
+        body = formula_safe(self.to_frame()).to_csv(index=False)   # column names: text a spreadsheet could run
         return ((CONFIDENTIAL_LINE + "\n" if confidential else "") + body).encode("utf-8")
 
     def pair_matrix(self) -> pd.DataFrame:

@@ -201,9 +201,10 @@ def pypp_release(atoms, multiplicities, sigma, theta, m, rng, *,
         if domain is None:
             raise ValueError(
                 "sigma < 0 (Dirichlet–multinomial over z public categories) releases unobserved categories by "
-                "name, so every column needs a public category list (declare it categorical with its public "
-                "categories): a fresh value for an unobserved category would be impossible under a neighbour "
-                "that lacks it, a singular output that voids the pure ε-DP guarantee (docs/mathematics.md §3.3)")
+                "name, so every column needs a public domain: a public grid step for a numeric column, a public "
+                "category list for a categorical one. A fresh value for an unobserved category would be "
+                "impossible under a neighbour that lacks it, a singular output that voids the pure ε-DP "
+                "guarantee (docs/mathematics.md §3.3, §3.3.1)")
         if domain != z:
             raise ValueError(f"theta must equal z*|sigma| with z = {domain:,}, the size of the public category "
                              f"domain (the product of the columns' public lists), got z = theta/|sigma| = {z:,}")
@@ -257,7 +258,8 @@ def _unobserved_public_rows(bases, atoms: np.ndarray, size: int, rng: np.random.
     larger ones are sampled by rejection (the acceptance rate is at least 1/2 whenever
     k + size ≤ z/2; a nearly exhausted large domain is refused).
     """
-    cats = [tuple(b.categories) for b in bases]
+    # a grid's points stay an array (up to 10^7 of them); a category list is a tuple
+    cats = [b.categories if isinstance(b.categories, np.ndarray) else tuple(b.categories) for b in bases]
     d = len(cats)
     rows = atoms.reshape(atoms.shape[0], -1) if atoms.ndim == 2 else atoms[:, None]
     observed = {tuple(r) for r in rows.tolist()}

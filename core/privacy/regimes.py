@@ -27,7 +27,7 @@ import numpy as np
 
 from . import betabinom
 from ..formatting import format_upper
-from ..validation import check_py_parameters
+from ..validation import MAX_RELEASE_SIZE, check_py_parameters
 from .common import _first_bad, _multiplicity_profile
 from .dirichlet_multinomial import _dm_tails, dirichlet_multinomial_is_pure, dirichlet_multinomial_pure_epsilon
 from .dirichlet_process import _dp_instance_max, _second_shape, _singleton_term_at_most, tight_instance_delta
@@ -74,6 +74,8 @@ class Regime:
     size_rules : tuple of str
         The rules by which the release size m can be computed from (ε, δ) (``"global"``,
         ``"instance"``); empty when m must be given.
+    pure : bool
+        The global guarantee is pure ε-DP (δ = 0): a δ target is optional and always met.
     """
 
     key: ClassVar[str] = ""
@@ -84,6 +86,7 @@ class Regime:
     exact_loss_distribution: ClassVar[bool] = False
     loss_scopes: ClassVar[tuple[str, ...]] = ()
     size_rules: ClassVar[tuple[str, ...]] = ()
+    pure: ClassVar[bool] = False
 
     def __repr__(self) -> str:
         return f"<regime {self.name}>"
@@ -138,8 +141,11 @@ class Regime:
         """
         raise NotImplementedError
 
-    def largest_m(self, n: int, theta: float, eps: float, delta: float) -> int | None:
-        """Largest release size with a global guarantee meeting (ε, δ); ``None`` where unknown."""
+    def largest_m(self, n: int, sigma: float, theta: float, eps: float, delta: float | None, *,
+                  releases: int = 1, m_cap: int | None = None) -> int | None:
+        """Largest release size m whose composed global guarantee over ``releases`` releases meets
+        the target (ε, δ), decided exactly (0 when none does; at most ``m_cap``); ``None`` where
+        no global guarantee is known. ``delta`` may be ``None`` for a pure regime."""
         return None
 
     def singleton_limit(self, n: int, theta: float, delta: float) -> int | None:
@@ -220,8 +226,18 @@ class DirichletProcess(Regime):
                          name="global_delta", meets_target=meets, description=text, verdict=verdict, releases=k,
                          attack=singleton_attack_terms(m, theta, n, k), verbatim_probability=p_k)
 
-    def largest_m(self, n, theta, eps, delta):
-        return int(max_synthetic_size(n, theta, eps, delta))
+    def largest_m(self, n, sigma, theta, eps, delta, *, releases=1, m_cap=None):
+        cap = {} if m_cap is None else {"m_cap": int(m_cap)}
+        best = int(max_synthetic_size(n, theta, eps, delta, **cap))
+        if releases > 1 and best >= 1:
+            # 1 − (1 − T₁)^k ≤ δ  ⇔  T₁ ≤ t = 1 − (1 − δ)^{1/k}  ⇔  m ≤ (θ + n − 1)·t/(1 − t);
+            # the float guess is corrected by the exact verdict
+            t = -math.expm1(math.log1p(-delta) / releases)
+            guess = int(min(best, math.floor((theta + n - 1) * t / (1 - t)) + 1))
+            while guess >= 1 and not composed_singleton_term_at_most(guess, theta, n, releases, Fraction(delta)):
+                guess -= 1
+            best = min(best, guess)
+        return best
 
     def global_delta_curve(self, spec, eps):
         d_star = np.asarray(global_delta(spec.n, spec.theta, spec.m, eps), dtype=float)
@@ -232,15 +248,7 @@ class DirichletProcess(Regime):
     def meeting_advice(self, spec):
         n, theta, k = spec.n, spec.theta, spec.releases
         eps, delta = _target_of(spec)
-        best = self.largest_m(n, theta, eps, delta)
-        if k > 1:
-            # 1 − (1 − T₁)^k ≤ δ  ⇔  T₁ ≤ t = 1 − (1 − δ)^{1/k}  ⇔  m ≤ (θ + n − 1)·t/(1 − t);
-            # the float guess is corrected by the exact verdict
-            t = -math.expm1(math.log1p(-delta) / k)
-            guess = int(min(best, math.floor((theta + n - 1) * t / (1 - t)) + 1))
-            while guess >= 1 and not composed_singleton_term_at_most(guess, theta, n, k, Fraction(delta)):
-                guess -= 1
-            best = min(best, guess)
+        best = self.largest_m(n, 0.0, theta, eps, delta, releases=k)
         times = "" if k == 1 else f" for {k} releases"
         if best >= 1:
             return (f"At θ = {theta:g} the target is met{times} by a release of at most m = {best:,} rows; "
@@ -309,6 +317,8 @@ class DirichletMultinomial(Regime):
 
     key, name, label = "dm", "dirichlet-multinomial", "Dirichlet–multinomial (σ < 0, z public categories)"
     has_new_values = False
+    size_rules = ("global",)
+    pure = True
 
     def instance_delta(self, counts, values, sigma, theta, z, m, eps, *, n_mc, seed, progress):
         return _dm_tails(values, -sigma, z, int(counts.sum()), m, eps).max(axis=0)
@@ -333,6 +343,7 @@ class DirichletMultinomial(Regime):
         glob_ok = dirichlet_multinomial_is_pure(counts, alpha, m, eps, instance=False)
         return [
             _statement("instance_delta", "instance", "pure" if inst_pure else "approximate", eps, d_bound,
+                       inst_pure if delta_target is None else
                        self.instance_delta_at_most(counts, values, sigma, theta, z, m, eps, delta_target),
                        f"Instance-level δ bound (Dirichlet–multinomial over z = {z} public categories): "
                        f"δ ≤ {up(d_bound)} at ε = {e_txt} (an upper bound, not the exact δ); pure ε-DP at this "
@@ -345,7 +356,7 @@ class DirichletMultinomial(Regime):
 
     def release_guarantee(self, spec):
         m, k, alpha, z = spec.m, spec.releases, -spec.sigma, spec.categories
-        eps, _ = _target_of(spec)
+        eps = _target_eps(spec)   # pure: any δ target is met
         # k releases compose to ε_k = k·log(1 + m/α), pure (docs/verdicts.md §2)
         eps_1 = dirichlet_multinomial_pure_epsilon([1], alpha, m, instance=False)
         eps_k = eps_1 * k * (1.0 + 2.0**-50)    # rounded up: the product adds one rounding
@@ -364,13 +375,23 @@ class DirichletMultinomial(Regime):
         return np.array([0.0 if pure_composition_holds(spec.m, alpha, k, float(e)) else 1.0
                          for e in np.ravel(eps)])
 
-    def meeting_advice(self, spec):
-        alpha, k = -spec.sigma, spec.releases
-        eps, _ = _target_of(spec)
-        # m ≤ (e^{ε/k} − 1)·α: the float guess, corrected by the exact verdict
-        guess = int(math.floor(math.expm1(eps / k) * alpha)) + 1 if math.isfinite(eps) else spec.m
+    def largest_m(self, n, sigma, theta, eps, delta, *, releases=1, m_cap=None):
+        # m ≤ (e^{ε/k} − 1)·α (docs/verdicts.md §2): the float guess, corrected both ways by the exact verdict
+        alpha, k = -sigma, releases
+        cap = MAX_RELEASE_SIZE if m_cap is None else int(m_cap)
+        if not math.isfinite(eps):
+            return cap
+        guess = min(cap, int(math.floor(math.expm1(eps / k) * alpha)) if eps / k < 700 else cap)
         while guess >= 1 and not pure_composition_holds(guess, alpha, k, eps):
             guess -= 1
+        while guess < cap and pure_composition_holds(guess + 1, alpha, k, eps):
+            guess += 1
+        return max(guess, 0)
+
+    def meeting_advice(self, spec):
+        alpha, k = -spec.sigma, spec.releases
+        eps = _target_eps(spec)
+        guess = self.largest_m(spec.n, spec.sigma, spec.theta, eps, None, releases=k)
         times = "" if k == 1 else f" for {k} releases"
         if guess >= 1:
             return f"At α = {alpha:g} pure ε-DP within the target{times} allows at most m = {guess:,} rows."
@@ -398,6 +419,12 @@ def _tails_at_most(m: int, eps: float, delta: float, a: np.ndarray, b: np.ndarra
         return True
     log_t, rel = betabinom.log_tail(m, a[live], b[live], start[live])
     return bool(betabinom.verdicts_at_most(log_t, rel, delta, m, a[live], b[live], start[live]).all())
+
+
+def _target_eps(spec) -> float:
+    if spec.eps is None:
+        raise ValueError("the release spec needs eps (the target) for its guarantee")
+    return spec.eps
 
 
 def _target_of(spec) -> tuple[float, float]:

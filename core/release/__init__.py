@@ -14,6 +14,7 @@ from .bundle import (
     curator_bundle,
     public_bundle,
     write_bundles,
+    write_output,
 )
 from .recipe import (
     MAX_RECIPE_SIZE,
@@ -38,4 +39,5 @@ __all__ = [
     "SCHEMA_VERSION", "SIZE_RULES", "ReleaseBundles", "ReleaseRecipe", "ReleaseResult", "build_bundles",
     "curator_bundle", "guarantees", "public_bundle", "public_report", "public_source", "release_report",
     "resolve_release_size", "run_recipe", "sample_source", "upload_source", "write_bundles",
+    "write_output",
 ]

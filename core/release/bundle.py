@@ -25,14 +25,21 @@ their counts, ``result.prepared.table``), never from n rebuilt rows: summaries, 
 counts and the quality report are weighted by the counts and equal those of the rows; the
 figures draw at most :data:`FIGURE_ROWS` records (a seeded sample when n is larger).
 
-Zip entries carry a fixed timestamp, so the same release gives the same bytes.
+Zip entries carry a fixed timestamp, so the same release gives the same bytes. Every CSV
+goes through :func:`core.formatting.formula_safe` (a text cell a spreadsheet would run as a
+formula gets a leading apostrophe; both READMEs say so). :func:`write_output` is the one way
+a file is written (here and on the command line): never through a symbolic link, and
+CONFIDENTIAL files readable by their owner only (mode 0600).
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import os
 import re
+import stat
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +50,7 @@ import pandas as pd
 
 from .. import evaluation, plots
 from ..evaluation import quality
-from ..formatting import CONFIDENTIAL_MARK, format_upper
+from ..formatting import CONFIDENTIAL_MARK, format_upper, formula_safe
 from .card import curator_card_html, release_card_html
 from .gate import ACKNOWLEDGEMENTS, AcknowledgementRequired, PublicationRefused, check_publication
 from .recipe import ReleaseResult
@@ -62,6 +69,7 @@ __all__ = [
     "quality_report",
     "summary_table",
     "write_bundles",
+    "write_output",
 ]
 
 PUBLIC_BUNDLE_NAME = "public_release.zip"
@@ -73,6 +81,12 @@ QUALITY_FILE = "CONFIDENTIAL_quality_report.csv"
 #: Most confidential records drawn in a figure (a seeded sample beyond: a picture, not a statistic).
 FIGURE_ROWS = 100_000
 _FIGURE_SEED = 0
+#: What the README files say about the formula guard of every CSV (core.formatting.formula_safe).
+FORMULA_NOTE = ("Spreadsheet formulas: in the CSV files, a text cell or column name that starts with =, +, -, @, a tab "
+                "or a carriage return (and is not a plain number such as -5) is written with a leading apostrophe "
+                "('), so that a spreadsheet shows it as text instead of running it as a formula (the OWASP advice "
+                "on CSV injection). Remove that first apostrophe to get the label as it was in the data. Numeric "
+                "columns, negative numbers included, are written as numbers.")
 
 
 @dataclass(frozen=True)
@@ -220,6 +234,8 @@ def _public_readme(report: dict) -> str:
         "release.json   the same statements in machine-readable form.",
         "release_card.html  the same, for a disclosure-review board: verdict, guarantee and attack curves.",
         "",
+        FORMULA_NOTE,
+        "",
         f"Verdict: {report['strength']} — {report['strength_meaning']}",
         f"Guarantee ({g['scope']}, {g['kind']}): {g['description']}",
     ]
@@ -267,7 +283,7 @@ def public_bundle(result: ReleaseResult, *, acknowledged=()) -> bytes:
 
 
 def _marked_csv(frame: pd.DataFrame) -> bytes:
-    return (_MARK_LINE + "\n" + frame.to_csv(index=False)).encode("utf-8")
+    return (_MARK_LINE + "\n" + formula_safe(frame).to_csv(index=False)).encode("utf-8")
 
 
 def _figure_html(figure) -> str:
@@ -336,7 +352,8 @@ def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, 
         "CONFIDENTIAL_curator_card.html  the release card with the instance-level facts and the count of unique "
         "records copied.",
         "CONFIDENTIAL_recipe.json  the full recipe with its seed: `python -m core release --recipe "
-        "CONFIDENTIAL_recipe.json [DATA.csv] --out synthetic.csv` reproduces synthetic.csv byte for byte.",
+        "CONFIDENTIAL_recipe.json DATA.csv --out synthetic.csv` reproduces synthetic.csv byte for byte (DATA.csv "
+        "is left out for a bundled sample; --use-recipe-source reads the file path the recipe names).",
     ]
     if has_summary:
         lines.append("CONFIDENTIAL_summary.csv  mean, SD, quartiles, W1 and KDE-L2 of the confidential data and "
@@ -348,6 +365,7 @@ def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, 
         lines.append("CONFIDENTIAL_category_counts.csv  counts of each category, confidential vs synthetic.")
     lines += [f"CONFIDENTIAL_figure_{_safe_name(name)}.html  figure showing the confidential data"
               for name in figures]
+    lines += ["", FORMULA_NOTE]
     if result.warnings:
         lines += ["", "Warnings:"] + [f"- {w}" for w in result.warnings]
     return "\n".join(lines) + "\n"
@@ -381,6 +399,47 @@ def write_bundles(result: ReleaseResult, *, public_path=None, curator_path=None,
         raise ValueError(f"the public release and the curator's record must be two files, got the same path "
                          f"{str(public_path)!r} for both")
     if public_path is not None:
-        Path(public_path).write_bytes(public_bundle(result, acknowledged=acknowledged))
+        write_output(public_path, public_bundle(result, acknowledged=acknowledged), confidential=False)
     if curator_path is not None:
-        Path(curator_path).write_bytes(curator_bundle(result, figures=figures, summary=summary, report=report))
+        write_output(curator_path, curator_bundle(result, figures=figures, summary=summary, report=report),
+                     confidential=True)
+
+
+#: Mode of a CONFIDENTIAL file: read and write for its owner only.
+CONFIDENTIAL_MODE = 0o600
+_PUBLIC_MODE = 0o644   # before the umask, as any new file
+
+
+def write_output(path, payload: bytes, *, confidential: bool) -> None:
+    """Write ``payload`` to the file ``path``, never through a symbolic link.
+
+    The file is opened with ``O_NOFOLLOW`` (a symbolic link planted where an output goes,
+    e.g. pointing at the confidential data, is refused instead of followed) and must be a
+    regular file. A ``confidential`` file is created with mode 0600, and an existing one is
+    set to 0600 before anything is written into it; a public file gets the usual 0644
+    (less the umask).
+
+    Raises
+    ------
+    ValueError
+        ``path`` is a symbolic link or not a regular file.
+    OSError
+        The file cannot be written (permissions, a missing directory, a full disk).
+    """
+    # O_NONBLOCK: a FIFO with no reader fails at once instead of hanging (no effect on a regular file).
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(path, flags, CONFIDENTIAL_MODE if confidential else _PUBLIC_MODE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or os.path.islink(path):
+            raise ValueError(f"{str(path)!r} is a symbolic link: an output is never written through one (it "
+                             "could point at the confidential data); remove it or give another file name") from None
+        raise
+    with os.fdopen(fd, "wb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{str(path)!r} is not a regular file: give the name of a file to write")
+        if confidential:
+            os.fchmod(fd, CONFIDENTIAL_MODE)   # an existing file keeps its mode on open: tighten it first
+        handle.truncate(0)
+        handle.write(payload)

@@ -77,7 +77,10 @@ def _bounds_text(column: dict) -> str:
     if column["bounds"] is None:
         return "read off the confidential data (not private; see the choices below)"
     low, high = column["bounds"]
-    return f"[{low:.15g}, {high:.15g}]" + (" (log scale)" if column["log"] else "")
+    text = f"[{low:.15g}, {high:.15g}]" + (" (log scale)" if column["log"] else "")
+    if column.get("grid") is not None:
+        text += f"; public grid, step {column['grid']:.15g}{' in log units' if column['log'] else ''}"
+    return text
 
 
 def _rounding_text(column: dict) -> str:
@@ -129,7 +132,8 @@ def _body(report: dict) -> list[str]:
         _rows([("regime", mech["regime"]), ("σ", mech["sigma"]), ("θ", mech["theta"]), ("n (records)", data["n"]),
                ("m (released rows)", report["release"]["m"]), ("m chosen by", report["release"]["m_chosen_by"]),
                ("target ε", report["privacy_target"]["eps"]),
-               ("target δ", format_upper(report["privacy_target"]["delta"])),
+               ("target δ", "none given (pure ε-DP: δ = 0)" if report["privacy_target"]["delta"] is None
+                else format_upper(report["privacy_target"]["delta"])),
                ("releases planned (composed)", report["releases_planned"]),
                ("columns", ", ".join(map(str, data["columns"]))), ("transforms", data["coarsening_description"])]),
         "<h2>Columns as released (the public recipe)</h2>",

@@ -98,14 +98,12 @@ from .. import __version__
 from .. import data as data_layer
 from ..data import ColumnTransform, coarsening_label
 from ..mechanisms import pypp_release
-from ..formatting import CONFIDENTIAL_MARK, format_upper
+from ..formatting import CONFIDENTIAL_MARK, format_upper, formula_safe
 from ..privacy import (
     VERDICT_WORDS,
     ReleaseSpec,
     max_instance_synthetic_size,
-    max_synthetic_size,
     regime_of,
-    singleton_limit,
 )
 from .report import release_report
 from ..validation import (
@@ -145,6 +143,8 @@ SCHEMA_VERSION = 1
 #: rows of one column) and builds the reports and figures, whose cost grows with m. An
 #: unchecked m (``--m 10000000``, or δ close to 1 without a fixed m) is refused up front.
 MAX_RECIPE_SIZE = 10**6
+#: Largest recipe file read (bytes): a recipe is a small JSON file, even with long category lists.
+MAX_RECIPE_BYTES = 2**24
 #: Largest number of Monte Carlo replicates of the σ ∈ (0, 1) accounting.
 MAX_N_MC = 10**6
 
@@ -162,7 +162,7 @@ SAMPLE_DIR = Path(str(importlib.resources.files("sample_data")))
 _SAMPLE, _UPLOAD = "sample:", "upload"
 #: The public name of a data file given by path (its name and directory stay with the curator).
 _FILE = "file"
-_COLUMN_FIELDS = ("name", "kind", "log", "bounds", "decimals", "scale", "categories", "missing")
+_COLUMN_FIELDS = ("name", "kind", "log", "bounds", "decimals", "scale", "categories", "grid", "missing")
 _TOP_FIELDS = ("schema", "schema_version", "data", "mechanism", "release_size", "privacy_target", "seed",
                "accounting", "CONFIDENTIAL")
 
@@ -255,6 +255,17 @@ def _check_coarsening(transforms, columns) -> tuple:
     return tuple(out)
 
 
+def _public_domain_theta(columns, sigma: float) -> float:
+    """θ = z·|σ| of a σ < 0 recipe whose every column is on a public domain (docs/mathematics.md §3.3.1)."""
+    sizes = [c.public_domain if isinstance(c, data_layer.ColumnSpec) else None for c in columns]
+    if not sizes or any(z is None for z in sizes):
+        missing = [c.name for c, z in zip(columns, sizes) if z is None]
+        raise ValueError("theta is required unless every column is on a public domain (a grid step for a numeric "
+                         f"column, a public category list for a categorical one); {', '.join(map(repr, missing))} "
+                         "has none")
+    return math.prod(sizes) * -sigma
+
+
 def _check_column(spec) -> data_layer.ColumnSpec:
     if not isinstance(spec, data_layer.ColumnSpec):
         raise ValueError(f"columns must be core.data.ColumnSpec objects, got {type(spec).__name__}")
@@ -270,9 +281,10 @@ def _check_column(spec) -> data_layer.ColumnSpec:
     if categories is not None:
         categories = tuple(_json_scalar(f"categories of {where}", c) for c in categories)
     decimals = None if spec.decimals is None else _plain_int(f"decimals of {where}", spec.decimals)
+    grid = None if spec.grid is None else _plain_number(f"grid of {where}", spec.grid)
     # Re-run ColumnSpec's own validation on the normalised values.
     return data_layer.ColumnSpec(spec.name, kind=spec.kind, log=log, bounds=bounds, decimals=decimals,
-                                 scale=scale, categories=categories, missing=spec.missing)
+                                 scale=scale, categories=categories, grid=grid, missing=spec.missing)
 
 
 @dataclass(frozen=True)
@@ -364,7 +376,11 @@ class ReleaseRecipe:
         # The data layer's own check (at least one column, none twice), then the JSON-safe form.
         put("columns", tuple(_check_column(c) for c in data_layer.normalise_specs(list(self.columns))))
         put("eps", check_finite_eps(_plain_number("eps", self.eps), "eps"))
-        put("delta", check_delta(_plain_number("delta", self.delta), "delta"))
+        pure_regime = _plain_number("sigma", self.sigma) < 0   # the Dirichlet–multinomial: δ = 0
+        if self.delta is not None or not pure_regime:
+            put("delta", check_delta(_plain_number("delta", self.delta), "delta"))
+        if self.theta is None and pure_regime:
+            put("theta", _public_domain_theta(self.columns, _plain_number("sigma", self.sigma)))
         rule = self.size_rule if self.size_rule is not None else ("fixed" if self.m is not None else "global")
         put("size_rule", check_choice("size_rule", rule, SIZE_RULES))
         if rule == "fixed":
@@ -378,8 +394,9 @@ class ReleaseRecipe:
         sigma, theta, _ = check_py_parameters(_plain_number("sigma", self.sigma),
                                               _plain_number("theta", self.theta))
         if rule != "fixed" and rule not in regime_of(sigma).size_rules:
-            raise ValueError(f"size_rule {rule!r} needs sigma = 0: the largest admissible m is known for the "
-                             f"Dirichlet process only (Theorem 2 / docs/mathematics.md §3.1), got sigma={sigma!r}. Fix m.")
+            raise ValueError(f"size_rule {rule!r} is not available with sigma={sigma!r}: the largest admissible m "
+                             "is known under the global guarantee for sigma = 0 (Theorem 2; also 'instance') and "
+                             "sigma < 0 (pure ε-DP, docs/mathematics.md §3.3), not for sigma in (0, 1). Fix m.")
         put("sigma", sigma)
         put("theta", theta)
         if self.seed is not None:
@@ -478,7 +495,7 @@ class ReleaseRecipe:
         return [{"name": c.name, "kind": c.kind, "log": c.log,
                  "bounds": None if c.bounds is None else [c.bounds[0], c.bounds[1]],
                  "decimals": c.decimals, "scale": c.scale,
-                 "categories": None if c.categories is None else list(c.categories),
+                 "categories": None if c.categories is None else list(c.categories), "grid": c.grid,
                  # written only when chosen: a recipe without missing cells is what it always was
                  **({} if c.missing is None else {"missing": c.missing})}
                 for c in self.columns]
@@ -533,25 +550,29 @@ class ReleaseRecipe:
             categories = entry.get("categories")
             if categories is not None and not isinstance(categories, list):
                 raise ValueError(f"categories of column {entry['name']!r} must be a list or null, got {categories!r}")
+            if categories is not None:   # labels are JSON scalars (a list or an object is a malformed recipe)
+                categories = tuple(_json_scalar(f"categories of column {entry['name']!r}", c) for c in categories)
             columns.append(data_layer.ColumnSpec(
                 entry["name"], kind=entry.get("kind", "numeric"), log=entry.get("log", False), bounds=bounds,
-                decimals=entry.get("decimals"), scale=entry.get("scale", True),
-                categories=None if categories is None else tuple(categories), missing=entry.get("missing")))
+                decimals=entry.get("decimals"), scale=entry.get("scale", True), categories=categories,
+                grid=entry.get("grid"), missing=entry.get("missing")))
         mech = check_fields("recipe.mechanism", obj["mechanism"], ("name", *sorted(
             {p for params in MECHANISMS.values() for p in params})), required=("name",))
         name = check_choice("mechanism", mech["name"], tuple(MECHANISMS))
         params = {p: mech[p] for p in MECHANISMS[name] if p in mech}
-        if "theta" not in params:
-            raise ValueError("recipe.mechanism lacks the required field 'theta'")
+        if "theta" not in params and not (isinstance(params.get("sigma"), (int, float)) and params["sigma"] < 0):
+            raise ValueError("recipe.mechanism lacks the required field 'theta' (it may be left out only with "
+                             "sigma < 0 and every column on a public domain: theta = z·|sigma|)")
         size = check_fields("recipe.release_size", obj["release_size"], ("rule", "m"), required=("rule",))
+        pure = isinstance(params.get("sigma"), (int, float)) and params["sigma"] < 0   # δ = 0: a δ target is optional
         target = check_fields("recipe.privacy_target", obj["privacy_target"], ("eps", "delta"),
-                              required=("eps", "delta"))
+                              required=("eps",) if pure else ("eps", "delta"))
         accounting = check_fields("recipe.accounting", obj.get("accounting", {}), ("n_mc", "releases"))
         coarsening = data.get("coarsening", [])
         if not isinstance(coarsening, list):
             raise ValueError(f"recipe.data.coarsening must be a list of transform objects, got {coarsening!r}")
-        return cls(source=data["source"], columns=tuple(columns), eps=target["eps"], delta=target["delta"],
-                   m=size.get("m"), size_rule=size["rule"], sigma=params.get("sigma", 0.0), theta=params["theta"],
+        return cls(source=data["source"], columns=tuple(columns), eps=target["eps"], delta=target.get("delta"),
+                   m=size.get("m"), size_rule=size["rule"], sigma=params.get("sigma", 0.0), theta=params.get("theta"),
                    seed=obj.get("seed"), mechanism=name, sep=data.get("sep"),
                    n_mc=accounting.get("n_mc", 20000), header=data.get("header"), encoding=data.get("encoding"),
                    thousands=data.get("thousands"), keep_na_text=data.get("keep_na_text", False),
@@ -567,6 +588,8 @@ class ReleaseRecipe:
             obj = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"the release recipe is not valid JSON: {exc}") from None
+        except RecursionError:   # e.g. [[[[...]]]] thousands deep: no recipe nests more than a few levels
+            raise ValueError("the release recipe is not a recipe: its JSON is nested too deeply") from None
         return cls.from_dict(obj)
 
     @classmethod
@@ -575,12 +598,16 @@ class ReleaseRecipe:
         path = Path(path)
         if path.is_dir():
             raise ValueError(f"recipe {str(path)!r} is a directory, not a recipe file")
-        if not path.is_file():
+        if not path.exists():
             raise ValueError(f"cannot read the recipe {str(path)!r}: no such file")
-        if path.stat().st_size > 2**24:
-            raise ValueError(f"recipe {str(path)!r} is {path.stat().st_size / 2**20:.1f} MiB: a recipe is a small "
-                             "JSON file (limit 16 MiB)")
-        return cls.from_json(path.read_bytes())
+        if not path.is_file():
+            raise ValueError(f"recipe {str(path)!r} is not a regular file (a device or a pipe): give a recipe file")
+        with path.open("rb") as handle:   # read at most the limit, whatever the file grew to since
+            text = handle.read(MAX_RECIPE_BYTES + 1)
+        if len(text) > MAX_RECIPE_BYTES:
+            raise ValueError(f"recipe {str(path)!r} is larger than {MAX_RECIPE_BYTES // 2**20} MiB: a recipe is a "
+                             "small JSON file")
+        return cls.from_json(text)
 
 
 # ============================================================================ running
@@ -627,8 +654,9 @@ class ReleaseResult:
     warnings: tuple = ()
 
     def synthetic_csv(self) -> bytes:
-        """The published CSV: ``synthetic.to_csv(index=False)`` in UTF-8 (the app's bytes too)."""
-        return self.synthetic.to_csv(index=False).encode("utf-8")
+        """The published CSV: ``synthetic.to_csv(index=False)`` in UTF-8 (the app's bytes too), with
+        every text cell a spreadsheet would run as a formula neutralised (:func:`core.formatting.formula_safe`)."""
+        return formula_safe(self.synthetic).to_csv(index=False).encode("utf-8")
 
     def confidential(self) -> pd.DataFrame:
         """The prepared confidential data in original units (after rounding and clipping)."""
@@ -647,25 +675,29 @@ def resolve_release_size(recipe: ReleaseRecipe, multiplicities) -> tuple[int, st
     n = int(counts.sum())
     if recipe.size_rule == "fixed":
         return int(recipe.m), "fixed m given in the recipe"
-    eps, delta, theta = recipe.eps, recipe.delta, recipe.theta
-    m_sing = singleton_limit(n, theta, delta)
+    eps, delta, theta, k = recipe.eps, recipe.delta, recipe.theta, recipe.releases
+    regime = regime_of(recipe.sigma)
+    times = "one release" if k == 1 else f"{k} releases"
     if recipe.size_rule == "global":
-        # exact and fast at any n (core.privacy); searched up to this tool's row limit
-        m = max_synthetic_size(n, theta, eps, delta, m_cap=MAX_RECIPE_SIZE)
-        rule = "largest m admissible under the global guarantee (Theorem 2) at the given eps, delta"
-        if m == MAX_RECIPE_SIZE:
-            rule += f", capped at this tool's limit of {MAX_RECIPE_SIZE:,} rows"
+        # the regime's exact largest m whose composed global guarantee meets the target (docs/verdicts.md §2)
+        m = regime.largest_m(n, recipe.sigma, theta, eps, delta, releases=k, m_cap=MAX_RECIPE_SIZE)
+        notion = regime.release_guarantee(ReleaseSpec(recipe.sigma, theta, max(m, 1), n, eps=eps, delta=delta,
+                                                      releases=k)).notion
+        rule = f"largest m whose global guarantee ({notion}) over {times} meets the target at the given eps" + (
+            "" if delta is None else ", delta")
     else:
         m = max_instance_synthetic_size(counts, theta, eps, delta, m_cap=MAX_RECIPE_SIZE)
         rule = ("largest m whose instance-level delta at the confidential data is within the target at the given "
                 "eps (a choice that depends on the data)")
-        if m == MAX_RECIPE_SIZE:
-            rule += f", capped at this tool's limit of {MAX_RECIPE_SIZE:,} rows"
+    if m == MAX_RECIPE_SIZE:
+        rule += f", capped at this tool's limit of {MAX_RECIPE_SIZE:,} rows"
     if m < 1:
-        raise ValueError(
-            f"no synthetic row can be released at eps={eps!r}, delta={delta!r} with n={n}, theta={theta!r}: even "
-            f"m = 1 exceeds delta (the singleton limit is floor(delta*(theta+n-1)/(1-delta)) = {m_sing}). "
-            "Raise delta or theta.")
+        spec = ReleaseSpec(recipe.sigma, theta, 1, n, eps=eps, delta=delta, releases=k)
+        m_sing = None if delta is None else regime.singleton_limit(n, theta, delta)
+        raise ValueError(f"no synthetic row can be released at eps={eps!r}" + (
+            "" if delta is None else f", delta={delta!r}") + f" with n={n} over {times}: "
+            + regime.meeting_advice(spec) + ("" if m_sing is None else
+                                             f" (the singleton limit is floor(delta*(theta+n-1)/(1-delta)) = {m_sing})"))
     return int(m), rule
 
 

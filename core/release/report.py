@@ -36,7 +36,8 @@ def guarantees(spec: ReleaseSpec, multiplicities, eps: float, delta_target: floa
     if not scalar:
         raise ValueError("eps must be a scalar for a release report")
     eps = float(eps_arr[0])
-    delta_target = check_delta(delta_target, "delta")
+    if delta_target is not None or not spec.regime.pure:   # a pure regime needs no δ target
+        delta_target = check_delta(delta_target, "delta")
     if int(counts.sum()) != spec.n:
         raise ValueError(f"multiplicities sum to {int(counts.sum())} but the release spec has n = {spec.n}")
     if mc_seed is None:   # the spec's own seed: the page shows the value the record carries
@@ -91,13 +92,13 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
             warnings.append(f"No {g.scope_words} guarantee ({g.name}): {g.description}")
         elif g.meets_target is False:
             shown = (f"δ = {format_upper(g.delta)} >" if g.delta is not None else "the condition fails for")
-            warnings.append(f"The {g.scope_words} guarantee '{g.name}' misses the target: {shown} δ target "
-                            f"{float(delta)!r} at ε = {float(eps)!r}.")
+            warnings.append(f"The {g.scope_words} guarantee '{g.name}' misses the target: {shown} "
+                            f"{_target_words(eps, delta)}.")
     verdict = spec.regime.release_guarantee(spec)   # the same object the public report reads
     composition = _composition(spec, counts, float(eps), items, releases, verdict)
     if composition and not composition["global_meets_target"]:
         warnings.append(f"After {releases} releases the global guarantee misses the target: δ = "
-                        f"{format_upper(composition['global_delta'])} > δ target {float(delta)!r} at ε = {float(eps)!r}.")
+                        f"{format_upper(composition['global_delta'])} > {_target_words(eps, delta)}.")
     k1 = int(np.sum(counts == 1))
     release_guarantee = {**{key: value for key, value in asdict(verdict).items() if key != "attack"},
                          "attack": None if verdict.attack is None else verdict.attack.to_dict()}
@@ -112,7 +113,7 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
         "mechanism": "Pitman–Yor posterior predictive (PYPP)",
         "regime": spec.regime.name,
         "parameters": {"sigma": spec.sigma, "theta": spec.theta, "m": spec.m,
-                       "eps": float(eps), "delta_target": float(delta), "seed": seed},
+                       "eps": float(eps), "delta_target": None if delta is None else float(delta), "seed": seed},
         "data": {"source": data_source, "columns": list(columns) if columns is not None else None,
                  "transforms": transforms, "n": spec.n, "k": int(counts.size), "singletons": k1},
         "release": {"m": spec.m, "new_values": n_new_values, "releases": releases},
@@ -125,10 +126,17 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
         "warnings": warnings,
         "command": command,
     }
-    m_sing = spec.regime.singleton_limit(spec.n, spec.theta, float(delta))
+    m_sing = None if delta is None else spec.regime.singleton_limit(spec.n, spec.theta, float(delta))
     if m_sing is not None:
         report["data"]["singleton_limit_m"] = m_sing
     return _jsonable(report)
+
+
+def _target_words(eps, delta) -> str:
+    """The target in a warning: "δ target 0.01 at ε = 1.0", or the ε alone for a pure target."""
+    if delta is None:
+        return f"the target at ε = {float(eps)!r}"
+    return f"δ target {float(delta)!r} at ε = {float(eps)!r}"
 
 
 def _composition(spec: ReleaseSpec, counts, eps: float, items, releases: int, verdict: Guarantee) -> dict | None:
