@@ -44,6 +44,13 @@ if selection.prepared.any_bounds_from_data:
     st.warning("The bounds of the base measure were read off the confidential data: no guarantee on this "
                "page covers them.", icon="⚠️")
 
+# The data on public cells, as the Compare page calibrates them: numeric bins × public categories.
+data, data_problem = None, None
+try:
+    data = compute.comparison_data(selection.prepared)
+except ValueError as exc:
+    data_problem = str(exc)
+
 tab_pld, tab_repeat, tab_tradeoff, tab_audit, tab_risk = st.tabs(
     ["Privacy loss", "Repeated releases", "Trade-off curves", "Empirical audit", "Disclosure risk"])
 
@@ -100,8 +107,11 @@ with tab_repeat:
 # ------------------------------------------------------------------ trade-off curves
 with tab_tradeoff:
     with widgets.show_errors("The mechanisms cannot be calibrated: ", stop=False):
+        if data is None:
+            raise ValueError(data_problem)
         cal = compute.calibration(selection.key, n, selection.prepared.d, eps, delta_target, m, theta,
-                                  int(st.session_state.bins), selection.prepared.any_bounds_from_data)
+                                  int(st.session_state.bins), selection.prepared.any_bounds_from_data,
+                                  data.levels, data.unlisted)
         cal_key = (selection.key, eps, delta_target, m, theta, int(st.session_state.bins))
         curves, mu, notes = compute.tradeoff_curves(cal_key, cal)
         st.markdown(f"Every mechanism calibrated to ε = {eps:g}, δ = {delta_target:g}, m = {m:,} (as on the Compare "
@@ -110,6 +120,9 @@ with tab_tradeoff:
         st.plotly_chart(plots_audit.tradeoff_figure(curves, mu_gdp=mu), key="audit_tradeoff")
         rows = [{"mechanism": label, "PLD": note} for label, note in notes.items()]
         st.dataframe(pd.DataFrame(rows), hide_index=True)
+        if cal.skipped:
+            st.caption("Histogram baselines left out: " + literal(next(iter(cal.skipped.values())))
+                       + " (give it on the Data page, in the column's panel).")
         if mu is not None:
             st.caption(f"The Gaussian histogram is exactly μ-GDP with μ = √2/s = {mu:.4g}; no other mechanism here "
                        "is Gaussian-DP (PYPP and the pure-ε mechanisms have other curve shapes).")
@@ -117,11 +130,15 @@ with tab_tradeoff:
 # ------------------------------------------------------------------ empirical audit
 with tab_audit:
     options = ["pypp"] if regime.has_new_values else []   # the attacks tell a record from a new value
-    data = compute.comparison_data(selection.prepared)
-    if data is not None:
+    if data is not None and not data.unlisted:
         options += ["laplace_histogram", "gaussian_histogram"]
+    elif data is not None:
+        st.caption("The histogram audits need the public cells of every column: "
+                   + literal(", ".join(map(repr, data.unlisted))) + " has no public category list (give it on the "
+                   "Data page, in the column's panel).")
     if not options:
-        st.info("Nothing to audit with these settings: choose σ ≥ 0, or numeric columns for the histograms.")
+        st.info("Nothing to audit with these settings: choose σ ≥ 0 for PYPP, or give every categorical column a "
+                "public category list for the histograms.")
     else:
         labels = {"pypp": f"PYPP at your settings (σ = {sigma:g})", "laplace_histogram": "Perturbed histogram (Laplace)",
                   "gaussian_histogram": "Perturbed histogram (Gaussian)"}

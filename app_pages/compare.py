@@ -18,21 +18,23 @@ st.title("Compare mechanisms at the same privacy level")
 
 selection = widgets.require_selection()
 prepared = selection.prepared
-data = compute.comparison_data(prepared)   # the frequency table on [0, 1]^d: the n rows are never built
-if data is None:
-    st.error("The comparison needs numeric columns scaled to [0, 1] with bounds (the histogram baselines "
-             "live on the unit box): choose numeric columns on the data page.")
-    st.stop()
-columns = tuple(str(c) for c in prepared.columns)
+with widgets.show_errors("The comparison cannot use these columns: "):
+    # the frequency table on [0, 1]^d with each column's public domain: the n rows are never built
+    data = compute.comparison_data(prepared)
+columns = data.names
 n, d = prepared.n, prepared.d
+categorical = [c.name for c in data.columns if c.kind == "categorical"]
 
 theta = float(st.session_state.theta)
 eps, delta = float(st.session_state.eps), float(st.session_state.delta)
 st.markdown(f"Every mechanism is calibrated to **ε = {eps:g}, δ = {plots.format_upper(delta)}** (from the Privacy "
             "page). "
             f"PYPP is compared at σ = 0 with θ = {theta:g} and its *global* guarantee (Theorem 2); the "
-            "histogram baselines work on the data scaled to [0, 1] with the column bounds. Metrics are in "
-            "scaled units.")
+            "histogram baselines work on public cells: bins of each numeric column scaled to [0, 1] with its "
+            "bounds" + (" times the public categories of each categorical column" if categorical else "")
+            + ". Numeric columns are compared by W1 in their original units"
+            + (", categorical columns by the total variation (TV) of their shares" if categorical else "")
+            + "; the joint W1 is on the scaled columns (docs/quality.md §8).")
 if prepared.any_bounds_from_data:
     st.warning("The scaling bounds were read off the confidential data: no guarantee below covers them.",
                icon="⚠️")
@@ -42,15 +44,23 @@ with st.container(border=True):
     m_rule = a.radio("Release size m", ["current", "largest"], horizontal=True, key="compare_m_rule",
                      format_func={"current": f"current m = {int(st.session_state.m):,}",
                                   "largest": "largest admissible for PYPP"}.get)
-    widgets.slider("histogram bins per axis", "bins", step=1, where=b)
+    widgets.slider("histogram bins per numeric axis", "bins", step=1, where=b)
     widgets.slider("repetitions R", "runs", step=5, where=c)
     widgets.number("seed of the comparison", "seed", step=1)
 m_arg: int | str = int(st.session_state.m) if m_rule == "current" else "largest"
 bins, runs, seed = int(st.session_state.bins), int(st.session_state.runs), int(st.session_state.seed)
 
 with widgets.show_errors("The mechanisms cannot be calibrated: "):
-    cal = compute.calibration(selection.key, n, d, eps, delta, m_arg, theta, bins, prepared.any_bounds_from_data)
+    cal = compute.calibration(selection.key, n, d, eps, delta, m_arg, theta, bins, prepared.any_bounds_from_data,
+                              data.levels, data.unlisted)
 cal_key = (eps, delta, m_arg, theta, bins)
+if cal.skipped:
+    which = ", ".join(repr(c) for c in data.unlisted)
+    st.info(f"Histogram baselines skipped: categorical column{'s' if len(data.unlisted) > 1 else ''} {which} "
+            f"{'have' if len(data.unlisted) > 1 else 'has'} no public category list, and a histogram needs its "
+            "public cells (a list read off the data would reveal which categories occur). Give the list in the "
+            "column's panel on the Data page (public categories). PYPP, its old-values variant and the "
+            "bootstrap run without one.")
 
 st.subheader(f"Calibration (m = {cal.m:,}, {cal.m_rule})")
 shown = cal.table[["label", "parameter", "value", "reason", "guarantee", "meets_target", "caveat"]]
@@ -73,16 +83,20 @@ with tab_runs:
         widgets.curator_only_note()
         for j, col in enumerate(columns):
             sub = results[results["column"] == col]
-            st.plotly_chart(plots.w1_boxplot_figure(sub, value="W1", by="label", ceiling=compute.CEILING_LABEL,
-                                                    title=f"{col}: W1 to the confidential data over {runs} runs"),
-                            key=f"box_{col}")
+            metric, what = (("TV", "total variation of the category shares") if col in categorical
+                            else ("W1", "W1 in original units"))
+            st.plotly_chart(plots.w1_boxplot_figure(sub, value=metric, by="label", ceiling=compute.CEILING_LABEL,
+                                                    title=f"{col}: {what} to the confidential data over {runs} runs"),
+                            key=f"box_{j}")
         if d > 1:
             joint = results[results["column"] == "(joint)"]
             method = ", ".join(sorted(set(joint["W1_method"])))
             st.plotly_chart(plots.w1_boxplot_figure(joint, value="W1", by="label", ceiling=compute.CEILING_LABEL,
                                                     title=f"joint W1 over all columns ({method})"),
                             key="box_joint")
-            st.caption(f"Joint W1 method: **{method}**. Exact is POT's linear program (ot.emd2) on the part "
+            st.caption(f"Joint W1 method: **{method}**, on the columns scaled to [0, 1]"
+                       + (" with a distance of 1 between two different categories" if categorical else "")
+                       + ". Exact is POT's linear program (ot.emd2) on the part "
                        "where each release differs from the data; when that does not fit the time budget for "
                        "every run, all runs get the sliced W1 (the mean 1-D W1 over the same random directions "
                        "for every mechanism — a lower bound of the joint W1), so the boxes stay comparable "
@@ -90,7 +104,7 @@ with tab_runs:
         releases = compute.one_release_per_mechanism(selection.key, data, cal, cal_key, seed)
         picture, sampled = compute.data_picture(prepared)
         for j, col in enumerate(columns):
-            st.plotly_chart(compute.comparison_overlay(data, picture, releases, j, col), key=f"kde_{col}")
+            st.plotly_chart(compute.comparison_overlay(data, picture, releases, j), key=f"kde_{j}")
         if sampled:
             st.caption(f"The confidential histograms show a fixed-seed sample of {len(picture):,} of the n = {n:,} "
                        "records; the confidential KDE curves and every metric above use all of them (the "
@@ -99,15 +113,17 @@ with tab_runs:
             st.subheader("Quality report of one release per mechanism")
             quality_table, reports = compute.quality_of_releases(selection.key, cal_key, seed, columns, prepared, releases)
             st.caption("SDMetrics-style scores of each mechanism's release drawn above against the confidential "
-                       "data (scaled units), 1 = the same: per column the KS complement, per pair of columns the "
-                       "correlation similarity; overall = mean of the two averages (docs/quality.md). One release "
+                       "data (scaled units), 1 = the same: per column the KS complement (numeric) or TV complement "
+                       "(categorical), per pair of columns the correlation similarity (two numeric columns) or the "
+                       "contingency similarity; overall = mean of the two averages (docs/quality.md). One release "
                        "each: the scores vary from release to release.")
             st.dataframe(quality_table, hide_index=True)
             chosen = st.selectbox("pair heatmap of", list(reports), key="compare_quality_mechanism")
             st.plotly_chart(plots_quality.pair_scores_figure(reports[chosen], title=f"{chosen}: column pair trends"),
                             key="quality_heatmap")
         summary = core_compare.comparison_summary(results)
-        st.markdown(f"**Summary table** (mean over {runs} runs; scaled units)")
+        st.markdown(f"**Summary table** (mean over {runs} runs; numeric columns in original units, TV for "
+                    "categorical columns, joint W1 on the scaled columns)")
         st.dataframe(summary, hide_index=True)
         st.download_button("Download summary table (CSV)", data=widgets.csv_bytes(summary),
                            file_name="comparison_summary.csv", mime="text/csv", key="download_summary")
@@ -124,9 +140,10 @@ with tab_sweep:
     else:
         frontier = compute.sweep_runs(selection.key, data, compute.SWEEP_EPS, delta, m_arg, theta, bins, int(sweep_runs),
                                  seed, columns)
-        for col in columns:
+        for j, col in enumerate(columns):
             sub = frontier[frontier["column"] == col]
-            st.plotly_chart(plots.w1_frontier_figure(sub, x="target_eps", value="W1", by="label",
+            metric = "TV" if col in categorical else "W1"
+            st.plotly_chart(plots.w1_frontier_figure(sub, x="target_eps", value=metric, by="label",
                                                      ceiling=compute.CEILING_LABEL,
-                                                     title=f"{col}: median W1 against ε (quartile bands)"),
-                            key=f"frontier_{col}")
+                                                     title=f"{col}: median {metric} against ε (quartile bands)"),
+                            key=f"frontier_{j}")

@@ -10,12 +10,12 @@ explicit) and the layout.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from core import evaluation, privacy
 from core.plots import experiments as pe
 from ui import compute, release, state, widgets
-from ui import selection as sel
 from ui.text import literal, quoted
 
 st.title("Inference: what an analyst learns from the release")
@@ -23,7 +23,8 @@ st.title("Inference: what an analyst learns from the release")
 # Page settings under plain keys (they survive page switches; see ui/state.py, which holds
 # their ranges). The release seed is the shared "seed" of the Synthetic data page, so both
 # pages show the same release.
-SETTINGS = {"post_column": None, "post_threshold": None, "post_threshold_for": None, "post_draws": 2000,
+SETTINGS = {"post_column": None, "post_threshold": None, "post_threshold_for": None, "post_categories": None,
+            "post_categories_for": None, "post_draws": 2000,
             "post_seed": 1, "rep_replicates": 100, "rep_draws": 500, "rep_seed": 7}
 state.init_state(SETTINGS)
 FORM_FIELDS = ("rep_replicates", "rep_draws", "rep_seed")
@@ -41,7 +42,8 @@ st.markdown(
     r"$\mathrm{DP}\big(\theta + m,\ (\theta H + \sum_i \delta_{Z_i})/(\theta + m)\big)$ "
     "(paper §4.1), simulated as Dirichlet weights over the distinct released values plus mass θ on a "
     "truncated stick-breaking draw from DP(θ, H) (truncation error below 10⁻⁶ of mass). Posterior means "
-    "and equal-tailed 95% credible intervals follow for the mean, the quartiles and P(X > t).")
+    "and equal-tailed 95% credible intervals follow for the mean, the quartiles and P(X > t) of a numeric "
+    "column, and for the shares P(X = c) of a categorical one.")
 # ------------------------------------------------------------------ discovery probability (thesis §6.3)
 st.subheader("Discovery probability: is the next value a new one?")
 if not state.regime().has_new_values:
@@ -71,57 +73,74 @@ if state.regime() is not privacy.DIRICHLET_PROCESS:
              f"(σ = {sigma:g}); choose \"{privacy.DIRICHLET_PROCESS.label}\" on the Privacy page.")
     st.stop()
 
-numeric = sel.numeric_columns(prepared)
-if not numeric:
-    st.error("The current selection has no numeric column: the mean, quartiles and P(X > t) need numbers. "
-             "Choose a numeric column on the Data page.")
-    st.stop()
-if st.session_state.post_column not in numeric:
-    st.session_state.post_column = numeric[0]
+columns = [str(c) for c in prepared.columns]
+if st.session_state.post_column not in columns:
+    st.session_state.post_column = columns[0]
 
 left, mid, right = st.columns(3)
-column = left.selectbox("Column analysed", numeric, **state.bind("post_column"),
+column = left.selectbox("Column analysed", columns, **state.bind("post_column"),
                         help="With several columns the release is of whole rows; the analyst's posterior for one "
                              "column is the same Dirichlet process restricted to that column.")
-info = prepared.column_info[[str(c) for c in prepared.columns].index(column)]
-if info.spec.log:
-    # H is uniform on the log scale (Data page), so that is where the analyst's prior is a DP with uniform base.
-    scale_label, to_scale, bounds = f"log({column})", np.log, info.transformed_bounds()
-else:
-    scale_label, to_scale, bounds = str(column), np.asarray, info.bounds
-bounds = (float(bounds[0]), float(bounds[1]))
+info = prepared.column_info[columns.index(column)]
+categorical = info.kind == "categorical"
 widgets.number("release seed (shared with the Synthetic data page)", "seed", step=1, where=mid)
 release_seed = int(st.session_state.seed)
-# t starts at the middle of the public bounds, and again whenever the data or the column change.
-if st.session_state.post_threshold_for != (selection.key, column) or st.session_state.post_threshold is None:
-    st.session_state.post_threshold = float(np.mean(bounds))
-    st.session_state.post_threshold_for = (selection.key, column)
-scale_text = literal(scale_label)   # the column's name, shown as text
-right.number_input(f"threshold t of P(X > t), on the scale of {scale_text}", step=0.01, format="%.6g",
-                   **state.bind("post_threshold"))
-threshold = float(st.session_state.post_threshold)
-
-st.caption(f"Mechanism from the Privacy page: σ = 0, θ = {theta:g}, m = {m:,}. H is uniform on "
-           f"[{bounds[0]:.6g}, {bounds[1]:.6g}] on the scale of {scale_text}"
-           + (" (the Data page's log transform)." if info.spec.log else "."))
-if info.bounds_from_data:
-    st.warning(f"The bounds of {quoted(column)} were read off the confidential data (Data page): the base measure H, "
-               "and hence this analysis, depends on them, and the release is not covered by the privacy "
-               "guarantees.", icon="⚠️")
 
 # ------------------------------------------------------------------ the release
 with widgets.show_errors("Could not generate the release: "):
     drawn = release.release(selection, spec, release_seed)   # σ = 0 here: the page stopped otherwise
 synthetic = drawn.synthetic
-z = to_scale(synthetic[column].to_numpy(dtype=np.float64))
 # The confidential column as its frequency table (distinct values, counts): never the n records.
 x_values, x_counts = compute.column_table(prepared, column)
-x = to_scale(np.asarray(x_values, dtype=np.float64))
+
+if categorical:
+    # P(X = c) for chosen categories: the public list if the column has one, else the labels
+    # the release shows (new labels excluded: they name values drawn from H, not categories).
+    labels = synthetic[column].to_numpy(dtype=object)
+    released = pd.Series(labels[~np.asarray(drawn.is_new)]).value_counts(sort=True)
+    options = list(info.spec.categories) if info.spec.categories is not None else list(released.index)
+    if st.session_state.post_categories_for != (selection.key, column) or st.session_state.post_categories is None:
+        st.session_state.post_categories = [c for c in released.index if c in set(options)][:5] or options[:1]
+        st.session_state.post_categories_for = (selection.key, column)
+    st.session_state.post_categories = [c for c in st.session_state.post_categories if c in set(options)]
+    right.multiselect("categories c of P(X = c)", options, **state.bind("post_categories"), format_func=str,
+                      help="From the column's public category list, or else the categories the release shows.")
+    categories = tuple(st.session_state.post_categories)
+    scale_label = str(column)
+    z = labels
+    x = np.asarray(x_values, dtype=object)
+    st.caption(f"Mechanism from the Privacy page: σ = 0, θ = {theta:g}, m = {m:,}. On a categorical column H draws "
+               "a fresh label for each new value, so it puts no mass on any given category: the posterior share "
+               "of c is Beta(n_c, θ + m − n_c), n_c the released values equal to c, with mean n_c/(θ + m); a "
+               "category the release does not show has share 0 (docs/mathematics.md §6).")
+else:
+    if info.spec.log:
+        # H is uniform on the log scale (Data page), so that is where the analyst's prior is a DP with uniform base.
+        scale_label, to_scale, bounds = f"log({column})", np.log, info.transformed_bounds()
+    else:
+        scale_label, to_scale, bounds = str(column), np.asarray, info.bounds
+    bounds = (float(bounds[0]), float(bounds[1]))
+    # t starts at the middle of the public bounds, and again whenever the data or the column change.
+    if st.session_state.post_threshold_for != (selection.key, column) or st.session_state.post_threshold is None:
+        st.session_state.post_threshold = float(np.mean(bounds))
+        st.session_state.post_threshold_for = (selection.key, column)
+    right.number_input(f"threshold t of P(X > t), on the scale of {literal(scale_label)}", step=0.01, format="%.6g",
+                       **state.bind("post_threshold"))
+    threshold = float(st.session_state.post_threshold)
+    z = to_scale(synthetic[column].to_numpy(dtype=np.float64))
+    x = to_scale(np.asarray(x_values, dtype=np.float64))
+    st.caption(f"Mechanism from the Privacy page: σ = 0, θ = {theta:g}, m = {m:,}. H is uniform on "
+               f"[{bounds[0]:.6g}, {bounds[1]:.6g}] on the scale of {literal(scale_label)}"
+               + (" (the Data page's log transform)." if info.spec.log else "."))
+    if info.bounds_from_data:
+        st.warning(f"The bounds of {quoted(column)} were read off the confidential data (Data page): the base measure H, "
+                   "and hence this analysis, depends on them, and the release is not covered by the privacy "
+                   "guarantees.", icon="⚠️")
 
 st.subheader("The release Z")
 r1, r2, r3 = st.columns(3)
-r1.metric("released values m", f"{z.size:,}")
-r2.metric("distinct values in Z", f"{np.unique(z).size:,}")
+r1.metric("released values m", f"{len(z):,}")
+r2.metric("distinct values in Z", f"{pd.unique(pd.Series(z)).size:,}")
 r3.metric("distinct new values K (drawn from H)", f"{drawn.n_new_values:,}")
 st.caption(f"Generated with the current settings and seed {release_seed}: the same release the Synthetic data "
            "page shows for this seed.")
@@ -130,17 +149,24 @@ st.download_button("Download the release Z (CSV)", data=widgets.csv_bytes(synthe
 
 # ------------------------------------------------------------------ posterior from this release
 st.subheader("Posterior given the release")
+if categorical and not categories:
+    st.info("Choose at least one category c above: the page shows the posterior of P(X = c).")
+    st.stop()
 p1, p2 = st.columns(2)
 widgets.number("posterior draws", "post_draws", step=500, where=p1)
 widgets.number("posterior seed", "post_seed", step=1, where=p2)
 n_draws, post_seed = int(st.session_state.post_draws), int(st.session_state.post_seed)
 release_key = (selection.key, column, bool(info.spec.log), theta, m, release_seed)
 with widgets.show_errors("These settings cannot be run: "):
-    summary = compute.posterior_summary(release_key, z, x, x_counts, theta, bounds, n_draws, threshold, post_seed)
+    if categorical:
+        summary = compute.posterior_share_summary(release_key, z, x, x_counts, theta, categories, n_draws, post_seed)
+    else:
+        summary = compute.posterior_summary(release_key, z, x, x_counts, theta, bounds, n_draws, threshold,
+                                            post_seed)
 analyst = summary.drop(columns="confidential")
 
 st.markdown(f"**Analyst's view** (computed from the release only; {n_draws:,} posterior draws, "
-            f"posterior seed {post_seed}; scale: {scale_text})")
+            f"posterior seed {post_seed}; scale: {literal(scale_label)})")
 st.dataframe(analyst, hide_index=True)
 st.download_button("Download the posterior summary (CSV)", data=widgets.csv_bytes(analyst),
                    file_name="posterior_summary.csv", mime="text/csv", key="download_posterior")
@@ -173,8 +199,12 @@ with st.form("repeated_release_settings"):
 replicates, rep_draws, rep_seed = (int(st.session_state.rep_replicates), int(st.session_state.rep_draws),
                                    int(st.session_state.rep_seed))
 with widgets.show_errors("These settings cannot be run: "):
-    repeated = compute.repeated_releases((selection.key, column, bool(info.spec.log)), x, x_counts, theta, m, bounds,
-                                 replicates, rep_draws, threshold, rep_seed)
+    if categorical:
+        repeated = compute.repeated_share_releases((selection.key, column), x, x_counts, theta, m, categories,
+                                                   replicates, rep_draws, rep_seed)
+    else:
+        repeated = compute.repeated_releases((selection.key, column, bool(info.spec.log)), x, x_counts, theta, m,
+                                             bounds, replicates, rep_draws, threshold, rep_seed)
 rep_table = repeated.table()
 
 widgets.curator_only_note()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from core import planning as core_planning
@@ -25,9 +26,10 @@ MAX_PLAN_CANDIDATES = 200
 _ARGS = "planner_args"
 
 st.title("Release planner")
-st.caption("State the guarantee you need and the utility you need; the planner searches θ, m and coarsenings, "
-           "predicts the utility of each setting by Monte Carlo (PYPP releases with σ = 0) and recommends one "
-           "that meets both, or says which target cannot be met and by how much.")
+st.caption("State the guarantee you need and the utility you need; the planner searches θ, m and coarsenings "
+           "(σ = 0) and, when every column has a public domain, pure ε-DP releases (Dirichlet–multinomial over public "
+           "grids: α and the grid steps), predicts the utility of each setting by Monte Carlo and recommends one that "
+           "meets both — a pure one when one does — or says which target cannot be met and by how much.")
 
 selection = widgets.require_selection()
 st.warning("**The plan is computed from the confidential data** (the utility prediction always; m* too when the "
@@ -43,16 +45,14 @@ if frame is None or frame.empty:
 counts = sel.release_counts()
 n_records = len(frame) if counts is None else int(counts.sum())
 
-settings = st.session_state.transforms
 columns = [str(c) for c in frame.columns]
-kinds = {c: settings.get(c, {}).get("kind", "numeric") for c in columns}
+domains = sel.public_domains(columns)
+kinds = domains.kinds
 numeric = [c for c in columns if kinds[c] == "numeric"]
 if not numeric:
     st.info("The utility targets are stated for numeric columns: choose at least one numeric column on the Data page.")
     st.stop()
-bounds = {c: (float(settings[c]["lo"]), float(settings[c]["hi"])) for c in numeric
-          if settings.get(c, {}).get("bounds_public")}
-log = {c: bool(settings.get(c, {}).get("log")) for c in numeric}
+bounds, log = domains.bounds, domains.log
 
 # ------------------------------------------------------------------ targets
 with st.container(border=True):
@@ -112,13 +112,45 @@ with st.container(border=True):
     a, b, c = st.columns(3)
     runs = a.number_input("Monte Carlo runs per setting", min_value=2, max_value=500, value=30, step=1,
                           key="_plan_runs")
-    evaluations = b.number_input("settings predicted by Monte Carlo", min_value=1, max_value=100, value=12,
-                                 step=1, key="_plan_evals")
+    evaluations = b.number_input("settings predicted by Monte Carlo (per kind: σ = 0, pure)", min_value=1,
+                                 max_value=100, value=12, step=1, key="_plan_evals")
     seed = c.number_input("seed", min_value=0, max_value=state.SEED_MAX, value=1, step=1, key="_plan_seed")
 
+# ------------------------------------------------------------------ pure options
+gaps = core_planning.public_domain_gaps(kinds, bounds, domains.categories)
+with st.container(border=True):
+    st.markdown("**Pure ε-DP options** (Dirichlet–multinomial, σ = −α < 0, over the columns' public domain; "
+                "verdict *pure*: no δ at all; docs/mathematics.md §3.3.1)")
+    if gaps:
+        search_pure = False
+        st.info("The pure options need every column on a public domain, and these columns lack one: give a numeric "
+                "column public bounds (the planner proposes grid steps from them), a categorical column a public "
+                "category list, on the Data page. A categorical column without a public list cannot be on a pure "
+                "path.", icon="ℹ️")
+        st.dataframe(pd.DataFrame({"column": list(gaps), "what it lacks": list(gaps.values())}), hide_index=True)
+    else:
+        search_pure = st.checkbox("Search pure ε-DP releases alongside σ = 0", value=True, key="_plan_pure")
+        alphas_text = st.text_input("α grid (comma-separated; θ = z·α, m = ⌊(e^(ε/k) − 1)·α⌋)",
+                                    value=", ".join(f"{a:g}" for a in core_planning.DEFAULT_ALPHAS),
+                                    key="_plan_alphas", disabled=not search_pure)
+        step_texts = {}
+        for col, cell in zip(numeric, st.columns(len(numeric))):
+            offered = core_planning.default_grid_steps(col, bounds[col], log=log[col])
+            if col in domains.grids:     # the column's own step first
+                offered = (domains.grids[col],) + tuple(s for s in offered if s != domains.grids[col])
+            step_texts[col] = cell.text_input(
+                "grid steps — " + literal(f"{col}{' (log units)' if log[col] else ''}"),
+                value=", ".join(f"{s:g}" for s in offered), key=f"_plan_steps_{col}", disabled=not search_pure,
+                help="Public grid steps on the column's public bounds: from public knowledge, never from this file. "
+                     "Offered: the column's own step, then steps of a tenth, hundredth and thousandth of the "
+                     "bounds' order of magnitude (log columns: 0.2, 0.1, 0.05).")
+        st.caption(f"With k = {int(st.session_state.releases_planned)} planned release(s) (Synthetic data page), "
+                   "each pure option releases the largest m whose composed guarantee is pure ε-DP; any δ target "
+                   "is met. Categorical columns take their public category lists.")
 
-def _thetas(text: str) -> tuple[float, ...]:
-    lo, hi = state.RANGES["theta"]
+
+def _numbers(text: str, what: str, lo: float, hi: float, where: str) -> tuple[float, ...]:
+    """The comma-separated numbers of ``text``, each in [lo, hi] (a clear message otherwise)."""
     out = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
@@ -126,13 +158,27 @@ def _thetas(text: str) -> tuple[float, ...]:
         try:
             value = float(part)
         except ValueError:
-            raise ValueError(f"θ grid: {part!r} is not a number") from None
+            raise ValueError(f"{what}: {part!r} is not a number") from None
         if not (math.isfinite(value) and lo <= value <= hi):
-            raise ValueError(f"θ grid: {part!r} must lie in [{lo:g}, {hi:g}] (the Privacy page's range)")
+            raise ValueError(f"{what}: {part!r} must lie in [{lo:g}, {hi:g}] ({where})")
         out.append(value)
     if not out:
-        raise ValueError("θ grid: give at least one θ")
+        raise ValueError(f"{what}: give at least one number")
     return tuple(sorted(set(out)))
+
+
+def _thetas(text: str) -> tuple[float, ...]:
+    return _numbers(text, "θ grid", *state.RANGES["theta"], "the Privacy page's range")
+
+
+def _pure_search() -> tuple | None:
+    """The pure options to search, as the cache key of ``compute.run_plan``; ``None`` when off."""
+    if not search_pure:
+        return None
+    alphas = _numbers(alphas_text, "α grid", *state.RANGES["alpha_dm"], "the Privacy page's range")
+    steps = tuple((col, _numbers(text, f"grid steps of {col!r}", 1e-300, 1e300, "steps are > 0"))
+                  for col, text in step_texts.items())
+    return steps, tuple(domains.categories.items()), alphas
 
 
 def _candidates(choice: str) -> tuple:
@@ -160,10 +206,11 @@ with widgets.show_errors("The planner cannot run: "):
             if not all(v > 0 for v in values):
                 raise ValueError(f"the utility target of column {col!r} must be > 0")
         st.session_state[_ARGS] = dict(
-            data_key=advisor.data_key(), kinds=kinds, guarantee=(float(eps), float(delta), scope),
+            data_key=advisor.data_key(), kinds=kinds,
+            guarantee=(float(eps), float(delta), scope, int(st.session_state.releases_planned)),
             utility=(kind, tuple(targets.items()), float(level)), candidates=_candidates(searched),
             thetas=_thetas(thetas_text), m_min=int(m_min), m_max=int(m_max), runs=int(runs),
-            evaluations=int(evaluations), seed=int(seed), bounds=bounds, log=log)
+            evaluations=int(evaluations), seed=int(seed), bounds=bounds, log=log, pure=_pure_search())
     args = st.session_state.get(_ARGS)
     if args is None or args["data_key"] != advisor.data_key() or args["kinds"] != kinds:
         st.stop()
@@ -174,9 +221,10 @@ if plan.recommended is not None:
     st.info(literal(plan.message), icon="🧭")
     # the verdict of the recommended release, from the one guarantee every page reads
     # (green only for pure and strong: a plan that meets a loose δ is still weak)
-    planned = privacy.ReleaseSpec(sigma=0.0, theta=float(plan.recommended.theta), m=int(plan.recommended.m),
-                                  n=n_records, eps=float(plan.guarantee.eps), delta=float(plan.guarantee.delta),
-                                  releases=int(st.session_state.releases_planned))
+    best = plan.recommended
+    planned = privacy.ReleaseSpec(sigma=-float(best.alpha) if best.pure else 0.0, theta=float(best.theta),
+                                  m=int(best.m), n=n_records, eps=float(plan.guarantee.eps),
+                                  delta=float(plan.guarantee.delta), releases=int(plan.guarantee.releases))
     planned_guarantee, planned_advice = compute.release_guarantee(planned)
     widgets.verdict_box(planned_guarantee, advice=planned_advice)
 else:
@@ -187,7 +235,8 @@ if plan.bounds_from_data:
                "prediction) were read off the confidential data: enter public bounds on the Data page.", icon="⚠️")
 if plan.options:
     st.markdown(f"**Settings predicted** (each metric at the {plan.utility.level:g} quantile of "
-                f"{args['runs']} runs; ratio = largest predicted / target, ≤ 1 meets the utility target)")
+                f"{args['runs']} runs; ratio = largest predicted / target, ≤ 1 meets the utility target; verdict of "
+                "each release's composed global guarantee: pure, strong, weak or missed)")
     st.dataframe(plan.table(), hide_index=True)
 
 if plan.recommended is not None:
@@ -195,21 +244,32 @@ if plan.recommended is not None:
 
     def load() -> None:
         """The recommended settings into the keys the Privacy and Synthetic data pages read."""
-        st.session_state.regime = privacy.DIRICHLET_PROCESS.key   # the planner plans σ = 0 releases
-        st.session_state.theta = float(best.theta)
+        if best.pure:
+            st.session_state.regime = privacy.DIRICHLET_MULTINOMIAL.key
+            st.session_state.alpha_dm = float(best.alpha)
+            for col, step in best.grid_steps.items():      # the pure option's public grid, column by column
+                st.session_state.transforms[col]["grid"] = float(step)
+            st.session_state.coarsening = ()               # predicted on the grid of the recorded values
+            st.session_state["planner_loaded"] = privacy.DIRICHLET_MULTINOMIAL.key
+        else:
+            st.session_state.regime = privacy.DIRICHLET_PROCESS.key
+            st.session_state.theta = float(best.theta)
+            st.session_state.coarsening = tuple(t for t in best.transforms if t.kind != "identity")
+            st.session_state["planner_loaded"] = privacy.DIRICHLET_PROCESS.key
         st.session_state.m = int(best.m)
         st.session_state.eps = float(plan.guarantee.eps)
         st.session_state.delta = float(plan.guarantee.delta)
-        st.session_state.coarsening = tuple(t for t in best.transforms if t.kind != "identity")
         # a coarsening picked by the plan is picked by looking at the data (the recipe says so)
         st.session_state.coarsening_chosen_from_data = bool(st.session_state.coarsening)
-        # θ and m searched on the confidential data: the recipe and its public report say so
+        # θ or α, m and the grid steps searched on the confidential data: the recipe and its public report say so
         st.session_state.settings_chosen_from_data = True
-        st.session_state["planner_loaded"] = True
 
     st.button("Load these settings", key="_plan_load", on_click=load, type="primary")
 if st.session_state.get("planner_loaded"):
-    st.info("Loaded: σ = 0, θ, m, ε, δ and the coarsening are set. Next: **Privacy** to see the guarantee, "
-               "then **Synthetic data** to release.", icon="➡️")
+    pure_loaded = st.session_state["planner_loaded"] == privacy.DIRICHLET_MULTINOMIAL.key
+    loaded = ("σ < 0 (Dirichlet–multinomial), α, m, ε, δ and each numeric column's public grid step are set"
+              if pure_loaded else "σ = 0, θ, m, ε, δ and the coarsening are set")
+    st.info(f"Loaded: {loaded}. Next: **Privacy** to see the guarantee, then **Synthetic data** to release.",
+            icon="➡️")
     st.page_link("app_pages/privacy.py", label="Go to Privacy", icon="🔒")
     st.page_link("app_pages/synthetic_data.py", label="Go to Synthetic data", icon="🎲")

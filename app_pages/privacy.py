@@ -5,11 +5,17 @@ Every number comes from ``core.privacy`` (docs/mathematics.md); this page only l
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pandas as pd
 import streamlit as st
 
+from core import data as core_data
+from core import planning as core_planning
 from core import plots, privacy
 from ui import compute, state, widgets
+from ui import selection as sel
 
 st.title("Privacy: what a release of m synthetic values guarantees")
 
@@ -64,6 +70,84 @@ st.caption(f"The verdict is read from the **global** guarantee of {spec.releases
            f"{'' if spec.releases == 1 else 's'} (set on the Synthetic data page): it holds for every dataset of "
            f"n = {n:,} records. The instance-level facts below are about your data only; they are not private "
            "themselves and never decide the verdict.")
+
+
+# ------------------------------------------------------------------ the pure path
+def _switch_to_pure(steps: dict, m_pure: int) -> None:
+    """A hand choice (data-independent: grid steps from public bounds, m from ε and α): the
+    Dirichlet–multinomial over the columns' public domain at the largest pure m."""
+    for column, step in steps.items():
+        sel.grid_setter(column)(step)
+    state.set_setting("regime", privacy.DIRICHLET_MULTINOMIAL.key)
+    state.set_setting("m", int(m_pure))
+
+
+def _pure_pointer() -> None:
+    """σ = 0 with a weak or missed verdict: what the pure path needs, its largest m and its utility
+    cost against the data (docs/mathematics.md §3.3.1)."""
+    columns = [str(c) for c in selection.prepared.columns]
+    domains = sel.public_domains(columns)
+    gaps = core_planning.public_domain_gaps(domains.kinds, domains.bounds, domains.categories)
+    head = (f"**A pure ε-DP release would have the verdict pure instead of {guarantee.verdict}.** The "
+            "Dirichlet–multinomial (σ = −α < 0) over the columns' public domain is pure ε-DP for every dataset — no "
+            "δ at all — when m ≤ ⌊(e^(ε/k) − 1)·α⌋ (docs/mathematics.md §3.3.1). It needs every column on a public "
+            "domain: a numeric column on a public grid (public bounds and a step), a categorical column on its "
+            "public category list.")
+    if gaps:
+        st.info(head + f" {len(gaps)} of the released columns lack one (table): set them on the Data page. A "
+                "categorical column without a public category list cannot be on a pure path.", icon="🧭")
+        st.dataframe(pd.DataFrame({"column": list(gaps), "what it lacks": list(gaps.values())}), hide_index=True)
+        return
+    numeric = [c for c in columns if domains.kinds[c] == "numeric"]
+    # a column's own grid step, else the coarsest step offered from its public bounds (never from the data)
+    steps = {c: domains.grids.get(c) or core_planning.default_grid_steps(c, domains.bounds[c], log=domains.log[c])[0]
+             for c in numeric}
+    specs = [core_data.ColumnSpec(c, log=domains.log[c], bounds=domains.bounds[c], grid=steps[c]) if c in steps
+             else core_data.ColumnSpec(c, kind="categorical", categories=domains.categories[c]) for c in columns]
+    sizes = {s.name: s.public_domain for s in specs}
+    z = math.prod(sizes.values())
+    alpha = float(st.session_state.alpha_dm)
+    k = spec.releases
+    m_pure = privacy.DIRICHLET_MULTINOMIAL.largest_m(n, -alpha, z * alpha, eps, None, releases=k,
+                                                     m_cap=state.RANGES["m"][1])
+    at = f"At ε = {eps:g}{'' if k == 1 else f' ({k} releases)'} and α = {alpha:g} (the Dirichlet–multinomial's α)"
+    if m_pure < 1:
+        st.info(head + f" {at}, no release of m ≥ 1 is pure: raise α or ε.", icon="🧭")
+        return
+    cost = compute.pure_path_cost(
+        selection.key, sel.release_frame(), sel.release_counts(), tuple(domains.kinds.items()), tuple(steps.items()),
+        tuple(domains.categories.items()), tuple(domains.bounds.items()), tuple(domains.log.items()),
+        sel.active_coarsening(columns), alpha, m_pure, float(theta), int(m))
+    proposed = [c for c in numeric if c not in domains.grids]
+    st.info(head + f" {at}, over z = {z:,} public rows (θ = z·α = {z * alpha:g}), the largest pure m is "
+            f"**{m_pure:,}**" + (f" — with grid steps proposed from the public bounds for {len(proposed)} numeric "
+                                 "column(s) without one" if proposed else "")
+            + ". **The utility cost** (table): the expected W1 of such a release against your data, per numeric "
+            f"column in its own units, next to the σ = 0 release you have now (θ = {theta:g}, m = {m:,}); the mean of "
+            f"{compute.PURE_COST_RUNS} releases of each, computed from the confidential data (curator-only). The "
+            "Release planner searches α and the grid steps for the best pure option.", icon="🧭")
+    fmt3 = "{:.3g}".format
+    st.dataframe(pd.DataFrame({
+        "column": columns,
+        "public domain": [f"grid step {steps[c]:g}{' (log units)' if domains.log[c] else ''}"
+                          f"{' (proposed)' if c in proposed else ''}: {sizes[c]:,} points" if c in steps
+                          else f"public list: {sizes[c]:,} categories" for c in columns],
+        "expected W1, pure release": [fmt3(cost[c]["pure"]) if c in cost else "" for c in columns],
+        "s.e. (pure)": [fmt3(cost[c]["pure_se"]) if c in cost else "" for c in columns],
+        "expected W1, σ = 0 release now": [fmt3(cost[c]["dp"]) if c in cost else "" for c in columns],
+        "s.e. (σ = 0)": [fmt3(cost[c]["dp_se"]) if c in cost else "" for c in columns],
+    }), hide_index=True)
+    left, right = st.columns(2)
+    left.button(f"Switch to the pure release (m = {m_pure:,})", key="switch_to_pure", on_click=_switch_to_pure,
+                args=(steps, m_pure),
+                help="Sets the Dirichlet–multinomial at this α, m = the largest pure m and the grid steps shown "
+                     "(a hand choice from public information).")
+    right.page_link("app_pages/planner.py", label="Search α and the grid steps in the Release planner", icon="🧭")
+
+
+if spec.regime is privacy.DIRICHLET_PROCESS and guarantee.verdict in ("weak", "missed"):
+    with widgets.show_errors("The pure path cannot be proposed: ", stop=False):
+        _pure_pointer()
 
 # ------------------------------------------------------------------ δ(ε)
 # Every δ and ε threshold below is rounded up by core.plots.format_upper, and every yes/no

@@ -11,7 +11,10 @@ years), education (7 levels), region (4 levels). Measures, in this run:
 * the Compare page's joint W1: every mechanism × R = 100 runs, n = m = 1000 all-distinct
   rows in 2 columns (``core.evaluation.compare._joint_w1``; target ≤ 2 s, method reported);
 * planner on 28 155 rows × 4 columns (the size of the public wage file of the issue)
-  with 16 coarsenings × 4 θ (target ≤ 10 s).
+  with 16 coarsenings × 4 θ (target ≤ 10 s); the same with the pure options searched too
+  (3 × 3 public grid steps × 7 α, public category lists; target ≤ 20 s);
+* the Privacy page's utility cost of the pure path (``core.planning.pure_utility_cost``,
+  20 + 20 releases) on 5 000 rows × 4 columns (target ≤ 1 s: it runs on every slider move).
 
 Prints JSON. Not a test.
 """
@@ -34,7 +37,8 @@ from core.planning import advise, candidate_grid, default_transforms  # noqa: E4
 from core.evaluation.compare import _joint_w1, calibrate  # noqa: E402
 from core.data import UniformBase
 from core.mechanisms import pypp_release  # noqa: E402
-from core.planning import GuaranteeTarget, UtilityTarget, plan_release  # noqa: E402
+from core.planning import GuaranteeTarget, PureSearch, UtilityTarget, default_grid_steps, plan_release  # noqa: E402
+from core.planning import pure_utility_cost  # noqa: E402
 from core.evaluation.quality import quality_report  # noqa: E402
 from core.evaluation import joint_w1_runs, wasserstein1  # noqa: E402
 from timing import timings  # noqa: E402
@@ -113,6 +117,27 @@ def main() -> None:
                       "evaluated": len(plan.options), "runs": 30, "seconds": time.perf_counter() - t,
                       "target_seconds": 10.0, "progress_updates": len(ticks), "utility_met": plan.utility_met,
                       "message": plan.message}
+
+    bounds = {"wage": (1.0, 100000.0), "exper": (0.0, 60.0)}
+    log = {"wage": True}
+    public_lists = {"educ": tuple(f"e{i}" for i in range(7)), "region": ("N", "S", "E", "W")}
+    pure = PureSearch({c: default_grid_steps(c, bounds[c], log=log.get(c, False)) for c in bounds},
+                      categories=public_lists)
+    t = time.perf_counter()
+    plan = plan_release(planner_frame, kinds, GuaranteeTarget(1.0, 1e-3, "instance"),
+                        UtilityTarget(w1={"wage": 150.0, "exper": 5.0}), candidates=candidates,
+                        thetas=(0.5, 1.0, 5.0, 25.0), runs=30, rng=rng, bounds=bounds, log=log, pure=pure)
+    out["planner_with_pure_options"] = {
+        "rows": len(planner_frame), "grids": 9, "alphas": len(pure.alphas), "evaluated": len(plan.options),
+        "pure_evaluated": sum(o.pure for o in plan.options), "runs": 30, "seconds": time.perf_counter() - t,
+        "target_seconds": 20.0, "message": plan.message}
+
+    small = wage_file(5000, rng)
+    steps = {"wage": 0.2, "exper": 6.0}
+    best = min(timings(lambda: pure_utility_cost(small, kinds, steps, alpha=1.0, m_pure=1, theta=2.0, m=1000,
+                                                 runs=20, rng=np.random.default_rng(1), bounds=bounds, log=log,
+                                                 categories=public_lists), 3))
+    out["pure_utility_cost"] = {"rows": len(small), "runs_per_kind": 20, "seconds": best, "target_seconds": 1.0}
     print(json.dumps(out, indent=2))
 
 

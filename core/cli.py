@@ -15,7 +15,8 @@
     bnp-synth release --recipe recipe.json DATA.csv [outputs ...]
     bnp-synth release --recipe recipe.json --use-recipe-source [outputs ...]
 
-    bnp-synth compare DATA.csv --column C [--column C2 ...] [--bounds LO HI ...] [--log] [--decimals D ...]
+    bnp-synth compare DATA.csv --column C [--column C2 ...] [--categorical C ...]
+        [--public-categories C LIST ...] [--bounds LO HI ...] [--log] [--decimals D ...]
         --theta T --eps E --delta D [--m M | --m largest] [--mechanism NAME ...] [--bins B] [--runs R]
         [--seed S] [--sep C] [--out summary.csv]
 
@@ -234,22 +235,31 @@ def _add_compare_parser(commands) -> None:
 
     cmp = commands.add_parser(
         "compare", help="compare the mechanisms at one (eps, delta) and release size m",
-        description="Calibrate mechanisms to one (eps, delta) and m, run each --runs times on the numeric columns "
-                    "of DATA.csv scaled to [0, 1] with --bounds, and print the calibration (each guarantee in "
-                    "words, whether it meets the target) and the mean W1, KDE-L2 and summaries per mechanism. "
+        description="Calibrate mechanisms to one (eps, delta) and m, run each --runs times on the chosen columns "
+                    "of DATA.csv (numeric columns scaled to [0, 1] with --bounds, categorical ones with --categorical) "
+                    "and print the calibration (each guarantee in words, whether it meets the target) and, per "
+                    "mechanism, the mean W1 in original units, KDE-L2 and summaries of each numeric column and the "
+                    "total variation (TV) of each categorical one. The histogram baselines work on numeric bins "
+                    "times the public categories: a categorical column needs --public-categories for them, "
+                    "otherwise they are skipped (said on stderr). "
                     "CONFIDENTIAL: the output compares the releases with the data.",
         epilog=f"Mechanisms (--mechanism NAME, repeatable; default: {', '.join(DEFAULT_MECHANISMS)}): "
                f"{', '.join(ALL_MECHANISMS)}. The pseudo-posterior's guarantee is local (computed from the data) and "
                f"never meets a target. The mathematics is in {DOCS} and docs/bayesian_family.md.")
     cmp._negative_number_matcher = _NEGATIVE_NUMBER
     cmp.add_argument("data", metavar="DATA.csv", help="input CSV file")
-    cmp.add_argument("--column", action="append", required=True, metavar="C", help="numeric column (repeatable)")
+    cmp.add_argument("--column", action="append", default=None, metavar="C", help="column to compare (repeatable)")
+    cmp.add_argument("--categorical", action="append", default=None, metavar="C",
+                     help="treat column C as categorical (added to the columns if not given with --column)")
+    cmp.add_argument("--public-categories", action="append", nargs=2, default=None, metavar=("C", "A,B,..."),
+                     help="the public category list of categorical column C, comma-separated (repeatable; fixed "
+                          "without looking at the data): the histogram baselines need it")
     cmp.add_argument("--bounds", action="append", nargs=2, type=float, default=None, metavar=("LO", "HI"),
-                     help="public bounds in original units, once per column (default: read off the data, which "
-                          "no guarantee covers)")
-    cmp.add_argument("--log", action="store_true", default=None, help="log-transform every column")
+                     help="public bounds in original units, once per numeric column (default: read off the data, "
+                          "which no guarantee covers)")
+    cmp.add_argument("--log", action="store_true", default=None, help="log-transform every numeric column")
     cmp.add_argument("--decimals", action="append", type=int, default=None, metavar="D",
-                     help="round to D decimals first (once, or once per column)")
+                     help="round to D decimals first (once, or once per numeric column)")
     cmp.add_argument("--theta", type=float, required=True, help="PYPP strength theta > 0 (sigma = 0)")
     cmp.add_argument("--eps", type=float, required=True, help="target epsilon > 0")
     cmp.add_argument("--delta", type=float, required=True, help="target delta in (0, 1)")
@@ -262,7 +272,7 @@ def _add_compare_parser(commands) -> None:
     cmp.add_argument("--seed", type=int, default=0, help="seed of the comparison (default 0)")
     cmp.add_argument("--sep", help="field separator (default: detected)")
     cmp.add_argument("--out", metavar="summary.csv", help="write the summary table here (default: stdout)")
-    cmp.set_defaults(command_parser=cmp, categorical=None)
+    cmp.set_defaults(command_parser=cmp, grid=None)
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -271,19 +281,29 @@ def run_compare(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .evaluation import compare as core_compare
+    from .evaluation.columns import comparison_table
 
     m = args.m if args.m == "largest" else _int_option("--m", args.m)
     if args.out is not None:
         _check_output_path("--out", args.out, _inputs(args.data))
     prepared = data_layer.prepare(data_layer.read_csv(args.data, sep=args.sep), _column_specs(args))
-    names = [str(c) for c in prepared.columns]
     mechanisms = args.mechanism or core_compare.DEFAULT_MECHANISMS
-    cal = core_compare.calibrate(prepared.n, args.eps, args.delta, m, theta=args.theta, d=prepared.d, bins=args.bins,
-                                 mechanisms=mechanisms, bounds_from_data=prepared.any_bounds_from_data)
-    table = prepared.table   # the comparison runs on the frequency table (cost in k, not n)
-    results = core_compare.run_comparison(np.asarray(table.atoms, dtype=float), cal, counts=table.counts,
-                                          runs=args.runs, rng=np.random.default_rng(args.seed), columns=names)
+    # the frequency table on the unit box with each column's public domain (cost in k, not n)
+    table = comparison_table(prepared)
+    try:
+        cal = core_compare.calibrate(prepared.n, args.eps, args.delta, m, theta=args.theta, d=prepared.d,
+                                     bins=args.bins, mechanisms=mechanisms,
+                                     bounds_from_data=prepared.any_bounds_from_data, levels=table.levels,
+                                     unlisted=table.unlisted)
+    except ValueError as exc:
+        if table.unlisted and "public category list" in str(exc):
+            raise UsageError(f"{exc}: e.g. --public-categories {table.unlisted[0]} A,B,C") from None
+        raise
+    results = core_compare.run_comparison(table, cal, runs=args.runs, rng=np.random.default_rng(args.seed))
     summary = core_compare.comparison_summary(results)
+    if cal.skipped:
+        print(f"note: skipped {', '.join(cal.skipped)}: a histogram {next(iter(cal.skipped.values()))}; give "
+              + " ".join(f"--public-categories {c} LIST" for c in table.unlisted), file=sys.stderr)
     print(f"calibration at eps = {cal.eps:g}, delta = {cal.delta:g}, m = {cal.m} ({cal.m_rule}):", file=sys.stderr)
     for mech in cal.mechanisms:
         row = cal.table[cal.table.mechanism == mech.name].iloc[0]
@@ -540,14 +560,14 @@ def _column_specs(args: argparse.Namespace) -> list[data_layer.ColumnSpec]:
                          f"({len(numeric)}: {', '.join(numeric) or 'none'}), got {len(decimals_given)}")
     if args.log and not numeric:
         raise UsageError("--log applies to numeric columns, and all chosen columns are categorical")
-    grid_given = args.grid or []
+    grid_given = getattr(args, "grid", None) or []   # release only: compare has no grid
     if grid_given and len(grid_given) != len(numeric):
         raise UsageError(f"give --grid STEP once per numeric column, in order ({len(numeric)}: "
                          f"{', '.join(numeric) or 'none'}), got {len(grid_given)}")
     if grid_given and not bounds_given:
         raise UsageError("--grid needs --bounds: a grid is public only on public bounds")
     public_categories = {}
-    for column, text in args.public_categories or []:
+    for column, text in getattr(args, "public_categories", None) or []:
         if column not in categorical:
             raise UsageError(f"--public-categories {column} ...: {column!r} is not a --categorical column")
         if column in public_categories:

@@ -125,6 +125,27 @@ def check_bins(bins, name: str = "bins") -> int:
     return check_integer(name, bins, minimum=1)
 
 
+def check_levels(levels, d: int | None = None, name: str = "levels") -> tuple | None:
+    """Axes of a product histogram domain: ``None`` (every axis numeric), or one entry per
+    column, ``None`` for a numeric axis (equal bins on [0, 1]) and an integer ``K >= 1`` for a
+    categorical axis with K public categories (docs/mathematics.md §4.7).
+
+    ``d``: the number of columns the entries must match, if known.
+    """
+    if levels is None:
+        return None
+    try:
+        entries = tuple(levels)
+    except TypeError:
+        raise ValueError(f"{name} must be None or a sequence with one entry per column, got {levels!r}") from None
+    if not entries:
+        raise ValueError(f"{name} must have one entry per column, got an empty sequence")
+    out = tuple(None if e is None else check_integer(f"{name}[{j}]", e, minimum=1) for j, e in enumerate(entries))
+    if d is not None and len(out) != d:
+        raise ValueError(f"{name} must have one entry per column ({d}), got {len(out)}")
+    return out
+
+
 def check_multiplicities(multiplicities, name: str = "multiplicities") -> np.ndarray:
     """Multiplicities n_1..n_k of the distinct values: positive integers, k ≥ 1.
 

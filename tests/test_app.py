@@ -584,14 +584,13 @@ def test_compare_page_calibration_runs_and_summary(sample, downloads):
     for t in box["data"]:
         row = summary[summary["label"] == t["name"]]
         assert row["W1"].iloc[0] == pytest.approx(np.mean(np.asarray(t["y"], float)), rel=1e-12)
-    # confidential row: the data scaled with the sample's public bounds, computed independently
+    # confidential row: the data in original units (clipped to the sample's public bounds), computed independently
     assert not any(LEAK in w.value for w in at.warning)
-    x = sample["earnings"].to_numpy(float)
     lo, hi = _public_bounds()
-    scaled = (x - lo) / (hi - lo)
+    x = np.clip(sample["earnings"].to_numpy(float), lo, hi)
     conf = summary[summary["mechanism"] == "confidential"].iloc[0]
-    assert conf["mean"] == pytest.approx(scaled.mean(), rel=1e-12)
-    assert conf["median"] == pytest.approx(np.median(scaled), rel=1e-12)
+    assert conf["mean"] == pytest.approx(x.mean(), rel=1e-12)
+    assert conf["median"] == pytest.approx(np.median(x), rel=1e-12)
     (download,) = [b for b in at.get("download_button") if b.proto.label.startswith("Download summary")]
     csv = pd.read_csv(io.BytesIO(downloads(download.proto.url)))
     np.testing.assert_allclose(csv["W1"].to_numpy(float), summary["W1"].to_numpy(float), rtol=1e-12)
@@ -612,13 +611,31 @@ def test_compare_page_calibration_runs_and_summary(sample, downloads):
     assert not at.exception
 
 
-def test_compare_page_needs_numeric_columns():
+def test_compare_page_runs_on_a_categorical_column_without_public_list():
+    # No public category list: the histogram baselines are skipped with a message naming the
+    # column and where to give the list; PYPP, old-values PYPP and the bootstrap run, by TV.
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["columns"] = ["degree"]
+    at.session_state["runs"] = 5
     at.run()
     assert not at.exception
     _page(at, "compare.py")
-    assert any("numeric columns" in e.value for e in at.error)
+    assert not at.error
+    assert any("'degree'" in i.value and "public category list" in i.value for i in at.info)
+    at.button(key="run_compare").click().run()
+    assert not at.exception and not at.error
+    box = next(s for s in _figures(at) if "total variation" in s["layout"]["title"]["text"])
+    assert [t["name"] for t in box["data"]] == ["PYPP (σ = 0)", "PYPP, old values only (Alg. 3, σ = 0)",
+                                                "Bootstrap (no privacy)"]
+    assert all(0.0 <= v <= 1.0 for t in box["data"] for v in t["y"])
+    summary = at.dataframe[1].value
+    assert summary.loc[summary["mechanism"] != "confidential", "TV"].between(0.0, 1.0).all()
+    assert summary["W1"].isna().all()
+    at.session_state["sweep_runs"] = 5
+    at.button(key="run_sweep").click().run()
+    assert not at.exception and not at.error
+    frontier = next(s for s in _figures(at) if "median TV against ε" in s["layout"]["title"]["text"])
+    assert {t["name"] for t in frontier["data"] if t.get("name")} >= {"PYPP (σ = 0)"}
 
 
 # --------------------------------------------------------------------------- robustness (issue 9)

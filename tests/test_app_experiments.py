@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
+from scipy import stats
 from streamlit.testing.v1 import AppTest
 
 from core import evaluation as inference, privacy
@@ -441,10 +442,23 @@ def test_inference_needs_the_dirichlet_process():
     assert not at.dataframe and not at.get("download_button")
 
 
-def test_inference_needs_a_numeric_column():
-    at = _page(INFERENCE, columns=["degree"])
-    assert "no numeric column" in _texts(at.error)
-    assert not at.dataframe
+def test_inference_on_a_categorical_column_shows_the_posterior_of_each_share(downloads):
+    # P(X = c) | Z ~ Beta(n_c, θ + m − n_c): the analyst's table from the release alone, the
+    # confidential shares next to it, and the repeated-release table, with no error
+    at = _page(INFERENCE, columns=["degree"], rep_replicates=20, rep_draws=200)
+    assert not at.error, _texts(at.error)
+    analyst, summary, repeated = (df.value for df in at.dataframe[:3])
+    assert analyst["functional"].str.startswith("P(X = ").all() and len(analyst) >= 1
+    theta, m = float(at.session_state["theta"]), int(at.session_state["m"])
+    release = downloads(at, "Download the release Z (CSV)")["degree"]
+    for row in analyst.itertuples():
+        n_c = int((release.astype(str) == row.functional[len("P(X = "):-1]).sum())
+        beta = stats.beta(n_c, theta + m - n_c)
+        assert row.posterior_mean == pytest.approx(beta.mean(), abs=5 * beta.std() / math.sqrt(2000))
+    degrees = pd.read_csv(SAMPLE)["degree"].astype(str)
+    for row in summary.itertuples():
+        assert row.confidential == pytest.approx((degrees == row.functional[len("P(X = "):-1]).mean(), abs=1e-12)
+    assert list(repeated["functional"]) == list(analyst["functional"])
 
 
 def test_inference_on_the_log_scale(earnings, public_bounds):

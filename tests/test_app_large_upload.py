@@ -153,7 +153,7 @@ def test_compare_inference_and_audit_never_build_the_n_rows_of_a_table(records, 
     at.session_state["runs"] = 5
     at.button(key="run_compare").click().run()
     _no_traceback(at)
-    assert any("W1 to the confidential data" in c.proto.spec for c in at.get("plotly_chart"))
+    assert any("W1 in original units to the confidential data" in c.proto.spec for c in at.get("plotly_chart"))
     at.session_state["sweep_runs"] = 5
     at.button(key="run_sweep").click().run()
     _no_traceback(at)

@@ -301,3 +301,16 @@ def test_disclosure_risk_one_column_has_singling_out_only():
 def test_bad_input_raises_value_error(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_histogram_audit_on_numeric_bins_times_public_categories():
+    # the audit reads the cells of the mechanism's own domain: bins × public categories
+    from core.mechanisms import LaplaceHistogram, category_positions, histogram_counts
+
+    rng = np.random.default_rng(6)
+    n, size = 200, 3
+    x = np.column_stack([rng.random(n), category_positions(rng.integers(0, size, n), size)])
+    mech = LaplaceHistogram(1.0, 4, levels=(None, size))
+    assert histogram_counts(x, 4, levels=mech.levels).size == mech.cells(2) == 4 * size
+    res = audit.audit_histogram(x, mech, 50, n_simulations=2000, rng=rng)
+    assert res.stated_eps == 1.0 and not res.contradicts_stated

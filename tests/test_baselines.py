@@ -1089,3 +1089,96 @@ def test_bad_counts_are_a_value_error_naming_them(counts, message):
         Bootstrap().release(atoms, 10, np.random.default_rng(0), counts=counts)
     with pytest.raises(ValueError, match=message):
         bl.histogram_counts(atoms, 5, counts=counts)
+
+
+# ------------------------------------------------------------------ product domain: numeric bins × public categories
+def test_category_positions_and_codes_round_trip():
+    from core.mechanisms import category_codes, category_positions
+
+    for size in (1, 2, 3, 7, 1000):
+        codes = np.arange(size)
+        t = category_positions(codes, size)
+        assert np.all((t > 0) & (t < 1))
+        np.testing.assert_array_equal(category_codes(t, size), codes)
+    # anything that is not exactly a midpoint is "another category" (code K), e.g. a uniform new value
+    assert category_codes(np.array([0.0, 1.0, 0.3, np.nextafter(0.25, 1)]), 2).tolist() == [2, 2, 2, 2]
+
+
+def test_histogram_counts_on_the_product_domain_equal_enumeration():
+    # two numeric axes (3 bins) and a categorical axis with 4 public categories, one never observed
+    from core.mechanisms import category_positions
+
+    rng = np.random.default_rng(31)
+    n, bins, size = 500, 3, 4
+    x = np.column_stack([rng.random(n), category_positions(rng.integers(0, 3, n), size), rng.random(n)])
+    x[0, 0], x[1, 2] = 1.0, 0.0                     # the closed last bin and the first edge
+    counts = rng.integers(1, 5, n)
+    levels = (None, size, None)
+    got = histogram_counts(x, bins, counts=counts, levels=levels)
+    assert got.shape == (bins * size * bins,)
+    expected = np.zeros((bins, size, bins), dtype=np.int64)
+    for row, c in zip(x, counts):     # literal definition: bin b of [b/B, (b+1)/B), last closed; cell = category
+        a = min(int(row[0] * bins), bins - 1)
+        k = int(round(row[1] * size - 0.5))
+        b = min(int(row[2] * bins), bins - 1)
+        expected[a, k, b] += c
+    np.testing.assert_array_equal(got, expected.ravel())
+    assert got.reshape(bins, size, bins)[:, 3, :].sum() == 0       # the unobserved public category
+    # all-numeric levels are the old histogram exactly
+    np.testing.assert_array_equal(histogram_counts(x[:, [0, 2]], bins, levels=(None, None)),
+                                  histogram_counts(x[:, [0, 2]], bins))
+
+
+def test_cells_to_points_puts_categories_at_their_positions():
+    from core.mechanisms import category_codes, category_positions
+
+    rng = np.random.default_rng(5)
+    bins, size, m = 4, 3, 600
+    cell_counts = rng.multinomial(m, np.full(bins * size, 1 / (bins * size)), size=2)
+    pts = cells_to_points(cell_counts, bins, 2, rng, levels=(None, size))
+    assert pts.shape == (2, m, 2)
+    codes = category_codes(pts[..., 1], size)
+    assert set(np.unique(pts[..., 1])) <= set(category_positions(np.arange(size), size))
+    for r in range(2):                 # the points land in the cells they were counted in
+        idx = np.minimum((pts[r, :, 0] * bins).astype(int), bins - 1) * size + codes[r]
+        np.testing.assert_array_equal(np.bincount(idx, minlength=bins * size), cell_counts[r])
+    # an all-numeric call draws exactly as before (same generator state, same points)
+    numeric_counts = rng.multinomial(m, np.full(16, 1 / 16), size=2)
+    a = cells_to_points(numeric_counts, 4, 2, np.random.default_rng(1))
+    b = cells_to_points(numeric_counts, 4, 2, np.random.default_rng(1), levels=(None, None))
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("mechanism", [
+    lambda levels: LaplaceHistogram(1.0, 5, levels=levels),
+    lambda levels: GaussianHistogram(1.0, 1e-3, 5, levels=levels),
+    lambda levels: SmoothedHistogram(1.0, 5, levels=levels),
+    lambda levels: DirichletMultinomialHistogram(1.0, 5, levels=levels),
+    lambda levels: DirichletPosteriorSampling(1.0, 1e-3, 5, levels=levels),
+    lambda levels: bl.TruncatedDirichletPosteriorSampling(1.0, 5, levels=levels),
+    lambda levels: bl.PseudoPosteriorMechanism(1.0, 5, levels=levels),
+])
+def test_histogram_mechanisms_on_mixed_columns_release_public_categories_only(mechanism):
+    from core.mechanisms import category_codes, category_positions
+
+    rng = np.random.default_rng(9)
+    n, size = 300, 4
+    x = np.column_stack([rng.beta(2, 5, n), category_positions(rng.integers(0, size, n), size)])
+    mech = mechanism((None, size))
+    assert mech.cells(2) == 5 * size        # k_B = bins per numeric axis × public categories
+    z = mech.release_runs(x, 200, 3, rng)
+    assert z.shape == (3, 200, 2)
+    assert np.all((z[..., 0] >= 0) & (z[..., 0] <= 1))
+    assert np.all(category_codes(z[..., 1], size) < size)   # only the public categories, at their positions
+
+
+def test_smoothed_histogram_lambda_uses_the_product_cell_count():
+    n, m, eps, bins, size = 1000, 50, 1.0, 10, 7
+    mech = SmoothedHistogram(eps, bins, levels=(None, size, None))
+    assert mech.smoothing(n, m, 3) == pytest.approx(smoothed_histogram_lambda(n, bins * size * bins, m, eps))
+    with pytest.raises(ValueError, match="columns"):
+        mech.cells(2)
+    with pytest.raises(ValueError, match="cells"):
+        LaplaceHistogram(1.0, 1000, levels=(None, None, 5)).cells(3)
+    with pytest.raises(ValueError, match="levels"):
+        LaplaceHistogram(1.0, 10, levels=(None, 0))

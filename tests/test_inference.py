@@ -522,3 +522,47 @@ def test_repeated_release_experiment_from_a_table_equals_the_records():
     for field in ("truth", "posterior_mean", "lower", "upper"):
         assert np.array_equal(getattr(a, field), getattr(b, field)), field
     assert a.names == b.names
+
+
+# ------------------------------------------------------------------ categorical columns: the posterior of P(X = c)
+def test_dp_posterior_shares_are_the_dirichlet_of_the_release_counts():
+    # (p(a), p(b), p(c), rest) | Z ~ Dir(n_a, n_b, 0, θ + m − n_a − n_b): Beta marginals, c never released
+    theta = 3.0
+    z = np.array(["a"] * 30 + ["b"] * 12 + ["new_category_1"] * 2 + ["d"] * 6, dtype=object)
+    m = z.size
+    post = F.dp_posterior_shares(z, theta, ["a", "b", "c"], 200_000, np.random.default_rng(0))
+    assert post.names == ("P(X = a)", "P(X = b)", "P(X = c)")
+    for j, n_c in enumerate((30, 12)):
+        beta = stats.beta(n_c, theta + m - n_c)
+        assert post.posterior_mean()[j] == pytest.approx(beta.mean(), abs=4 * beta.std() / math.sqrt(200_000))
+        assert post.draws[:, j].var() == pytest.approx(beta.var(), rel=0.02)
+        lower, upper = post.credible_interval(0.9)
+        assert lower[j] == pytest.approx(beta.ppf(0.05), abs=0.005) and upper[j] == pytest.approx(beta.ppf(0.95),
+                                                                                                    abs=0.005)
+    assert np.all(post.draws[:, 2] == 0.0)                       # H has no atom at "c": share 0
+    assert np.all(post.draws.sum(axis=1) < 1.0)                  # the rest (θ and the other labels) keeps mass
+    summary = post.summary(0.95, confidential=F.empirical_shares(["a", "b", "c", "e"], ["a", "b", "c"],
+                                                                 counts=[5, 3, 1, 1]))
+    assert summary["confidential"].tolist() == [0.5, 0.3, 0.1]
+    with pytest.raises(ValueError, match="categories"):
+        F.dp_posterior_shares(z, theta, ["a", "a"], 10, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="categories"):
+        F.dp_posterior_shares(z, theta, [], 10, np.random.default_rng(0))
+
+
+def test_repeated_share_experiment_from_a_frequency_table():
+    labels = np.array(["a", "b", "c", "d"], dtype=object)
+    counts = np.array([500, 300, 150, 50])
+    result = F.repeated_share_experiment(labels, 5.0, 400, ["a", "d"], np.random.default_rng(4), counts=counts,
+                                         replicates=200, n_draws=400)
+    table = result.table()
+    assert table["functional"].tolist() == ["P(X = a)", "P(X = d)"]
+    np.testing.assert_allclose(table["confidential"], [0.5, 0.05])
+    # the posterior mean n_c/(θ + m) is nearly unbiased for m ≫ θ, and the intervals cover about 95%
+    assert np.all(np.abs(table["bias"]) < 0.02)
+    assert np.all(table["coverage"] > 0.85)
+    # records and their table give the same experiment for the same generator
+    records = np.repeat(labels, counts)
+    again = F.repeated_share_experiment(records, 5.0, 400, ["a", "d"], np.random.default_rng(4), replicates=200,
+                                        n_draws=400)
+    np.testing.assert_array_equal(again.posterior_mean, result.posterior_mean)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -287,3 +288,30 @@ def test_delta_hover_text_rounds_up():
     trace = _trace(fig, "δ")
     assert list(trace.customdata) == ["0.0292", ""]  # δ = 0 is a gap on the log axis
     assert "0.2" in _trace(fig, "singleton plateau").hovertemplate
+
+
+def test_category_shares_figure_groups_the_largest_categories_and_shows_labels_as_text():
+    categories = ["north", "<b>south</b>", "east", "west"]
+    shares = {"confidential": [0.4, 0.3, 0.2, 0.1], "PYPP": [0.35, 0.35, 0.1, 0.2]}
+    fig = plots.category_shares_figure(categories, shares, max_categories=2, title="region")
+    assert [t.name for t in fig.data] == ["confidential", "PYPP"]
+    # the two largest confidential categories, in list order, then the rest summed
+    assert list(fig.data[0].x) == ["north", "&lt;b&gt;south&lt;/b&gt;", "(other categories)"]
+    np.testing.assert_allclose(fig.data[1].y, [0.35, 0.35, 0.3])
+    assert plots.CURATOR_ONLY in fig.layout.title.text and fig.layout.barmode == "group"
+    with pytest.raises(ValueError, match="categories"):
+        plots.category_shares_figure(categories, {"x": [0.5, 0.5]})
+
+
+def test_user_text_in_figures_is_shown_as_text():
+    """Plotly reads a subset of HTML in titles, axis titles and labels: column and category names
+    go in as entities (shown as the characters themselves), never as markup."""
+    from core.plots.utility import category_shares_figure, distribution_overlay_figure
+    hostile = '<b>wage</b> <a href="http://127.0.0.1:9/">x</a>'
+    fig = distribution_overlay_figure({"confidential": np.arange(5.0)}, title=f"{hostile} — overlay",
+                                      x_title=hostile)
+    text = json.dumps(fig.to_plotly_json()["layout"], ensure_ascii=False)
+    assert "<b>" not in text and "<a " not in text and "&lt;b&gt;wage&lt;/b&gt;" in text
+    shares = category_shares_figure([hostile, "b"], {"confidential": np.array([0.5, 0.5])}, x_title=hostile)
+    blob = json.dumps(shares.to_plotly_json(), ensure_ascii=False)
+    assert "<b>" not in blob and "<a " not in blob

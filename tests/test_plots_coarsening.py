@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -34,15 +36,15 @@ def test_every_candidate_is_plotted_and_the_frontier_is_the_cores(result, y):
     applied = table["candidate"].iloc[3]
     fig = coarsening_frontier_figure(table, y=y, applied=applied)
     assert names(fig) == ["candidates", "data-dependent candidates", "frontier", "applied"]
-    points = {(label, float(x), int(v)) for t in fig.data[:2] for label, x, v in zip(t.text, t.x, t.y)}
+    points = {(label, float(x), int(v)) for t in fig.data[:2] for label, x, v in zip(map(html.unescape, t.text), t.x, t.y)}
     assert points == {(r.candidate, float(r.relative_cost), int(getattr(r, y))) for r in table.itertuples()}
-    dependent = set(fig.data[1].text)
+    dependent = set(map(html.unescape, fig.data[1].text))
     assert dependent == set(table.loc[table["data_dependent"], "candidate"]) and dependent
     front = fig.data[2]
-    assert list(front.text) == [c.label for c in sorted(result.frontier(by="relative"),
+    assert list(map(html.unescape, front.text)) == [c.label for c in sorted(result.frontier(by="relative"),
                                                         key=lambda c: (c.relative_cost, getattr(c, y)))]
     assert np.all(np.diff(np.asarray(front.x, float)) >= 0)
-    assert list(fig.data[3].text) == [applied]
+    assert list(map(html.unescape, fig.data[3].text)) == [applied]   # shown as text: entities
     assert "curator-only" in fig.layout.title.text
 
 

@@ -541,3 +541,61 @@ def test_binned_kde_and_scott_bandwidth_of_a_table_equal_the_repeated_records():
         binned_kde_runs(np.array([[0.5]]), grid, counts=[10])
     with pytest.raises(ValueError, match="counts"):
         binned_kde_runs(atoms[None, :], grid, counts=counts[:-1])
+
+
+# ------------------------------------------------------------------ categorical columns: TV and the joint W1
+def test_total_variation_runs_equals_the_definition():
+    from core.evaluation import total_variation_runs
+
+    rng = np.random.default_rng(17)
+    size = 5
+    ref = rng.integers(0, size, 40)                 # a frequency table's codes (repeats allowed)
+    counts = rng.integers(1, 6, 40)
+    samples = rng.integers(0, size + 1, (6, 30))    # code `size`: a new label, absent from the data
+    got = total_variation_runs(samples, ref, size, reference_counts=counts)
+    p = pd.Series(counts).groupby(ref).sum().reindex(range(size + 1), fill_value=0) / counts.sum()
+    for r in range(6):
+        q = pd.Series(samples[r]).value_counts().reindex(range(size + 1), fill_value=0) / samples.shape[1]
+        assert got[r] == pytest.approx(0.5 * np.abs(p - q).sum(), abs=1e-15)
+    # same sample as the data: 0; disjoint: 1
+    assert total_variation_runs(np.repeat(ref[None, :], 2, 0), ref, size)[0] == pytest.approx(0.0, abs=1e-15)
+    assert total_variation_runs(np.full((1, 3), size), np.zeros(4), size)[0] == 1.0
+    with pytest.raises(ValueError, match="codes"):
+        total_variation_runs(np.full((1, 3), size + 1), np.zeros(4), size)
+
+
+def _embedded(rows: np.ndarray, levels) -> np.ndarray:
+    """The one-hot embedding of joint_w1_runs, built explicitly: category c at e_c/√2."""
+    parts = []
+    for j, size in enumerate(levels):
+        if size is None:
+            parts.append(rows[..., j:j + 1])
+        else:
+            parts.append(np.eye(size + 1)[rows[..., j].astype(int)] / math.sqrt(2.0))
+    return np.concatenate(parts, axis=-1)
+
+
+def test_joint_w1_with_categorical_columns_equals_emd_on_the_embedding():
+    rng = np.random.default_rng(23)
+    levels = (None, 3, None)
+    k, R, m = 25, 3, 20
+    x = np.column_stack([rng.random(k), rng.integers(0, 3, k), rng.random(k)])
+    counts = rng.integers(1, 4, k)
+    z = np.stack([np.column_stack([rng.random(m), rng.integers(0, 4, m), rng.random(m)]) for _ in range(R)])
+    z[0, :5] = x[:5]                                  # some released rows copy data rows
+    values, method = joint_w1_runs(z, x, rng=rng, reference_counts=counts, levels=levels)
+    assert method == "exact-emd"
+    ex = _embedded(x, levels)
+    for r in range(R):
+        ez = _embedded(z[r], levels)
+        cost = np.sqrt(((ex[:, None, :] - ez[None, :, :]) ** 2).sum(-1))
+        expected = ot.emd2(counts / counts.sum(), np.full(m, 1 / m), cost, numItermax=10**7)
+        assert values[r] == pytest.approx(expected, abs=1e-9)
+    # the sliced fallback is the sliced W1 of the same embedding, a lower bound of the exact value
+    sliced, method = joint_w1_runs(z, x, rng=np.random.default_rng(0), reference_counts=counts, levels=levels,
+                                   max_exact_entries=0, n_projections=400)
+    assert method.startswith("sliced") and np.all(sliced <= values + 1e-12) and np.all(sliced > 0)
+    directions = random_directions(1 + 4 + 1, 400, np.random.default_rng(0))
+    direct = sliced_wasserstein1_runs(_embedded(z, levels), ex, rng=np.random.default_rng(1),
+                                      projections=directions, reference_weights=counts)
+    np.testing.assert_allclose(sliced, direct, rtol=1e-10)

@@ -253,39 +253,39 @@ def singleton_stand_ins(prepared: core_data.PreparedData) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- comparison
-def comparison_data(prepared: core_data.PreparedData) -> core_data.FrequencyTable | None:
-    """The confidential data on [0, 1]^d (public scaling) as its frequency table — the k
-    distinct scaled rows (``atoms``, shape (k,) or (k, d), float) and their ``counts`` — or
-    ``None`` if a column is categorical or not scaled (the histogram baselines need the unit
-    box). Every mechanism and metric of the comparison runs on the table (``counts=``), so
-    the n rows are never built."""
-    if any(c.kind != "numeric" or not c.spec.scale for c in prepared.column_info):
-        return None
-    table = prepared.table
-    return core_data.FrequencyTable(np.asarray(table.atoms, dtype=float), table.counts)
+def comparison_data(prepared: core_data.PreparedData) -> evaluation.ComparisonTable:
+    """The confidential data as the comparison sees them (``core.evaluation.comparison_table``):
+    the k distinct rows on [0, 1]^d — numeric columns scaled with their public bounds,
+    categorical ones at their categories' positions — with their ``counts`` and what is
+    public about each column. Every mechanism and metric of the comparison runs on this
+    table, so the n rows are never built. Raises ValueError (naming the column) for a
+    numeric column that is not scaled to [0, 1]."""
+    return evaluation.comparison_table(prepared)
 
 
 @session_cache(max_entries=8)
 def calibration(selection_key: str, n: int, d: int, eps: float, delta: float, m: int | str, theta: float,
-                bins: int, bounds_from_data: bool):
-    """``core.evaluation.compare.calibrate`` (cached)."""
-    return compare.calibrate(n, eps, delta, m, theta=theta, d=d, bins=bins, bounds_from_data=bounds_from_data)
+                bins: int, bounds_from_data: bool, levels: tuple | None = None, unlisted: tuple[str, ...] = ()):
+    """``core.evaluation.compare.calibrate`` (cached); ``levels`` and ``unlisted`` from the
+    selection's :func:`comparison_data` (categorical columns and those without a public list)."""
+    return compare.calibrate(n, eps, delta, m, theta=theta, d=d, bins=bins, bounds_from_data=bounds_from_data,
+                             levels=levels, unlisted=unlisted)
 
 
 @session_cache(max_entries=4)
-def comparison_runs(selection_key: str, _table: core_data.FrequencyTable, _calibration, calibration_key: tuple,
+def comparison_runs(selection_key: str, _table: evaluation.ComparisonTable, _calibration, calibration_key: tuple,
                     runs: int, seed: int, columns: tuple[str, ...]) -> pd.DataFrame:
-    """``core.evaluation.compare.run_comparison`` on the frequency table with ``default_rng(seed)`` (cached),
+    """``core.evaluation.compare.run_comparison`` on the comparison table with ``default_rng(seed)`` (cached),
     with a progress bar."""
     bar, progress = progress_bar("Running the mechanisms…")
-    out = compare.run_comparison(_table.atoms, _calibration, counts=_table.counts, runs=runs,
-                                 rng=np.random.default_rng(seed), progress=progress, columns=list(columns))
+    out = compare.run_comparison(_table, _calibration, runs=runs, rng=np.random.default_rng(seed),
+                                 progress=progress, columns=list(columns))
     bar.empty()
     return out
 
 
 @session_cache(max_entries=4)
-def one_release_per_mechanism(selection_key: str, _table: core_data.FrequencyTable, _calibration,
+def one_release_per_mechanism(selection_key: str, _table: evaluation.ComparisonTable, _calibration,
                               calibration_key: tuple, seed: int) -> dict[str, np.ndarray]:
     """One release of every calibrated mechanism from the frequency table (for the KDE
     overlays), label → (m, d)."""
@@ -298,28 +298,39 @@ def one_release_per_mechanism(selection_key: str, _table: core_data.FrequencyTab
 
 
 @session_cache(max_entries=2)
-def sweep_runs(selection_key: str, _table: core_data.FrequencyTable, eps_values: tuple[float, ...], delta: float,
+def sweep_runs(selection_key: str, _table: evaluation.ComparisonTable, eps_values: tuple[float, ...], delta: float,
                m: int | str, theta: float, bins: int, runs: int, seed: int, columns: tuple[str, ...]) -> pd.DataFrame:
-    """``core.evaluation.compare.sweep_comparison`` on the frequency table (the utility frontier), cached,
+    """``core.evaluation.compare.sweep_comparison`` on the comparison table (the utility frontier), cached,
     with a progress bar."""
     bar, progress = progress_bar("Sweeping ε…")
-    out = compare.sweep_comparison(_table.atoms, list(eps_values), delta, m, theta=theta, counts=_table.counts,
-                                   runs=runs, rng=np.random.default_rng(seed), bins=bins, progress=progress,
+    out = compare.sweep_comparison(_table, list(eps_values), delta, m, theta=theta, runs=runs,
+                                   rng=np.random.default_rng(seed), bins=bins, progress=progress,
                                    columns=list(columns))
     bar.empty()
     return out
 
 
-def comparison_overlay(table: core_data.FrequencyTable, picture: np.ndarray, releases: dict[str, np.ndarray],
-                       j: int, column: str):
-    """Histogram + KDE overlay of every mechanism's release on the scaled column ``j``: the
-    confidential histogram from ``picture`` (:func:`data_picture`: every record while
-    n ≤ ``PICTURE_ROWS``, else a fixed-seed sample), its KDE from the whole ``table``."""
-    atoms = table.atoms.reshape(table.k, -1)
-    samples = {"confidential": np.asarray(picture, dtype=float).reshape(len(picture), -1)[:, j]}
-    samples.update({label: z[:, j] for label, z in releases.items()})
-    return distribution_overlay(samples, title=f"{column} (scaled to [0, 1]): one release per mechanism",
-                                x_title=f"{column} (scaled)", first_table=(atoms[:, j], table.counts))
+def comparison_overlay(table: evaluation.ComparisonTable, picture: np.ndarray, releases: dict[str, np.ndarray],
+                       j: int):
+    """One release per mechanism against the data on column ``j``, in the column's own terms.
+
+    A numeric column: histograms + KDEs in original units, the confidential histogram from
+    ``picture`` (:func:`data_picture`: every record while n ≤ ``PICTURE_ROWS``, else a
+    fixed-seed sample), its KDE from the whole frequency table. A categorical column: the
+    share of each category (new labels pooled), the confidential shares from the table."""
+    column = table.columns[j]
+    atoms = table.atoms.reshape(table.k, -1)[:, j]
+    if column.kind == "categorical":
+        shares = {"confidential": column.shares(atoms, table.counts)}
+        shares.update({label: column.shares(z[:, j]) for label, z in releases.items()})
+        categories = list(column.labels) + [evaluation.OTHER_CATEGORY]
+        return plots.category_shares_figure(categories, shares, x_title=column.name,
+                                            title=f"{column.name}: category shares, one release per mechanism")
+    values = column.original(atoms)
+    samples = {"confidential": column.original(np.asarray(picture).reshape(len(picture), -1)[:, j].astype(float))}
+    samples.update({label: column.original(z[:, j]) for label, z in releases.items()})
+    return distribution_overlay(samples, title=f"{column.name} (original units): one release per mechanism",
+                                x_title=column.name, first_table=(values, table.counts))
 
 
 # --------------------------------------------------------------------------- audit
@@ -463,8 +474,8 @@ def quality_of_releases(selection_key: str, calibration_key: tuple, seed: int, c
     """``core.evaluation.compare.quality_by_mechanism`` of the one release per mechanism (cached by the
     data, calibration and seed), from the frequency table; with a progress bar."""
     bar, progress = progress_bar("Quality report of each mechanism's release…")
-    out = compare.quality_by_mechanism(_prepared.table.atoms, _prepared.table.counts, _releases,
-                                            columns=list(columns), progress=progress)
+    out = compare.quality_by_mechanism(comparison_data(_prepared), None, _releases, columns=list(columns),
+                                       progress=progress)
     bar.empty()
     return out
 
@@ -496,6 +507,30 @@ def repeated_releases(data_key: tuple, _confidential: np.ndarray, _counts: np.nd
     result = evaluation.repeated_release_experiment(
         _confidential, theta, m, bounds, np.random.default_rng(seed), counts=_counts, replicates=replicates,
         n_draws=n_draws, thresholds=(threshold,), level=CREDIBLE_LEVEL, progress=progress)
+    bar.empty()
+    return result
+
+
+@session_cache(max_entries=8)
+def posterior_share_summary(release_key: tuple, _release: np.ndarray, _confidential: np.ndarray, _counts: np.ndarray,
+                            theta: float, categories: tuple, n_draws: int, seed: int):
+    """``core.evaluation.dp_posterior_shares`` of a categorical column's release with ``default_rng(seed)``,
+    and the confidential shares from its frequency table (labels, counts) (cached): the summary table
+    with a ``confidential`` column."""
+    posterior = evaluation.dp_posterior_shares(_release, theta, list(categories), n_draws, np.random.default_rng(seed))
+    truth = evaluation.empirical_shares(_confidential, list(categories), counts=_counts)
+    return posterior.summary(CREDIBLE_LEVEL, confidential=truth)
+
+
+@session_cache(max_entries=4)
+def repeated_share_releases(data_key: tuple, _confidential: np.ndarray, _counts: np.ndarray, theta: float, m: int,
+                            categories: tuple, replicates: int, n_draws: int, seed: int):
+    """``core.evaluation.repeated_share_experiment`` on a categorical column's frequency table with
+    ``default_rng(seed)`` (cached), with a progress bar."""
+    bar, progress = progress_bar("Releasing and analysing repeatedly…")
+    result = evaluation.repeated_share_experiment(
+        _confidential, theta, m, list(categories), np.random.default_rng(seed), counts=_counts,
+        replicates=replicates, n_draws=n_draws, level=CREDIBLE_LEVEL, progress=progress)
     bar.empty()
     return result
 
@@ -532,9 +567,16 @@ def run_informativity_experiment(population_key: str, _population: np.ndarray, n
 @session_cache(max_entries=4)
 def run_plan(data_key: str, _frame: pd.DataFrame, _counts, kinds: dict, guarantee: tuple, utility: tuple,
              candidates: tuple, thetas: tuple, m_min: int, m_max: int, runs: int, evaluations: int, seed: int,
-             bounds: dict, log: dict) -> core_planner.Plan:
+             bounds: dict, log: dict, pure: tuple | None = None) -> core_planner.Plan:
     """``core.planning.plan_release`` with ``numpy.random.default_rng(seed)`` (cached: seeded, so
-    the same arguments give the same plan)."""
+    the same arguments give the same plan). ``guarantee``: (ε, δ, scope, releases); ``pure``:
+    ``(steps, categories, alphas)`` as tuples of pairs and a tuple — the
+    :class:`core.planning.PureSearch` — or ``None`` (σ = 0 only)."""
+    search = None
+    if pure is not None:
+        steps, categories, alphas = pure
+        search = core_planner.PureSearch(dict(steps), categories=dict(categories), alphas=alphas,
+                                         max_evaluations=evaluations)
     kind, targets, level = utility
     if kind == "w1":
         target = core_planner.UtilityTarget(w1={c: v[0] for c, v in targets}, level=level)
@@ -547,6 +589,24 @@ def run_plan(data_key: str, _frame: pd.DataFrame, _counts, kinds: dict, guarante
         plan = core_planner.plan_release(
             _frame, kinds, core_planner.GuaranteeTarget(*guarantee), target, candidates=candidates, thetas=thetas,
             m_max=m_max, m_min=m_min, runs=runs, max_evaluations=evaluations, rng=np.random.default_rng(seed),
-            bounds=bounds, log=log, progress=progress, counts=_counts)
+            bounds=bounds, log=log, progress=progress, counts=_counts, pure=search)
     bar.empty()
     return plan
+
+
+#: Monte Carlo releases per kind behind the Privacy page's utility cost of the pure path.
+PURE_COST_RUNS = 20
+
+
+@session_cache(max_entries=16)
+def pure_path_cost(data_key: str, _frame: pd.DataFrame, _counts, kinds: tuple, steps: tuple, categories: tuple,
+                   bounds: tuple, log: tuple, coarsening: tuple, alpha: float, m_pure: int, theta: float, m: int,
+                   seed: int = 1) -> dict:
+    """``core.planning.pure_utility_cost`` (docs/mathematics.md §3.3.1): expected W1 per numeric
+    column of the pure release (grid ``steps``, α, ``m_pure``) and of the σ = 0 release (θ, m),
+    :data:`PURE_COST_RUNS` releases each from ``default_rng(seed)``, read off counts (cost in
+    distinct rows, not in n or m). Mapping arguments come as tuples of pairs (cache keys)."""
+    return core_planner.pure_utility_cost(
+        _frame, dict(kinds), dict(steps), alpha=alpha, m_pure=m_pure, theta=theta, m=m, runs=PURE_COST_RUNS,
+        rng=np.random.default_rng(seed), bounds=dict(bounds), log=dict(log), categories=dict(categories),
+        transforms=coarsening, counts=_counts)

@@ -296,12 +296,49 @@ def categories_setter(column: str):
 
 
 def grid_setter(column: str):
-    """Store the public grid step of ``column`` (0 = none)."""
+    """Store the public grid step of ``column`` (0 = none). A grid step is among the settings
+    the Release planner chooses (:data:`ui.state.PLANNED_SETTINGS`): a change by hand ends the
+    planner's say over the settings."""
     def store(step):
         transform = st.session_state.transforms.get(column)
         if transform is not None:
-            transform["grid"] = float(step) if step else None
+            value = float(step) if step else None
+            if value != transform.get("grid"):
+                st.session_state.settings_chosen_from_data = False
+            transform["grid"] = value
     return store
+
+
+@dataclass(frozen=True)
+class PublicDomains:
+    """What the Data page says publicly about the released columns: each column's kind, the
+    public bounds and log flag of numeric columns, public category lists and grid steps
+    (only what the user marked public; nothing read off the data)."""
+
+    kinds: dict
+    bounds: dict        # numeric column -> (lo, hi), public bounds only
+    log: dict           # numeric column -> bool
+    categories: dict    # categorical column -> tuple of public categories
+    grids: dict         # numeric column -> public grid step (columns that have one)
+
+
+def public_domains(columns) -> PublicDomains:
+    """:class:`PublicDomains` of ``columns`` from ``st.session_state.transforms``."""
+    settings = st.session_state.transforms
+    kinds = {c: settings.get(c, {}).get("kind", "numeric") for c in columns}
+    bounds, log, categories, grids = {}, {}, {}, {}
+    for c in columns:
+        t = settings.get(c, {})
+        if kinds[c] == "categorical":
+            if t.get("categories"):
+                categories[c] = tuple(t["categories"])
+            continue
+        log[c] = bool(t.get("log"))
+        if t.get("bounds_public"):
+            bounds[c] = (float(t["lo"]), float(t["hi"]))
+            if t.get("grid"):
+                grids[c] = float(t["grid"])
+    return PublicDomains(kinds, bounds, log, categories, grids)
 
 
 def column_specs(columns: list[str], transforms: dict) -> tuple[core_data.ColumnSpec, ...]:

@@ -47,7 +47,7 @@ DEFAULTS: dict[str, Any] = {
     "sample_name": "cps_earnings.csv",
     "upload": None,                # {"name", "bytes", "hash"} of this session's last good upload
     "counts_column": None,         # the upload is a frequency table: its counts column (None: rows are records)
-    "settings_chosen_from_data": False,  # θ and m loaded from the Release planner (recorded in the recipe)
+    "settings_chosen_from_data": False,  # θ or α, m and grid steps loaded from the Release planner (recipe)
     "coarsening": (),              # tuple of core.data.ColumnTransform, applied before prepare (advisor)
     "read_options": {},            # reader choices for the current source (delimiter, header, …)
     "columns": None,               # chosen columns (None: default for the dataset)
@@ -167,7 +167,8 @@ def init_state(defaults: dict[str, Any] = DEFAULTS) -> None:
 
 
 #: Settings the Release planner chooses: a change by hand ends the planner's say over them,
-#: so that the public report does not call hand-set values "chosen with the planner".
+#: so that the public report does not call hand-set values "chosen with the planner". Each
+#: numeric column's public grid step (a pure option's) is one too: ``ui.selection.grid_setter``.
 PLANNED_SETTINGS = ("theta", "m", "regime", "sigma_py", "alpha_dm", "z_dm")
 
 

@@ -468,6 +468,8 @@ def audit_histogram(data, mechanism, m, *, counts=None, n_simulations: int = 100
     Parameters
     ----------
     data : ndarray, shape (n,) or (n, d), values in [0, 1]
+        Categorical columns at their category positions when the mechanism's domain has
+        categorical axes (``mechanism.levels``; e.g. :func:`core.evaluation.comparison_table`).
     mechanism : LaplaceHistogram or GaussianHistogram
     m : int ≥ 1
     counts : array of int, shape (len(data),), optional
@@ -483,7 +485,7 @@ def audit_histogram(data, mechanism, m, *, counts=None, n_simulations: int = 100
     m = check_release_size(m)
     n_sim = _check_simulations(n_simulations)
     rng = check_rng(rng)
-    cells = histogram_counts(data, mechanism.bins, counts=counts).astype(float)
+    cells = histogram_counts(data, mechanism.bins, counts=counts, levels=mechanism.levels).astype(float)
     if cells.size < 2:
         raise ValueError("bins must give at least two cells for a neighbour to differ")
     nonempty = np.flatnonzero(cells > 0)

@@ -42,6 +42,7 @@ from ..mechanisms import (
     DirichletPosteriorSampling,
     GaussianHistogram,
     Guarantee,
+    HistogramMechanism,
     Knob,
     LaplaceHistogram,
     Mechanism,
@@ -57,11 +58,13 @@ from ..privacy import old_values_counts
 from ..formatting import format_upper
 from ..privacy import global_delta, max_synthetic_size
 from .quality import QualityReport, quality_report
+from .columns import ComparisonTable
 from .distances import (
     DEFAULT_MAX_COST_BYTES,
     MAX_COST_BYTES,
     MAX_PROJECTIONS,
     joint_w1_runs,
+    total_variation_runs,
     wasserstein1_runs,
 )
 from .density import binned_kde_runs, kde_grid, kde_l2_runs, scott_bandwidth
@@ -72,6 +75,7 @@ from ..validation import (
     check_delta,
     check_finite_eps,
     check_integer,
+    check_levels,
     check_py_parameters,
     check_real,
     check_release_budget,
@@ -85,6 +89,7 @@ __all__ = [
     "ALL_MECHANISMS",
     "BAYESIAN_FAMILY",
     "DEFAULT_MECHANISMS",
+    "HISTOGRAM_MECHANISMS",
     "Calibration",
     "OldValuesPYPPMechanism",
     "PYPPMechanism",
@@ -105,8 +110,16 @@ DEFAULT_MECHANISMS = ("pypp", "laplace_histogram", "gaussian_histogram", "smooth
                       "dirichlet_multinomial", "dirichlet_posterior_sampling") + BAYESIAN_FAMILY + ("bootstrap",)
 #: Every key :func:`calibrate` accepts (the data-dependent Dirichlet–multinomial is not DP).
 ALL_MECHANISMS = DEFAULT_MECHANISMS + ("dirichlet_multinomial_data_dependent",)
+#: The mechanisms that are histograms over public cells (docs/mathematics.md §4.7): with a
+#: categorical column they need its public category list; PYPP and the bootstrap need none.
+HISTOGRAM_MECHANISMS = ("laplace_histogram", "gaussian_histogram", "smoothed_histogram", "dirichlet_multinomial",
+                        "dirichlet_multinomial_data_dependent", "dirichlet_posterior_sampling",
+                        "truncated_dirichlet_posterior", "pseudo_posterior", "pseudo_posterior_scalar")
 
 Progress = Callable[[float, str], None]
+
+#: The per-column summaries of :func:`run_comparison` (NaN for a categorical column).
+_SUMMARY_NAMES = ("mean", "sd", "q1", "median", "q3")
 
 
 class PYPPMechanism(Mechanism):
@@ -248,6 +261,12 @@ class Calibration:
         One row per (mechanism, calibrated parameter): ``mechanism, label, parameter,
         value, reason, guarantee, kind, scope, eps, delta, meets_target, m, caveat``.
     bounds_from_data : bool
+    levels : tuple or None
+        Per column ``None`` (numeric) or the number of categories (categorical); ``None``
+        when every column is numeric (docs/mathematics.md §4.7).
+    skipped : dict
+        Mechanism key → why it was not calibrated (a histogram-type baseline and a
+        categorical column without a public category list).
     """
 
     eps: float
@@ -261,6 +280,8 @@ class Calibration:
     mechanisms: tuple
     table: pd.DataFrame = field(repr=False)
     bounds_from_data: bool = False
+    levels: tuple | None = None
+    skipped: dict = field(default_factory=dict)
 
     def mechanism(self, name: str) -> Mechanism:
         for mech in self.mechanisms:
@@ -290,7 +311,8 @@ def _caveat(g: Guarantee, bounds_caveat: str) -> str:
 
 
 def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
-              mechanisms: Sequence[str] = DEFAULT_MECHANISMS, bounds_from_data: bool = False) -> Calibration:
+              mechanisms: Sequence[str] = DEFAULT_MECHANISMS, bounds_from_data: bool = False,
+              levels=None, unlisted: Sequence[str] = ()) -> Calibration:
     """Set every mechanism's knobs for a common (ε, δ) and release size ``m`` (docs/mathematics.md §4).
 
     ===============================  ==============================================================
@@ -310,7 +332,12 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     bootstrap                        none (no privacy: the utility ceiling)
     ===============================  ==============================================================
 
-    Pure-DP baselines ignore δ (their δ is 0 ≤ δ).
+    Pure-DP baselines ignore δ (their δ is 0 ≤ δ). With categorical columns (``levels``) the
+    histogram-type mechanisms work on the product of ``bins`` bins per numeric axis and the
+    public categories of each categorical axis, and :math:`B^d` above is that number of
+    cells, :math:`k_B` (docs/mathematics.md §4.7). They need every categorical column to
+    have a public category list: with a column in ``unlisted`` they are skipped (listed in
+    ``Calibration.skipped``) and PYPP, its old-values variant and the bootstrap still run.
 
     Parameters
     ----------
@@ -324,14 +351,25 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     theta : float > 0
         PYPP strength.
     d : int ≥ 1
-        Number of (numeric, scaled) columns.
+        Number of columns.
     bins : int ≥ 1
-        Histogram bins per axis (``bins**d`` cells).
+        Histogram bins per numeric axis (``bins**d`` cells when every column is numeric).
     mechanisms : sequence of str
         Keys from :data:`ALL_MECHANISMS`.
     bounds_from_data : bool
         The scaling bounds were read off the data: every guarantee is then weakened,
         and the table says so.
+    levels : sequence of (None or int ≥ 1), length d, optional
+        Per column ``None`` (numeric) or its number K of categories (categorical;
+        :attr:`core.evaluation.ComparisonTable.levels`).
+    unlisted : sequence of str
+        Categorical columns without a public category list
+        (:attr:`core.evaluation.ComparisonTable.unlisted`).
+
+    Raises
+    ------
+    ValueError
+        Bad parameters; every mechanism asked for needs a public domain that ``unlisted`` lacks.
 
     Returns
     -------
@@ -343,6 +381,10 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     _, theta, _ = check_py_parameters(0.0, theta)
     d = check_integer("d", d, minimum=1)
     bins = check_bins(bins)
+    levels = check_levels(levels, d)
+    if isinstance(unlisted, str):
+        unlisted = (unlisted,)
+    unlisted = tuple(str(c) for c in unlisted)
     names = list(mechanisms)
     if not names:
         raise ValueError(f"mechanisms must name at least one of {list(ALL_MECHANISMS)}")
@@ -368,35 +410,45 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
         m_rule = "given"
         m_reason = "common release size, given by the user"
 
+    skipped: dict[str, str] = {}
+    if unlisted and any(key in HISTOGRAM_MECHANISMS for key in names):
+        reason = ("needs the public cells of every column: " + ", ".join(repr(c) for c in unlisted)
+                  + (" has" if len(unlisted) == 1 else " have") + " no public category list")
+        skipped = {key: reason for key in names if key in HISTOGRAM_MECHANISMS}
+        names = [key for key in names if key not in HISTOGRAM_MECHANISMS]
+        if not names:
+            raise ValueError(f"mechanisms: every mechanism asked for is a histogram over public cells, and "
+                             f"categorical column(s) {', '.join(repr(c) for c in unlisted)} have no public "
+                             "category list; give one, or add pypp, pypp_old_values or bootstrap")
     built: list[Mechanism] = []
     for key in names:
         if key == "pypp":
             built.append(PYPPMechanism(eps, theta, n, m_val))
         elif key == "laplace_histogram":
-            built.append(LaplaceHistogram(eps, bins))
+            built.append(LaplaceHistogram(eps, bins, levels=levels))
         elif key == "gaussian_histogram":
-            built.append(GaussianHistogram(eps, delta, bins))
+            built.append(GaussianHistogram(eps, delta, bins, levels=levels))
         elif key == "smoothed_histogram":
-            built.append(SmoothedHistogram(eps, bins))
+            built.append(SmoothedHistogram(eps, bins, levels=levels))
         elif key == "dirichlet_multinomial":
-            built.append(DirichletMultinomialHistogram(eps, bins))
+            built.append(DirichletMultinomialHistogram(eps, bins, levels=levels))
         elif key == "dirichlet_multinomial_data_dependent":
-            built.append(DirichletMultinomialHistogram(eps, bins, alpha_rule="data-dependent"))
+            built.append(DirichletMultinomialHistogram(eps, bins, alpha_rule="data-dependent", levels=levels))
         elif key == "dirichlet_posterior_sampling":
-            built.append(DirichletPosteriorSampling(eps, delta, bins))
+            built.append(DirichletPosteriorSampling(eps, delta, bins, levels=levels))
         elif key == "pypp_old_values":
             built.append(OldValuesPYPPMechanism(eps, theta, n, m_val))
         elif key == "truncated_dirichlet_posterior":
-            built.append(TruncatedDirichletPosteriorSampling(eps, bins))
+            built.append(TruncatedDirichletPosteriorSampling(eps, bins, levels=levels))
         elif key == "pseudo_posterior":
-            built.append(PseudoPosteriorMechanism(eps, bins))
+            built.append(PseudoPosteriorMechanism(eps, bins, levels=levels))
         elif key == "pseudo_posterior_scalar":
-            built.append(PseudoPosteriorMechanism(eps, bins, weighting="scalar"))
+            built.append(PseudoPosteriorMechanism(eps, bins, weighting="scalar", levels=levels))
         else:
             built.append(Bootstrap())
     for mech in built:
-        if hasattr(mech, "bins"):
-            mech.knobs(n, m_val, d)  # raises ValueError early when bins**d is too large
+        if isinstance(mech, HistogramMechanism):
+            mech.knobs(n, m_val, d)  # raises ValueError early when the domain has too many cells
 
     caveat = ("scaling bounds read from the data: the guarantee does not cover them"
               if bounds_from_data else "")
@@ -413,11 +465,13 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
                          "caveat": _caveat(g, caveat)})
     table = pd.DataFrame(rows)
     return Calibration(eps=eps, delta=delta, m=m_val, m_rule=m_rule, n=n, d=d, bins=bins, theta=theta,
-                       mechanisms=tuple(built), table=table, bounds_from_data=bool(bounds_from_data))
+                       mechanisms=tuple(built), table=table, bounds_from_data=bool(bounds_from_data),
+                       levels=levels, skipped=skipped)
 
 
 def _joint_w1(x: np.ndarray, releases: list[np.ndarray], max_cost_bytes: float, n_projections: int,
-              rng: np.random.Generator, counts: np.ndarray | None = None) -> tuple[list[np.ndarray], str]:
+              rng: np.random.Generator, counts: np.ndarray | None = None,
+              levels: tuple | None = None) -> tuple[list[np.ndarray], str]:
     """Multi-column W1 of every run of every mechanism, one method for all of them.
 
     :func:`core.evaluation.joint_w1_runs` on all runs at once: exact (``ot.emd2`` on the
@@ -425,10 +479,11 @@ def _joint_w1(x: np.ndarray, releases: list[np.ndarray], max_cost_bytes: float, 
     ``max_cost_bytes`` each; otherwise the sliced W1 with one set of random directions
     shared by every run and mechanism (common random numbers). One method for all, so
     the mechanisms' boxplots stay comparable; the label says which. ``counts``: the
-    multiplicities of the rows of ``x`` (a frequency table).
+    multiplicities of the rows of ``x`` (a frequency table); ``levels``: the categorical
+    columns, holding category codes (:func:`core.evaluation.joint_w1_runs`).
     """
     values, method = joint_w1_runs(np.concatenate(releases), x, max_cost_bytes=max_cost_bytes,
-                                   n_projections=n_projections, rng=rng, reference_counts=counts)
+                                   n_projections=n_projections, rng=rng, reference_counts=counts, levels=levels)
     return np.split(values, np.cumsum([z.shape[0] for z in releases])[:-1]), method
 
 
@@ -450,7 +505,7 @@ def _grid_points(requested: int, x: np.ndarray, counts: np.ndarray, samples: lis
     return int(min(cap, max(requested, math.ceil(3.0 * span / positive.min()) + 1)))
 
 
-_COLUMNS = ["mechanism", "label", "run", "column", "W1", "W1_method", "KDE_L2", "mean", "sd", "q1",
+_COLUMNS = ["mechanism", "label", "run", "column", "W1", "W1_method", "KDE_L2", "TV", "mean", "sd", "q1",
             "median", "q3", "eps", "delta", "guarantee", "m"]
 
 
@@ -480,11 +535,21 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
       ``gaussian_kde``); NaN for a run whose column has a single distinct value;
     * ``mean, sd, q1, median, q3`` of the release.
 
+    Given a :class:`core.evaluation.ComparisonTable` (:func:`core.evaluation.comparison_table`),
+    the columns are read in their own terms (docs/quality.md §8): a numeric column's W1,
+    KDE-L2 and summaries are in its **original units** (release and data mapped back by
+    :meth:`~core.evaluation.ComparisonColumn.original`), a categorical column gets the total
+    variation ``TV`` of its marginal (:func:`core.evaluation.total_variation_runs`; W1,
+    KDE-L2 and the summaries are NaN), and the joint W1 stays on the unit box with the
+    discrete metric on categorical columns (:func:`core.evaluation.joint_w1_runs` with
+    ``levels``). Plain arrays keep every metric in scaled units.
+
     Parameters
     ----------
-    data : array_like, shape (n,) or (n, d), values in [0, 1]
+    data : ComparisonTable, or array_like, shape (n,) or (n, d), values in [0, 1]
         The confidential data scaled with public bounds (e.g. :func:`core.data.prepare`), or
-        the rows of its frequency table (with ``counts``).
+        the rows of its frequency table (with ``counts``); or their ComparisonTable (its
+        counts and column names are used).
     calibration : Calibration
         From :func:`calibrate` with the same ``n`` and ``d``.
     counts : array_like of int ≥ 1, shape (k,), optional
@@ -509,7 +574,7 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
     Returns
     -------
     pandas.DataFrame
-        Columns ``mechanism, label, run, column, W1, W1_method, KDE_L2, mean, sd, q1,
+        Columns ``mechanism, label, run, column, W1, W1_method, KDE_L2, TV, mean, sd, q1,
         median, q3, eps, delta, guarantee, m``; ``attrs["confidential"]`` holds the
         data's own summaries per column (a dict of dicts of floats).
     """
@@ -520,6 +585,7 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
     grid_size = check_integer("grid_size", grid_size, minimum=16, maximum=1 << 14)
     max_cost_bytes = check_real("max_cost_bytes", max_cost_bytes, low=0.0, high=MAX_COST_BYTES, low_open=True)
     n_projections = check_integer("n_projections", n_projections, minimum=1, maximum=MAX_PROJECTIONS)
+    table = data if isinstance(data, ComparisonTable) else None
     x, c = _comparison_table(data, counts)
     x2 = x.reshape(x.shape[0], -1)
     n, d = int(c.sum()), x2.shape[1]
@@ -527,6 +593,12 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
     if n != calibration.n or d != calibration.d:
         raise ValueError(f"data has n = {n}, d = {d} but the calibration is for n = {calibration.n}, "
                          f"d = {calibration.d}")
+    levels = None if table is None else table.levels
+    if levels != calibration.levels:
+        raise ValueError(f"the calibration's column domains (levels = {calibration.levels}) are not the data's "
+                         f"({levels}); calibrate with the table's levels")
+    if columns is None and table is not None:
+        columns = table.names
     names = [f"x{j}" for j in range(d)] if columns is None else [str(c) for c in columns]
     if len(names) != d:
         raise ValueError(f"columns must name the {d} columns, got {len(names)} names")
@@ -549,11 +621,27 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
 
     frames = []
     confidential = {}
-    per_mech: list[dict[str, np.ndarray]] = [dict() for _ in mechs]
+    per_mech: list[dict[str, tuple]] = [dict() for _ in mechs]
+    joint_x = x2.copy()     # the joint W1: numeric columns on [0, 1], categorical ones as codes
+    joint_z = [z.copy() for z in releases] if levels is not None else releases
     for j, col in enumerate(names):
-        xj = x2[:, j]   # the column's values in the table, each standing for c of them
+        kind = "numeric" if table is None else table.columns[j].kind
+        if kind == "categorical":
+            column = table.columns[j]
+            xj = column.codes(x2[:, j])
+            confidential[col] = dict.fromkeys(_SUMMARY_NAMES, math.nan)
+            joint_x[:, j] = xj
+            for i, z in enumerate(releases):
+                zj = column.codes(z[:, :, j])
+                joint_z[i][:, :, j] = zj
+                tv = total_variation_runs(zj, xj, column.size, reference_counts=c)
+                per_mech[i][col] = (np.full(runs, np.nan), np.full(runs, np.nan), tv,
+                                    {k: np.full(runs, np.nan) for k in _SUMMARY_NAMES})
+            continue
+        # the column's values in the table, each standing for c of them; original units with a table
+        xj = x2[:, j] if table is None else table.columns[j].original(x2[:, j])
+        zs = [z[:, :, j] if table is None else table.columns[j].original(z[:, :, j]) for z in releases]
         confidential[col] = column_summary(xj, c)
-        zs = [z[:, :, j] for z in releases]
         grid = kde_grid(xj, *zs, size=_grid_points(grid_size, xj, c, zs), first_counts=c)
         fx = binned_kde_runs(xj[None, :], grid, counts=c)[0] if np.ptp(xj) > 0 else None
         for i, zj in enumerate(zs):
@@ -562,23 +650,25 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
                 l2 = np.full(runs, np.nan)
             else:
                 l2 = kde_l2_runs(zj, fx, grid)
-            per_mech[i][col] = (w1, l2, summary_runs(zj))
+            per_mech[i][col] = (w1, l2, np.full(runs, np.nan), summary_runs(zj))
     if d > 1:
         report((len(mechs) + 0.5) / total_steps, "multi-column W1")
-        joint, method = _joint_w1(x2, releases, max_cost_bytes, n_projections, children[-1], counts=c)
+        joint, method = _joint_w1(joint_x, joint_z, max_cost_bytes, n_projections, children[-1], counts=c,
+                                  levels=levels)
     for i, mech in enumerate(mechs):
         g = mech.guarantee
-        for col in names:
-            w1, l2, summ = per_mech[i][col]
+        for j, col in enumerate(names):
+            w1, l2, tv, summ = per_mech[i][col]
+            categorical = table is not None and table.columns[j].kind == "categorical"
             frames.append(pd.DataFrame({
                 "mechanism": mech.name, "label": mech.label, "run": np.arange(runs), "column": col,
-                "W1": w1, "W1_method": "exact-1d", "KDE_L2": l2, **summ,
+                "W1": w1, "W1_method": "" if categorical else "exact-1d", "KDE_L2": l2, "TV": tv, **summ,
                 "eps": g.eps, "delta": g.delta, "guarantee": g.label, "m": m}))
         if d > 1:
             w1j = joint[i]
             frames.append(pd.DataFrame({
                 "mechanism": mech.name, "label": mech.label, "run": np.arange(runs), "column": "(joint)",
-                "W1": w1j, "W1_method": method, "KDE_L2": np.nan, "mean": np.nan, "sd": np.nan,
+                "W1": w1j, "W1_method": method, "KDE_L2": np.nan, "TV": np.nan, "mean": np.nan, "sd": np.nan,
                 "q1": np.nan, "median": np.nan, "q3": np.nan,
                 "eps": g.eps, "delta": g.delta, "guarantee": g.label, "m": m}))
     out = pd.concat(frames, ignore_index=True)[_COLUMNS]
@@ -588,11 +678,16 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
 
 
 def _comparison_table(data, counts) -> tuple[np.ndarray, np.ndarray]:
-    """The frequency table (rows on the unit box, counts) of records or of a given table.
+    """The frequency table (rows on the unit box, counts) of records, of a given table, or of
+    a :class:`ComparisonTable` (whose counts are used; ``counts`` must then be ``None``).
 
     Records are reduced once; a given table is kept as it is (its rows need not be
     distinct), so the comparison never builds the n rows.
     """
+    if isinstance(data, ComparisonTable):
+        if counts is not None:
+            raise ValueError("counts: a ComparisonTable carries its own counts; do not pass counts with it")
+        return check_unit_data(data.atoms), check_row_counts(data.counts, data.k, minimum=1)
     x = check_unit_data(data)
     if counts is None:
         return distinct_rows(x, None)
@@ -609,24 +704,28 @@ def comparison_summary(results: pd.DataFrame) -> pd.DataFrame:
 
     Returns
     -------
-    pandas.DataFrame with columns ``mechanism, label, column, mean, sd, q1, median, q3,
-    W1, W1_sd, KDE_L2, KDE_L2_sd, runs, guarantee``
+    pandas.DataFrame with columns ``mechanism, column, label, mean, sd, q1, median, q3,
+    W1, W1_sd, TV, TV_sd, KDE_L2, KDE_L2_sd, runs, guarantee`` (TV: categorical columns)
     """
     if not isinstance(results, pd.DataFrame):
         raise ValueError(f"results must be the DataFrame of run_comparison, got {type(results).__name__}")
-    needed = {"mechanism", "label", "column", "W1", "KDE_L2", "mean", "sd", "q1", "median", "q3", "guarantee"}
+    needed = {"mechanism", "label", "column", "W1", "KDE_L2", "TV", "mean", "sd", "q1", "median", "q3", "guarantee"}
     missing = needed - set(results.columns)
     if missing:
         raise ValueError(f"results must come from run_comparison; missing columns {sorted(missing)}")
     grouped = results.groupby(["mechanism", "column"], sort=False)
     table = grouped.agg(label=("label", "first"), mean=("mean", "mean"), sd=("sd", "mean"),
                         q1=("q1", "mean"), median=("median", "mean"), q3=("q3", "mean"),
-                        W1=("W1", "mean"), W1_sd=("W1", "std"), KDE_L2=("KDE_L2", "mean"),
-                        KDE_L2_sd=("KDE_L2", "std"), runs=("W1", "size"),
+                        W1=("W1", "mean"), W1_sd=("W1", "std"), TV=("TV", "mean"), TV_sd=("TV", "std"),
+                        KDE_L2=("KDE_L2", "mean"), KDE_L2_sd=("KDE_L2", "std"), runs=("W1", "size"),
                         guarantee=("guarantee", "first")).reset_index()
     confidential = results.attrs.get("confidential", {})
+    categorical = set(results.loc[results["TV"].notna(), "column"])
     rows = [{"mechanism": "confidential", "label": "confidential data", "column": col, **summ,
-             "W1": 0.0, "W1_sd": 0.0, "KDE_L2": 0.0, "KDE_L2_sd": 0.0, "runs": 0, "guarantee": ""}
+             "W1": math.nan if col in categorical else 0.0, "W1_sd": math.nan if col in categorical else 0.0,
+             "KDE_L2": math.nan if col in categorical else 0.0, "KDE_L2_sd": math.nan if col in categorical else 0.0,
+             "TV": 0.0 if col in categorical else math.nan, "TV_sd": 0.0 if col in categorical else math.nan,
+             "runs": 0, "guarantee": ""}
             for col, summ in confidential.items()]
     return pd.concat([pd.DataFrame(rows, columns=table.columns), table], ignore_index=True) if rows else table
 
@@ -638,8 +737,9 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: in
 
     Parameters
     ----------
-    data : array_like, shape (n,) or (n, d), values in [0, 1]
-        Records, or the rows of a frequency table (with ``counts``).
+    data : ComparisonTable, or array_like, shape (n,) or (n, d), values in [0, 1]
+        Records, or the rows of a frequency table (with ``counts``), or their
+        ComparisonTable (mixed columns; calibrated with its ``levels`` and ``unlisted``).
     eps_values : array_like of float in (0, ∞), shape (E,)
     delta, m, theta, bins, mechanisms
         As in :func:`calibrate` (``m`` may be ``"largest"``, then it varies with ε).
@@ -658,6 +758,7 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: in
         The concatenated tidy results with ``target_eps``.
     """
     x, c = _comparison_table(data, counts)
+    table = data if isinstance(data, ComparisonTable) else None
     rng = check_rng(rng)
     try:
         eps_arr = np.atleast_1d(np.asarray(eps_values, dtype=float))
@@ -673,8 +774,11 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: in
         def sub(fraction, message, i=i, e=e):
             if progress is not None:
                 progress((i + fraction) / len(eps_list), f"ε = {e:g}: {message}")
-        cal = calibrate(int(c.sum()), e, delta, m, theta=theta, d=x2.shape[1], bins=bins, mechanisms=mechanisms)
-        frame = run_comparison(x, cal, counts=c, runs=runs, rng=children[i], progress=sub, **kwargs)
+        cal = calibrate(int(c.sum()), e, delta, m, theta=theta, d=x2.shape[1], bins=bins, mechanisms=mechanisms,
+                        levels=None if table is None else table.levels,
+                        unlisted=() if table is None else table.unlisted)
+        frame = run_comparison(x if table is None else table, cal, counts=c if table is None else None, runs=runs,
+                               rng=children[i], progress=sub, **kwargs)
         frames.append(frame.assign(target_eps=e))
     return pd.concat(frames, ignore_index=True)
 
@@ -683,37 +787,54 @@ def quality_by_mechanism(atoms, counts, releases, *, columns: Sequence[str] | No
                          progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, QualityReport]]:
     """Quality report of one release per mechanism against the data (docs/quality.md).
 
-    Every column of the comparison is numeric (on [0, 1]): per column the KS complement,
-    per pair the correlation similarity; computed from the frequency table (the k
-    distinct rows and their counts, :func:`core.evaluation.quality.quality_report` with
-    ``real_counts``), so the cost grows with k and m, not with n.
+    Per numeric column (on [0, 1]) the KS complement, per categorical column the TV
+    complement, per pair the correlation or contingency similarity; computed from the
+    frequency table (the k distinct rows and their counts,
+    :func:`core.evaluation.quality.quality_report` with ``real_counts``), so the cost grows
+    with k and m, not with n.
 
     Parameters
     ----------
-    atoms : array_like, shape (k,) or (k, d)
-        The distinct rows of the data (e.g. ``prepared.table.atoms``).
-    counts : array_like of int ≥ 1, shape (k,)
+    atoms : ComparisonTable, or array_like, shape (k,) or (k, d)
+        The distinct rows of the data on the unit box (every column numeric), or their
+        ComparisonTable: its categorical columns, in the data and in every release, are
+        then read as their category labels (a new label as ``OTHER_CATEGORY``, which the
+        data never hold, so the TV is that of the labels themselves).
+    counts : array_like of int ≥ 1, shape (k,), or None with a ComparisonTable
     releases : mapping label → array_like, shape (m,) or (m, d)
         One release per mechanism (e.g. the Compare page's).
     columns : sequence of str, optional
-        Column names (default ``x0, x1, …``).
+        Column names (default: the table's, else ``x0, x1, …``).
     progress : callable ``progress(fraction, message)``, optional
 
     Returns
     -------
     table : pandas.DataFrame
         One row per mechanism: ``label, overall, column_shapes, column_pair_trends`` and
-        one column per data column with its KS complement.
+        one column per data column with its KS or TV complement.
     reports : dict label → QualityReport
     """
-    x = np.asarray(atoms, dtype=float)
+    table = atoms if isinstance(atoms, ComparisonTable) else None
+    if table is not None:
+        x, counts = _comparison_table(table, None)
+        columns = table.names if columns is None else columns
+    else:
+        x = np.asarray(atoms, dtype=float)
     x = x.reshape(x.shape[0], -1)
     d = x.shape[1]
     names = [f"x{j}" for j in range(d)] if columns is None else [str(c) for c in columns]
     if len(names) != d:
         raise ValueError(f"columns must name the {d} columns, got {len(names)} names")
-    real = pd.DataFrame(x, columns=names)
-    kinds = dict.fromkeys(names, "numeric")
+    kinds = {name: ("numeric" if table is None else table.columns[j].kind) for j, name in enumerate(names)}
+
+    def frame(rows: np.ndarray) -> pd.DataFrame:
+        out = pd.DataFrame(rows, columns=names)
+        for j, name in enumerate(names):
+            if kinds[name] == "categorical":
+                out[name] = table.columns[j].category_labels(rows[:, j])
+        return out
+
+    real = frame(x)
     report_progress = progress if progress is not None else (lambda fraction, message: None)
     rows, reports = [], {}
     for i, (label, z) in enumerate(releases.items()):
@@ -722,7 +843,7 @@ def quality_by_mechanism(atoms, counts, releases, *, columns: Sequence[str] | No
         zz = zz.reshape(zz.shape[0], -1)
         if zz.shape[1] != d:
             raise ValueError(f"release {label!r} has {zz.shape[1]} columns, the data has {d}")
-        rep = quality_report(real, pd.DataFrame(zz, columns=names), kinds, real_counts=counts)
+        rep = quality_report(real, frame(zz), kinds, real_counts=counts)
         reports[str(label)] = rep
         rows.append({"label": str(label), "overall": rep.overall, "column_shapes": rep.column_shapes,
                      "column_pair_trends": rep.column_pair_trends,

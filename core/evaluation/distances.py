@@ -13,6 +13,7 @@ from scipy.spatial import distance
 from ..validation import (
     check_finite_array,
     check_integer,
+    check_levels,
     check_metric_sample,
     check_multiplicities,
     check_real,
@@ -342,7 +343,7 @@ def _row_ids(rows: np.ndarray) -> np.ndarray:
 
 def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_EXACT_ENTRIES,
                   max_cost_bytes: float = DEFAULT_MAX_COST_BYTES, n_projections: int = 50,
-                  rng: np.random.Generator, reference_counts=None) -> tuple[np.ndarray, str]:
+                  rng: np.random.Generator, reference_counts=None, levels=None) -> tuple[np.ndarray, str]:
     """Multi-column W1 of each of R releases against the data: exact when it fits the budget.
 
     .. math:: W_1(\\mu_x, \\mu_{Z_r}) = W_1\\big((\\mu_x-\\mu_{Z_r})_+,\\ (\\mu_x-\\mu_{Z_r})_-\\big)
@@ -379,6 +380,14 @@ def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_
         rows repeated by their counts, with :math:`n = \\sum` counts. The integer weights of
         the exact path are the same as from the repeated rows (identical values); the
         sliced fallback weights each row by its count. Cost in k, not n.
+    levels : sequence of (None or int ≥ 1), length d, optional
+        Categorical columns (docs/quality.md §8): ``levels[j] = K`` makes column ``j`` hold
+        category codes in {0, …, K} (K: any category outside the K listed, e.g. new labels),
+        compared by the discrete metric. The ground cost is then
+        :math:`\\lVert u-v\\rVert = \\big(\\sum_{\\text{numeric}}(u_j-v_j)^2 +
+        \\sum_{\\text{categorical}}\\mathbf 1[u_j\\ne v_j]\\big)^{1/2}`, the Euclidean
+        distance of the embedding that puts category ``c`` at :math:`e_c/\\sqrt2`; the
+        sliced fallback projects that embedding.
 
     Returns
     -------
@@ -394,6 +403,9 @@ def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_
     n_projections = check_integer("n_projections", n_projections, minimum=1, maximum=MAX_PROJECTIONS)
     R, m, d = z.shape
     k = x.shape[0]
+    levels = check_levels(levels, d)
+    categorical = None if levels is None or all(size is None for size in levels) else \
+        np.array([size is not None for size in levels])
     row_counts = None if reference_counts is None else _counts(reference_counts, (k,), "reference_counts")
     n = k if row_counts is None else int(row_counts.sum())
     points = np.concatenate([x, z.reshape(R * m, d)])
@@ -428,7 +440,7 @@ def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_
                 continue                          # the release equals the data: W1 = 0
             total = float(a_w.sum())              # = b_w.sum(), in units of 1/(n m)
             # scipy's cdist, not ot.dist (see wasserstein1): exact zeros on coincident points.
-            cost = distance.cdist(points[rows_of[a_ids]], points[rows_of[b_ids]])
+            cost = _ground_cost(points[rows_of[a_ids]], points[rows_of[b_ids]], categorical)
             value, log = ot.emd2(a_w / total, b_w / total, cost,
                                  numItermax=int(max(100_000, 50 * cost.size)), log=True)
             if log.get("warning") is not None:
@@ -436,8 +448,98 @@ def joint_w1_runs(samples, reference, *, max_exact_entries: float = DEFAULT_MAX_
             out[r] = value * total / (float(n) * float(m))
         else:
             return out, "exact-emd"
-    values = sliced_wasserstein1_runs(z, x, n_projections=n_projections, rng=rng, reference_weights=row_counts)
+    if categorical is None:
+        values = sliced_wasserstein1_runs(z, x, n_projections=n_projections, rng=rng, reference_weights=row_counts)
+    else:
+        values = _sliced_mixed_runs(z, x, row_counts, levels, n_projections, rng)
     return values, f"sliced ({n_projections} directions)"
+
+
+def _ground_cost(a: np.ndarray, b: np.ndarray, categorical: np.ndarray | None) -> np.ndarray:
+    """Cost matrix of the joint W1: Euclidean on numeric columns, plus 1 per differing category
+    under the square root (see :func:`joint_w1_runs`)."""
+    if categorical is None:
+        return distance.cdist(a, b)
+    numeric = ~categorical
+    squared = (distance.cdist(a[:, numeric], b[:, numeric], metric="sqeuclidean") if numeric.any()
+               else np.zeros((a.shape[0], b.shape[0])))
+    squared += distance.cdist(a[:, categorical], b[:, categorical], metric="hamming") * int(categorical.sum())
+    return np.sqrt(squared)
+
+
+def _sliced_mixed_runs(z: np.ndarray, x: np.ndarray, weights, levels: tuple, n_projections: int,
+                       rng: np.random.Generator) -> np.ndarray:
+    """Sliced W1 of the embedding of :func:`joint_w1_runs` with categorical columns.
+
+    A direction :math:`\\theta` of the embedding space (one coordinate per numeric column and
+    K + 1 per categorical one) projects a row to
+    :math:`\\sum_{\\text{numeric}}\\theta_j u_j + \\sum_{\\text{categorical}}\\theta_{j,u_j}/\\sqrt2`:
+    a look-up, so the one-hot embedding is never built (memory O(R m), not O(R m K)).
+    """
+    sizes = [1 if size is None else size + 1 for size in levels]
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    directions = random_directions(int(sum(sizes)), n_projections, rng)
+    work = n_projections * (z.shape[0] * z.shape[1] + x.shape[0])
+    if work > MAX_SLICED_WORK:
+        raise ValueError(f"sliced W1 of {z.shape[0]} runs of m = {z.shape[1]} against n = {x.shape[0]} on "
+                         f"{n_projections} directions projects {work} values, more than MAX_SLICED_WORK = "
+                         f"{MAX_SLICED_WORK}; use fewer directions or runs")
+
+    def project(rows: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        out = np.zeros(rows.shape[:-1])
+        for j, size in enumerate(levels):
+            if size is None:
+                out += rows[..., j] * theta[offsets[j]]
+            else:
+                out += theta[offsets[j] + rows[..., j].astype(np.int64)] / np.sqrt(2.0)
+        return out
+
+    total = np.zeros(z.shape[0])
+    for p in range(n_projections):
+        theta = directions[:, p]
+        total += _QuantileReference(project(x, theta), weights, z.shape[1]).distances(project(z, theta))
+    return total / n_projections
+
+
+def total_variation_runs(samples, reference, size: int, reference_counts=None) -> np.ndarray:
+    """Total variation between the categorical column of each release and of the data (docs/quality.md §8).
+
+    .. math:: \\mathrm{TV}(x, Z_r) = \\tfrac12 \\sum_{c} \\big|\\hat p_x(c) - \\hat p_{Z_r}(c)\\big|
+              \\in [0, 1]
+
+    over the categories ``0 … size − 1`` and ``size`` (every value outside them, e.g. new
+    labels: the data put no mass there, so merging them changes nothing). Cost
+    O(R·(m + size) + k), vectorised over runs.
+
+    Parameters
+    ----------
+    samples : array_like of int, shape (R, m)
+        Category codes of each release, in {0, …, size}.
+    reference : array_like of int, shape (k,)
+        Category codes of the data (or of its frequency table, with ``reference_counts``).
+    size : int ≥ 1
+        Number of listed categories.
+    reference_counts : array_like of int ≥ 1, shape (k,), optional
+        Multiplicities of ``reference``.
+
+    Returns
+    -------
+    ndarray, shape (R,)
+    """
+    size = check_integer("size", size, minimum=1)
+    z = check_finite_array(samples, "samples", ndim=2, min_size=1)
+    ref = check_finite_array(reference, "reference", ndim=1, min_size=1)
+    for name, codes in (("samples", z), ("reference", ref)):
+        if np.any((codes != np.round(codes)) | (codes < 0) | (codes > size)):
+            raise ValueError(f"{name} must hold category codes in 0..{size}")
+    weights = np.ones(ref.size) if reference_counts is None else \
+        _counts(reference_counts, ref.shape, "reference_counts").astype(np.float64)
+    p = np.bincount(ref.astype(np.int64), weights=weights, minlength=size + 1)
+    p /= p.sum()
+    runs, m = z.shape
+    flat = (np.arange(runs)[:, None] * (size + 1) + z.astype(np.int64)).ravel()
+    q = np.bincount(flat, minlength=runs * (size + 1)).reshape(runs, size + 1) / float(m)
+    return 0.5 * np.abs(q - p[None, :]).sum(axis=1)
 
 
 # ======================================================================== KDE

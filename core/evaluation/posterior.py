@@ -12,8 +12,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..data import frequency_table
-from ..data import UniformBase
+from ..data import CategoricalBase, UniformBase, frequency_table
 from ..mechanisms import pypp_release
 from ..validation import (
     check_bounds,
@@ -23,6 +22,7 @@ from ..validation import (
     check_py_parameters,
     check_release_size,
     check_rng,
+    check_row_counts,
     check_sample,
 )
 
@@ -539,21 +539,153 @@ def repeated_release_experiment(confidential, theta, m, bounds, rng, *, counts=N
     levels = _check_levels(quantile_levels)
     ts = _check_thresholds(thresholds) if np.size(thresholds) else np.zeros(0)
     truth = empirical_functionals(atoms, counts=counts, quantile_levels=levels, thresholds=ts)
-    base = UniformBase(lo, hi)
+    return _repeat_releases(atoms, counts, theta, m, UniformBase(lo, hi), truth, functional_names(levels, ts),
+                            lambda values: dp_posterior_functionals(values, theta, (lo, hi), n_draws, rng,
+                                                                    quantile_levels=levels, thresholds=ts),
+                            rng, replicates, level, n_draws, progress)
 
+
+def _repeat_releases(atoms, counts, theta: float, m: int, base, truth: np.ndarray, names, posterior,
+                     rng: np.random.Generator, replicates: int, level: float, n_draws: int,
+                     progress: ProgressCallback | None) -> RepeatedReleaseResult:
+    """The loop of the repeated-release experiments: ``replicates`` PYPP releases (σ = 0,
+    base measure ``base``) from the table (atoms, counts), each analysed by
+    ``posterior(values) -> PosteriorFunctionals``, against the ``truth``."""
     shape = (replicates, truth.size)
     post_mean, lower, upper = np.empty(shape), np.empty(shape), np.empty(shape)
     seconds = np.empty(replicates)
     for r in range(replicates):
         release = pypp_release(atoms, counts, 0.0, theta, m, rng, base=base)
         start = time.perf_counter()
-        post = dp_posterior_functionals(release.values, theta, (lo, hi), n_draws, rng,
-                                        quantile_levels=levels, thresholds=ts)
+        post = posterior(release.values)
         lower[r], upper[r] = post.credible_interval(level)
         post_mean[r] = post.posterior_mean()
         seconds[r] = time.perf_counter() - start
         if progress is not None:
             progress((r + 1) / replicates, f"release {r + 1}/{replicates}")
-    return RepeatedReleaseResult(names=tuple(functional_names(levels, ts)), truth=truth,
-                                 posterior_mean=post_mean, lower=lower, upper=upper, seconds=seconds,
-                                 level=level, n_draws=n_draws, m=m)
+    return RepeatedReleaseResult(names=tuple(names), truth=truth, posterior_mean=post_mean, lower=lower,
+                                 upper=upper, seconds=seconds, level=level, n_draws=n_draws, m=m)
+
+
+# ============================================================== categorical columns
+def share_names(categories) -> list[str]:
+    """Display names of the category shares, ``P(X = c)``, in order."""
+    return [f"P(X = {c})" for c in categories]
+
+
+def _categories(categories) -> list:
+    try:
+        out = list(categories)
+    except TypeError:
+        raise ValueError(f"categories must be a list of category labels, got {categories!r}") from None
+    if not 1 <= len(out) <= _MAX_FUNCTIONALS:
+        raise ValueError(f"categories must hold 1 to {_MAX_FUNCTIONALS} labels, got {len(out)}")
+    if len(set(out)) != len(out):
+        raise ValueError("categories must not repeat a label")
+    return out
+
+
+def _label_counts(values, categories: list, counts=None) -> tuple[np.ndarray, int]:
+    """How many of ``values`` (weighted by ``counts``) equal each category, and their total."""
+    labels = pd.Series(np.asarray(values, dtype=object).ravel())
+    if labels.isna().any():
+        raise ValueError("values must not be missing")
+    weights = np.ones(len(labels), dtype=np.int64) if counts is None else \
+        check_row_counts(counts, len(labels), minimum=1)
+    hit = pd.Series(weights).groupby(labels.to_numpy()).sum()
+    return np.array([int(hit.get(c, 0)) for c in categories], dtype=np.int64), int(weights.sum())
+
+
+def dp_posterior_shares(release, theta, categories, n_draws, rng) -> PosteriorFunctionals:
+    """Draws of the shares :math:`\\tilde p(\\{c\\})` of categories under the analyst's posterior
+    given a categorical release (docs/mathematics.md §6).
+
+    At σ = 0 a categorical column's base measure H draws a fresh label for every new value
+    (docs/mathematics.md §2): it puts no mass on any given label, so under
+    :math:`\\mathrm{DP}(\\theta + m, (\\theta H + \\sum_i \\delta_{Z_i})/(\\theta + m))`
+
+    .. math:: \\big(\\tilde p(c_1), \\dots, \\tilde p(c_K), \\text{rest}\\big) \\sim
+              \\mathrm{Dir}\\big(n_1, \\dots, n_K,\\ \\theta + m - \\textstyle\\sum_j n_j\\big),
+
+    :math:`n_j` the number of released values equal to :math:`c_j`; marginally
+    :math:`\\tilde p(c) \\sim \\mathrm{Beta}(n_c, \\theta + m - n_c)`, with mean
+    :math:`n_c/(\\theta + m)`, and a category never released has share 0 a.s. Drawn exactly
+    from normalised gamma variables.
+
+    Parameters
+    ----------
+    release : array_like, shape (m,)
+        The released labels of one categorical column.
+    theta : float > 0
+    categories : sequence of labels, length K in [1, 1000], without repeats
+    n_draws : int in [1, MAX_POSTERIOR_DRAWS]
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    PosteriorFunctionals
+        ``names`` = ``P(X = c)`` per category; no quantile levels or thresholds.
+    """
+    cats = _categories(categories)
+    _, theta, _ = check_py_parameters(0.0, theta)
+    n_draws = check_integer("n_draws", n_draws, minimum=1, maximum=MAX_POSTERIOR_DRAWS)
+    rng = check_rng(rng)
+    hits, m = _label_counts(release, cats)
+    if m < 1:
+        raise ValueError("release must hold at least one value")
+    block = max(1, min(n_draws, _BLOCK_ENTRIES // (len(cats) + 1)))
+    out = np.empty((n_draws, len(cats)))
+    positive = hits > 0
+    for start in range(0, n_draws, block):
+        rows = min(block, n_draws - start)
+        gammas = np.zeros((rows, len(cats)))
+        gammas[:, positive] = rng.standard_gamma(hits[positive].astype(np.float64), size=(rows, int(positive.sum())))
+        rest = rng.standard_gamma(theta + m - float(hits.sum()), size=rows)
+        out[start:start + rows] = gammas / (gammas.sum(axis=1) + rest)[:, None]
+    return PosteriorFunctionals(draws=out, names=tuple(share_names(cats)), quantile_levels=(), thresholds=())
+
+
+def empirical_shares(data, categories, *, counts=None) -> np.ndarray:
+    """The share of each category among ``data`` (labels; with ``counts``, a frequency table),
+    shape (K,): the functionals of :func:`dp_posterior_shares` for the empirical measure."""
+    cats = _categories(categories)
+    hits, total = _label_counts(data, cats, counts)
+    if total < 1:
+        raise ValueError("data must hold at least one record")
+    return hits / float(total)
+
+
+def repeated_share_experiment(confidential, theta, m, categories, rng, *, counts=None, replicates: int = 100,
+                              n_draws: int = 1000, level: float = 0.95,
+                              progress: ProgressCallback | None = None) -> RepeatedReleaseResult:
+    """:func:`repeated_release_experiment` for a categorical column: each replicate releases
+    ``m`` labels with PYPP (σ = 0, new values get fresh labels,
+    :class:`core.data.CategoricalBase`) and records the posterior mean and credible interval
+    of every share ``P(X = c)`` (:func:`dp_posterior_shares`) against the confidential shares.
+
+    Parameters
+    ----------
+    confidential : array_like, shape (n,) or (k,) with ``counts``
+        The column's labels, or its frequency table's labels.
+    theta, m, rng, counts, replicates, n_draws, level, progress
+        As in :func:`repeated_release_experiment`.
+    categories : sequence of labels
+        The categories whose shares are estimated.
+
+    Returns
+    -------
+    RepeatedReleaseResult
+    """
+    cats = _categories(categories)
+    _, theta, _ = check_py_parameters(0.0, theta)
+    m = check_release_size(m)
+    rng = check_rng(rng)
+    replicates = check_integer("replicates", replicates, minimum=1, maximum=10**5)
+    n_draws = check_integer("n_draws", n_draws, minimum=1, maximum=MAX_POSTERIOR_DRAWS)
+    level = check_probability(level, "level")
+    values = np.asarray(confidential, dtype=object).ravel()
+    table = frequency_table(values, check_row_counts(counts, values.size, minimum=1))
+    truth = empirical_shares(table.atoms, cats, counts=table.counts)
+    return _repeat_releases(table.atoms, table.counts, theta, m, CategoricalBase(), truth, share_names(cats),
+                            lambda released: dp_posterior_shares(released, theta, cats, n_draws, rng),
+                            rng, replicates, level, n_draws, progress)

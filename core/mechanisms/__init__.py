@@ -33,6 +33,9 @@ from .base import (
     HistogramMechanism,
     Knob,
     Mechanism,
+    axis_sizes,
+    category_codes,
+    category_positions,
     cells_to_points,
     check_release_arguments,
     distinct_rows,
@@ -47,14 +50,15 @@ from .bayesian import (
 )
 from .bootstrap import Bootstrap
 from .histograms import GaussianHistogram, LaplaceHistogram, SmoothedHistogram
-from .pypp import SyntheticRelease, py_predictive_counts, pypp_release
+from .pypp import SyntheticRelease, public_domain_can_serve, py_predictive_counts, pypp_release
 from .truncated_dirichlet import TruncatedDirichlet, truncated_dirichlet
 
 __all__ = [
     "Bootstrap", "DirichletMultinomialHistogram", "DirichletPosteriorSampling", "GaussianHistogram",
     "Guarantee", "HistogramMechanism", "Knob", "LaplaceHistogram", "Mechanism", "PseudoPosteriorMechanism",
     "PseudoPosteriorWeights", "SmoothedHistogram", "SyntheticRelease", "TruncatedDirichlet",
-    "TruncatedDirichletPosteriorSampling", "cells_to_points", "check_release_arguments", "dirichlet_sampling_epsilon",
-    "distinct_rows", "gaussian_sigma", "histogram_counts", "py_predictive_counts", "pypp_release",
-    "smoothed_histogram_lambda", "truncated_dirichlet",
+    "TruncatedDirichletPosteriorSampling", "axis_sizes", "category_codes", "category_positions", "cells_to_points",
+    "check_release_arguments", "dirichlet_sampling_epsilon",
+    "distinct_rows", "gaussian_sigma", "histogram_counts", "public_domain_can_serve", "py_predictive_counts",
+    "pypp_release", "smoothed_histogram_lambda", "truncated_dirichlet",
 ]

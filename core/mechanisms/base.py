@@ -15,6 +15,7 @@ from ..validation import (
     check_bins,
     check_counts,
     check_integer,
+    check_levels,
     check_release_budget,
     check_release_size,
     check_rng,
@@ -121,19 +122,56 @@ def distinct_rows(x: np.ndarray, counts: np.ndarray | None) -> tuple[np.ndarray,
 
 
 # ================================================================ histogram helpers
-def _cell_shape(bins: int, d: int) -> int:
-    cells = bins ** d
+def axis_sizes(bins: int, d: int, levels=None) -> tuple[int, ...]:
+    """Cells per axis of the product domain: ``bins`` on a numeric axis, ``K`` on a categorical
+    axis with K public categories (``levels[j] = K``; docs/mathematics.md §4.7)."""
+    if levels is None:
+        return (bins,) * d
+    return tuple(bins if size is None else int(size) for size in levels)
+
+
+def _cell_shape(bins: int, d: int, levels=None) -> int:
+    sizes = axis_sizes(bins, d, levels)
+    cells = 1
+    for size in sizes:
+        cells *= size
     if cells > MAX_CELLS:
+        if levels is not None and any(size is not None for size in levels):
+            raise ValueError(f"the histogram domain has {cells} cells (bins = {bins} per numeric axis times the "
+                             f"public categories, per axis {list(sizes)}), more than {MAX_CELLS}; use fewer bins, "
+                             "fewer columns or coarser categories")
         raise ValueError(f"bins must satisfy bins**d <= {MAX_CELLS} cells; got bins={bins} with d={d} "
                          f"columns ({cells} cells)")
     return cells
 
 
-def histogram_counts(data, bins, *, counts=None) -> np.ndarray:
-    """Cell counts :math:`C_j` of data on :math:`[0,1]^d` with ``bins`` equal bins per axis.
+def category_positions(codes, size: int) -> np.ndarray:
+    """Position on [0, 1] of category ``code`` among ``size`` public categories: the midpoint
+    :math:`(c + 1/2)/K` of its cell, so that a categorical column lives on the unit box with
+    the numeric ones and the histogram machinery puts category ``c`` in cell ``c``
+    (docs/mathematics.md §4.7)."""
+    return (np.asarray(codes, dtype=np.float64) + 0.5) / float(size)
 
-    Bin ``b`` of an axis is :math:`[b/B, (b+1)/B)`, the last one closed at 1. Cells are
-    numbered in C order of the per-axis bin indices (``numpy.ravel_multi_index``).
+
+def category_codes(positions, size: int) -> np.ndarray:
+    """Inverse of :func:`category_positions`: the code ``c`` in [0, size) of each position that
+    is exactly a category midpoint, and ``size`` ("another category") for any other value —
+    e.g. a new value PYPP drew from its uniform base measure (a.s. no midpoint).
+
+    Returns an ``int64`` array of the shape of ``positions``.
+    """
+    t = np.asarray(positions, dtype=np.float64)
+    code = np.clip(np.floor(t * size), 0, size - 1).astype(np.int64)
+    return np.where(category_positions(code, size) == t, code, size)
+
+
+def histogram_counts(data, bins, *, counts=None, levels=None) -> np.ndarray:
+    """Cell counts :math:`C_j` of data on :math:`[0,1]^d` with ``bins`` equal bins per numeric axis.
+
+    Bin ``b`` of a numeric axis is :math:`[b/B, (b+1)/B)`, the last one closed at 1; a
+    categorical axis with ``K`` public categories (``levels``) has one cell per category, its
+    values being the positions :func:`category_positions` (cell ``floor(K t)``). Cells are
+    numbered in C order of the per-axis indices (``numpy.ravel_multi_index``).
 
     Parameters
     ----------
@@ -143,19 +181,23 @@ def histogram_counts(data, bins, *, counts=None) -> np.ndarray:
     counts : array_like of int ≥ 1, shape (k,), optional
         Multiplicities of the rows of ``data``: :math:`C_j = \\sum_{i \\in j}` ``counts[i]``,
         the cell counts of the repeated rows at cost O(k).
+    levels : sequence of (None or int ≥ 1), length d, optional
+        Per column: ``None`` for a numeric axis, ``K`` for a categorical one (default: all numeric).
 
     Returns
     -------
-    ndarray of int64, shape (bins**d,)
+    ndarray of int64, shape (prod of the axis sizes,) — ``bins**d`` when every axis is numeric
     """
     x = check_unit_data(data)
     bins = check_bins(bins)
     counts = check_row_counts(counts, x.shape[0], minimum=1)
     x2 = x.reshape(x.shape[0], -1)
     d = x2.shape[1]
-    cells = _cell_shape(bins, d)
-    idx = np.minimum((x2 * bins).astype(np.int64), bins - 1)
-    flat = np.ravel_multi_index(tuple(idx.T), (bins,) * d) if d > 1 else idx[:, 0]
+    levels = check_levels(levels, d)
+    cells = _cell_shape(bins, d, levels)
+    sizes = np.asarray(axis_sizes(bins, d, levels), dtype=np.int64)
+    idx = np.minimum((x2 * sizes).astype(np.int64), sizes - 1)
+    flat = np.ravel_multi_index(tuple(idx.T), tuple(sizes.tolist())) if d > 1 else idx[:, 0]
     if counts is None:
         return np.bincount(flat, minlength=cells).astype(np.int64)
     # Float64 sums of integers are exact below 2**53 (counts sum to at most MAX_RECORDS).
@@ -163,17 +205,23 @@ def histogram_counts(data, bins, *, counts=None) -> np.ndarray:
 
 
 def cells_to_points(cell_counts, bins: int, d: int, rng: np.random.Generator, *,
-                    squeeze: bool = True) -> np.ndarray:
-    """Uniform points inside cells, given how many land in each cell, in random order.
+                    squeeze: bool = True, levels=None) -> np.ndarray:
+    """Points inside cells, given how many land in each cell, in random order.
+
+    Uniform inside the cell on a numeric axis; the category's position
+    (:func:`category_positions`) on a categorical axis (``levels``).
 
     Parameters
     ----------
-    cell_counts : ndarray of int ≥ 0, shape (runs, bins**d)
+    cell_counts : ndarray of int ≥ 0, shape (runs, cells)
+        ``cells`` = the product of the axis sizes (``bins**d`` when all axes are numeric).
         Each row sums to the same ``m`` in [1, MAX_RELEASE_SIZE]; runs × m × d ≤ MAX_RELEASE_VALUES.
     bins, d : int
     rng : numpy.random.Generator
     squeeze : bool
         Return shape (runs, m) when ``d == 1``.
+    levels : sequence of (None or int ≥ 1), length d, optional
+        As in :func:`histogram_counts`.
 
     Returns
     -------
@@ -183,8 +231,11 @@ def cells_to_points(cell_counts, bins: int, d: int, rng: np.random.Generator, *,
     bins = check_bins(bins)
     d = check_integer("d", d, minimum=1)
     rng = check_rng(rng)
-    if counts.ndim != 2 or counts.shape[0] == 0 or counts.shape[1] != _cell_shape(bins, d):
-        raise ValueError(f"cell_counts must have shape (runs, bins**d) = (runs, {bins}**{d}), got {counts.shape}")
+    levels = check_levels(levels, d)
+    sizes = axis_sizes(bins, d, levels)
+    if counts.ndim != 2 or counts.shape[0] == 0 or counts.shape[1] != _cell_shape(bins, d, levels):
+        raise ValueError(f"cell_counts must have shape (runs, cells) = (runs, {_cell_shape(bins, d, levels)}), "
+                         f"got {counts.shape}")
     runs, cells = counts.shape
     totals = counts.sum(axis=1)
     m = int(totals[0])
@@ -198,8 +249,14 @@ def cells_to_points(cell_counts, bins: int, d: int, rng: np.random.Generator, *,
     if d == 1:
         idx = flat[..., None]
     else:
-        idx = np.stack(np.unravel_index(flat, (bins,) * d), axis=-1)
-    points = (idx + rng.random(idx.shape)) / bins
+        idx = np.stack(np.unravel_index(flat, sizes), axis=-1)
+    # One uniform per coordinate, also on categorical axes, so that an all-numeric domain
+    # draws exactly as before; a categorical coordinate is then put on its category's position.
+    points = (idx + rng.random(idx.shape)) / np.asarray(sizes, dtype=np.float64)
+    if levels is not None:
+        for j, size in enumerate(levels):
+            if size is not None:
+                points[..., j] = category_positions(idx[..., j], size)
     return points[..., 0] if (d == 1 and squeeze) else points
 
 
@@ -215,10 +272,30 @@ def _normalise_rows(weights: np.ndarray) -> np.ndarray:
 
 
 class HistogramMechanism(Mechanism):
-    """A histogram baseline: cell probabilities from the counts, then ``m`` uniform-in-cell draws."""
+    """A histogram baseline: cell probabilities from the counts, then ``m`` uniform-in-cell draws.
 
-    def __init__(self, bins):
+    The domain is the product of ``bins`` equal bins per numeric axis and, with ``levels``,
+    the public categories of each categorical axis (docs/mathematics.md §4.7): a public
+    partition fixed before the data are seen, so every guarantee of §4 holds with
+    :math:`k_B` = the number of cells.
+
+    Parameters
+    ----------
+    bins : int ≥ 1
+    levels : sequence of (None or int ≥ 1), optional
+        Per column: ``None`` (numeric) or the number K of public categories (categorical,
+        values at :func:`category_positions`); default every column numeric.
+    """
+
+    def __init__(self, bins, levels=None):
         self.bins = check_bins(bins)
+        self.levels = check_levels(levels)
+
+    def cells(self, d: int = 1) -> int:
+        """:math:`k_B`, the number of cells for ``d`` columns (``bins**d`` when all are numeric)."""
+        if self.levels is not None and len(self.levels) != d:
+            raise ValueError(f"this mechanism's domain has {len(self.levels)} columns, got d = {d}")
+        return _cell_shape(self.bins, d, self.levels)
 
     @abstractmethod
     def cell_probabilities(self, counts: np.ndarray, m: int, runs: int,
@@ -228,7 +305,7 @@ class HistogramMechanism(Mechanism):
     def release_runs(self, data, m, runs, rng, *, counts=None) -> np.ndarray:
         x, weights, m, runs, rng, d = check_release_arguments(data, m, runs, rng, counts)
         # The mechanism sees the cell counts only: from records or from a table they are equal.
-        counts = histogram_counts(x, self.bins, counts=weights)
+        counts = histogram_counts(x, self.bins, counts=weights, levels=self.levels)
         # Runs are processed in blocks so that the (runs × cells) probability matrix stays
         # within ~32 MB however many cells there are.
         block = max(1, (1 << 22) // counts.size)
@@ -236,5 +313,6 @@ class HistogramMechanism(Mechanism):
         for start in range(0, runs, block):
             size = min(block, runs - start)
             q = self.cell_probabilities(counts, m, size, rng)
-            parts.append(cells_to_points(rng.multinomial(m, q), self.bins, d, rng, squeeze=x.ndim == 1))
+            parts.append(cells_to_points(rng.multinomial(m, q), self.bins, d, rng, squeeze=x.ndim == 1,
+                                         levels=self.levels))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)

@@ -20,7 +20,7 @@ from ..validation import (
     check_real,
 )
 from ..privacy import Guarantee
-from .base import HistogramMechanism, Knob, _cell_shape
+from .base import HistogramMechanism, Knob
 from .truncated_dirichlet import TruncatedDirichlet
 from ..privacy import (
     dirichlet_multinomial_alpha,
@@ -46,6 +46,8 @@ class DirichletMultinomialHistogram(HistogramMechanism):
     ----------
     eps : float in (0, ∞)
     bins : int ≥ 1
+    levels : sequence of (None or int ≥ 1), optional
+        Categorical axes of the product domain (:class:`~core.mechanisms.HistogramMechanism`).
     alpha_rule : {"global", "data-dependent"}
     alpha_floor : float > 0
         :math:`\\alpha_0` of the data-dependent rule (thesis: 1e-4).
@@ -54,8 +56,8 @@ class DirichletMultinomialHistogram(HistogramMechanism):
     name = "dirichlet_multinomial"
     label = "Dirichlet–multinomial"
 
-    def __init__(self, eps, bins, *, alpha_rule: str = "global", alpha_floor: float = 1e-4):
-        super().__init__(bins)
+    def __init__(self, eps, bins, *, alpha_rule: str = "global", alpha_floor: float = 1e-4, levels=None):
+        super().__init__(bins, levels)
         self.eps = check_finite_eps(eps)
         if alpha_rule not in ("global", "data-dependent"):
             raise ValueError(f"alpha_rule must be 'global' or 'data-dependent', got {alpha_rule!r}")
@@ -108,6 +110,8 @@ class DirichletPosteriorSampling(HistogramMechanism):
     eps : float in (0, ∞)
     delta : float in (0, 1)
     bins : int ≥ 1
+    levels : sequence of (None or int ≥ 1), optional
+        Categorical axes of the product domain (:class:`~core.mechanisms.HistogramMechanism`).
     alpha : float > 0, optional
         A fixed prior weight; the stated ε is then ``dirichlet_sampling_epsilon(alpha, delta)``.
     """
@@ -115,8 +119,8 @@ class DirichletPosteriorSampling(HistogramMechanism):
     name = "dirichlet_posterior_sampling"
     label = "Dirichlet posterior sampling"
 
-    def __init__(self, eps, delta, bins, *, alpha=None):
-        super().__init__(bins)
+    def __init__(self, eps, delta, bins, *, alpha=None, levels=None):
+        super().__init__(bins, levels)
         self.delta = check_delta(delta)
         if alpha is None:
             self.target_eps = check_finite_eps(eps)
@@ -155,6 +159,8 @@ class TruncatedDirichletPosteriorSampling(HistogramMechanism):
     ----------
     eps : float in (0, 1400]
     bins : int ≥ 1
+    levels : sequence of (None or int ≥ 1), optional
+        Categorical axes of the product domain (:class:`~core.mechanisms.HistogramMechanism`).
     prior : int in [1, 10^6]
         Symmetric Dirichlet weight :math:`\\alpha_0` (1: uniform on the truncated simplex). An
         integer, so that every exponent :math:`C_j+\\alpha_0-1` is an integer and the exact
@@ -164,8 +170,8 @@ class TruncatedDirichletPosteriorSampling(HistogramMechanism):
     name = "truncated_dirichlet_posterior"
     label = "Truncated-Dirichlet posterior sampling"
 
-    def __init__(self, eps, bins, *, prior: float = 1.0):
-        super().__init__(bins)
+    def __init__(self, eps, bins, *, prior: float = 1.0, levels=None):
+        super().__init__(bins, levels)
         self.eps = check_real("eps", eps, low=0.0, high=1400.0, low_open=True)
         self.prior = float(check_integer("prior", prior, minimum=1, maximum=10**6))
 
@@ -176,11 +182,11 @@ class TruncatedDirichletPosteriorSampling(HistogramMechanism):
                          "ε = 2 log((1 − (k_B − 1)p_min)/p_min) (seed 001); any m")
 
     def p_min(self, d: int = 1) -> float:
-        """The truncation for ``d`` columns (``bins**d`` cells)."""
-        return truncated_dirichlet_p_min(self.eps, _cell_shape(self.bins, d))
+        """The truncation for ``d`` columns (:meth:`cells` cells)."""
+        return truncated_dirichlet_p_min(self.eps, self.cells(d))
 
     def knobs(self, n, m, d: int = 1):
-        cells = _cell_shape(self.bins, d)
+        cells = self.cells(d)
         p_min = self.p_min(d)
         achieved = truncated_dirichlet_epsilon(p_min, cells)
         return [Knob("p_min", p_min,
@@ -254,6 +260,8 @@ class PseudoPosteriorMechanism(HistogramMechanism):
     eps : float in (0, 1400]
         Local ε = 2Δ_α.
     bins : int ≥ 1
+    levels : sequence of (None or int ≥ 1), optional
+        Categorical axes of the product domain (:class:`~core.mechanisms.HistogramMechanism`).
     weighting : {"vector", "scalar"}
     prior : int in [1, 10^6]
         Symmetric Dirichlet weight β.
@@ -261,8 +269,9 @@ class PseudoPosteriorMechanism(HistogramMechanism):
         Quantile defining each record's Lipschitz bound (the seed keeps 99% of the draws).
     """
 
-    def __init__(self, eps, bins, *, weighting: str = "vector", prior: float = 1.0, tau: float = 0.01):
-        super().__init__(bins)
+    def __init__(self, eps, bins, *, weighting: str = "vector", prior: float = 1.0, tau: float = 0.01,
+                 levels=None):
+        super().__init__(bins, levels)
         self.eps = check_real("eps", eps, low=0.0, high=1400.0, low_open=True)
         if weighting not in ("vector", "scalar"):
             raise ValueError(f"weighting must be 'vector' or 'scalar', got {weighting!r}")

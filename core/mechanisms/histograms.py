@@ -11,7 +11,7 @@ from ..validation import (
     check_finite_eps,
 )
 from ..privacy import Guarantee
-from .base import HistogramMechanism, Knob, _cell_shape, _normalise_rows
+from .base import HistogramMechanism, Knob, _normalise_rows
 from ..privacy import gaussian_sigma, smoothed_histogram_lambda
 from ..privacy.calibration import L1_SENSITIVITY, L2_SENSITIVITY
 
@@ -28,13 +28,15 @@ class LaplaceHistogram(HistogramMechanism):
     ----------
     eps : float in (0, ∞)
     bins : int ≥ 1
+    levels : sequence of (None or int ≥ 1), optional
+        Categorical axes of the product domain (:class:`~core.mechanisms.HistogramMechanism`).
     """
 
     name = "laplace_histogram"
     label = "Perturbed histogram (Laplace)"
 
-    def __init__(self, eps, bins):
-        super().__init__(bins)
+    def __init__(self, eps, bins, *, levels=None):
+        super().__init__(bins, levels)
         self.eps = check_finite_eps(eps)
         self.scale = L1_SENSITIVITY / self.eps
 
@@ -66,13 +68,15 @@ class GaussianHistogram(HistogramMechanism):
     eps : float in (0, ∞)
     delta : float in (0, 1)
     bins : int ≥ 1
+    levels : sequence of (None or int ≥ 1), optional
+        Categorical axes of the product domain (:class:`~core.mechanisms.HistogramMechanism`).
     """
 
     name = "gaussian_histogram"
     label = "Perturbed histogram (Gaussian)"
 
-    def __init__(self, eps, delta, bins):
-        super().__init__(bins)
+    def __init__(self, eps, delta, bins, *, levels=None):
+        super().__init__(bins, levels)
         self.eps = check_finite_eps(eps)
         self.delta = check_delta(delta)
         self.sigma = gaussian_sigma(self.eps, self.delta, L2_SENSITIVITY)
@@ -106,13 +110,15 @@ class SmoothedHistogram(HistogramMechanism):
     ----------
     eps : float in (0, ∞)
     bins : int ≥ 1
+    levels : sequence of (None or int ≥ 1), optional
+        Categorical axes of the product domain (:class:`~core.mechanisms.HistogramMechanism`).
     """
 
     name = "smoothed_histogram"
     label = "Smoothed histogram"
 
-    def __init__(self, eps, bins):
-        super().__init__(bins)
+    def __init__(self, eps, bins, *, levels=None):
+        super().__init__(bins, levels)
         self.eps = check_finite_eps(eps)
 
     @property
@@ -122,10 +128,10 @@ class SmoothedHistogram(HistogramMechanism):
 
     def smoothing(self, n, m, d: int = 1) -> float:
         """λ for ``n`` records, ``m`` draws and ``d`` columns."""
-        return smoothed_histogram_lambda(n, _cell_shape(self.bins, d), m, self.eps)
+        return smoothed_histogram_lambda(n, self.cells(d), m, self.eps)
 
     def knobs(self, n, m, d: int = 1):
-        cells = _cell_shape(self.bins, d)
+        cells = self.cells(d)
         return [Knob("lambda", self.smoothing(n, m, d),
                      f"λ_min = k_B/(k_B + n(e^(ε/m) − 1)) with k_B = {cells}: smallest λ with "
                      "m·log((1 − λ)k_B/(nλ) + 1) ≤ ε")]

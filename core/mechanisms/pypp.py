@@ -249,6 +249,20 @@ def _per_column(spec, d: int, name: str) -> list:
 _ENUMERATE_DOMAIN = 1 << 20   # public domains up to this size are listed; larger ones are sampled
 
 
+def public_domain_can_serve(z: int, observed: int, size: int) -> bool:
+    """Whether :func:`pypp_release` can give ``size`` new blocks distinct unobserved rows of a
+    public domain of ``z`` rows of which ``observed`` occur in the data (σ < 0).
+
+    Domains up to 2^20 rows are listed, so any ``size ≤ z − observed`` is served; a larger
+    domain is sampled by rejection and needs at least ``max(2·size, ⌊z/2⌋)`` unobserved rows
+    (an acceptance rate of at least 1/2). The release planner offers only what this accepts.
+    """
+    free = int(z) - int(observed)
+    if size > free:
+        return False
+    return int(z) <= _ENUMERATE_DOMAIN or free >= max(2 * int(size), int(z) // 2)
+
+
 def _unobserved_public_rows(bases, atoms: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
     """``size`` distinct rows of the public product domain that are not atoms, uniformly.
 
@@ -268,15 +282,15 @@ def _unobserved_public_rows(bases, atoms: np.ndarray, size: int, rng: np.random.
     if size > free:
         raise ValueError(f"the release needs {size} unobserved categories but the public domain of z = {z} "
                          f"has only {free}")
+    if not public_domain_can_serve(z, len(observed), size):
+        raise ValueError(f"a public domain of z = {z} categories with only {free} unobserved is too large "
+                         f"to list and too full to sample; at most {_ENUMERATE_DOMAIN:,} categories are listed")
     if z <= _ENUMERATE_DOMAIN:
         grids = np.indices([len(c) for c in cats]).reshape(d, -1).T
         domain = [tuple(cats[j][i] for j, i in enumerate(g)) for g in grids.tolist()]
         unobserved = [r for r in domain if r not in observed]
         chosen = [unobserved[i] for i in rng.choice(len(unobserved), size=size, replace=False)]
     else:
-        if free < max(2 * size, z // 2):
-            raise ValueError(f"a public domain of z = {z} categories with only {free} unobserved is too large "
-                             f"to list and too full to sample; at most {_ENUMERATE_DOMAIN:,} categories are listed")
         chosen, seen = [], set(observed)
         while len(chosen) < size:
             draw = np.column_stack([rng.integers(0, len(c), size=2 * (size - len(chosen))) for c in cats])

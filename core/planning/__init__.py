@@ -1,7 +1,9 @@
 """Planning a release from the confidential data (curator-only; docs/mathematics.md §3.4–3.6).
 
 * :mod:`.advisor` — the singleton-aware coarsening advisor (:func:`advise`, :func:`frontier`);
-* :mod:`.planner` — the release planner (:func:`plan_release`, :func:`predict_utility`).
+* :mod:`.planner` — the release planner (:func:`plan_release`, :func:`predict_utility`), with the
+  pure ε-DP options over public grids (:class:`PureSearch`, :func:`predict_pure_utility`,
+  :func:`pure_utility_cost`).
 
 Both read the confidential data, so following their advice is a data-dependent choice that
 no privacy guarantee covers (:data:`SELECTION_CAVEAT`).
@@ -15,14 +17,28 @@ from .advisor import (
     advise,
     apply_candidate,
     candidate_grid,
+    default_grid_steps,
     default_transforms,
     frontier,
     transform_cost,
 )
-from .planner import GuaranteeTarget, Plan, PlanOption, UtilityTarget, plan_release, predict_utility
+from .planner import (
+    DEFAULT_ALPHAS,
+    GuaranteeTarget,
+    Plan,
+    PlanOption,
+    PureSearch,
+    UtilityTarget,
+    plan_release,
+    predict_pure_utility,
+    predict_utility,
+    public_domain_gaps,
+    pure_utility_cost,
+)
 
 __all__ = [
-    "MAX_CANDIDATES", "SELECTION_CAVEAT", "AdvisorResult", "CoarseningCandidate", "GuaranteeTarget", "Plan",
-    "PlanOption", "UtilityTarget", "advise", "apply_candidate", "candidate_grid", "default_transforms",
-    "frontier", "plan_release", "predict_utility", "transform_cost",
+    "DEFAULT_ALPHAS", "MAX_CANDIDATES", "SELECTION_CAVEAT", "AdvisorResult", "CoarseningCandidate", "GuaranteeTarget",
+    "Plan", "PlanOption", "PureSearch", "UtilityTarget", "advise", "apply_candidate", "candidate_grid",
+    "default_grid_steps", "default_transforms", "frontier", "plan_release", "predict_pure_utility",
+    "predict_utility", "public_domain_gaps", "pure_utility_cost", "transform_cost",
 ]

@@ -116,10 +116,33 @@ def default_transforms(column: str, kind: str, *, bounds=None, log: bool = False
     if log:
         out += [ColumnTransform(column, "log_round", step=h) for h in (0.05, 0.1, 0.2)]
     if bounds is not None:
-        lo, hi = bounds
-        width = 10.0 ** math.floor(math.log10(float(hi) - float(lo)))
-        out += [ColumnTransform(column, "round", step=width / 10.0**j) for j in (3, 2, 1)]
+        out += [ColumnTransform(column, "round", step=s) for s in reversed(_round_steps(bounds))]
     return out
+
+
+def _round_steps(bounds) -> tuple[float, ...]:
+    """:math:`w/10^j`, j = 1..3, with :math:`w = 10^{\\lfloor\\log_{10}(hi - lo)\\rfloor}`: coarsest first."""
+    lo, hi = bounds
+    width = 10.0 ** math.floor(math.log10(float(hi) - float(lo)))
+    return tuple(width / 10.0**j for j in (1, 2, 3))
+
+
+#: Public grid steps on the log scale offered for a log column (log units; coarsest first).
+LOG_GRID_STEPS = (0.2, 0.1, 0.05)
+
+
+def default_grid_steps(column: str, bounds, *, log: bool = False) -> tuple[float, ...]:
+    """A data-independent menu of public grid steps for a numeric column (docs/mathematics.md §3.3.1, §3.6).
+
+    The grid needs public ``bounds`` (lo, hi). Linear: the advisor's rounding steps
+    :math:`w/10^j`, j = 1..3, :math:`w = 10^{\\lfloor\\log_{10}(hi - lo)\\rfloor}` — from 11 to about
+    10⁴ grid points; ``log``: steps 0.2, 0.1, 0.05 in log units (relative spacing about
+    22%, 11%, 5%). Coarsest first. Nothing is read from the data.
+    """
+    if bounds is None:
+        raise ValueError(f"a public grid on column {column!r} needs public bounds")
+    lo, hi = check_bounds(bounds, f"bounds of column {column!r}", positive=bool(log))
+    return LOG_GRID_STEPS if log else _round_steps((lo, hi))
 
 
 def candidate_grid(per_column: Mapping[str, Sequence[ColumnTransform]], *,

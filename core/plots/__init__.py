@@ -28,11 +28,12 @@ from .informativity import informativity_figure
 from .privacy import delta_curves_figure, feasible_region_figure, max_m_figure
 from .profile import singletons_by_rounding_figure, spectrum_figure
 from .style import CURATOR_ONLY
-from .utility import distribution_overlay_figure, w1_boxplot_figure, w1_frontier_figure
+from .utility import category_shares_figure, distribution_overlay_figure, w1_boxplot_figure, w1_frontier_figure
 
 __all__ = [
     "CURATOR_ONLY",
     "audit",
+    "category_shares_figure",
     "coarsening",
     "delta_curves_figure",
     "distribution_overlay_figure",

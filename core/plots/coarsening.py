@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import CURATOR_ONLY, LAYOUT, series_colour
+from .style import CURATOR_ONLY, LAYOUT, plot_text, series_colour
 from ..validation import check_choice
 
 __all__ = ["coarsening_frontier_figure"]
@@ -56,19 +56,19 @@ def coarsening_frontier_figure(table: pd.DataFrame, *, y: str = "m_star", applie
         if part.empty:
             continue
         fig.add_trace(go.Scatter(x=part["relative_cost"], y=part[y], mode="markers", name=name,
-                                 text=part["candidate"], marker=dict(symbol=symbol, color=colour, size=9,
+                                 text=[plot_text(c) for c in part["candidate"]], marker=dict(symbol=symbol, color=colour, size=9,
                                                                       opacity=0.6),
                                  hovertemplate="%{text}<br>relative cost %{x:.3g}<br>" + y + " %{y}<extra></extra>"))
     front = table[table["on_relative_frontier"].to_numpy(bool)].sort_values(["relative_cost", y])
     fig.add_trace(go.Scatter(x=front["relative_cost"], y=front[y], mode="lines+markers", name="frontier",
-                             text=front["candidate"], line=dict(color=series_colour(2), shape="hv"),
+                             text=[plot_text(c) for c in front["candidate"]], line=dict(color=series_colour(2), shape="hv"),
                              marker=dict(size=11, color=series_colour(2)),
                              hovertemplate="%{text}<br>relative cost %{x:.3g}<br>" + y + " %{y}<extra></extra>"))
     if applied is not None:
         hit = table[table["candidate"] == applied]
         if not hit.empty:
             fig.add_trace(go.Scatter(x=hit["relative_cost"], y=hit[y], mode="markers", name="applied",
-                                     text=hit["candidate"], hoverinfo="text",
+                                     text=[plot_text(c) for c in hit["candidate"]], hoverinfo="text",
                                      marker=dict(symbol="circle-open", size=20, line=dict(width=3),
                                                  color="black")))
     costs = table["relative_cost"].to_numpy(float)

@@ -11,7 +11,7 @@ Trace names are stable so that the app and the tests can find a series by name:
 
 * :func:`posterior_intervals_figure`: ``"posterior mean, 95% credible interval"`` and
   ``"confidential value (curator only)"`` for the location functionals (mean,
-  quantiles); the same names prefixed by ``"P(X > t): "`` for the tail probabilities,
+  quantiles); the same names prefixed by ``"probabilities: "`` for the probabilities (P(X > t), P(X = c)),
   which live on their own [0, 1] axis.
 * :func:`coverage_figure`: ``"coverage"`` and ``"nominal level"``.
 """
@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from .style import plot_text
 
 __all__ = [
     "CONFIDENTIAL_TRACE",
@@ -39,7 +41,7 @@ CONFIDENTIAL_TRACE = "confidential value (curator only)"
 COVERAGE_TRACE = "coverage"
 NOMINAL_TRACE = "nominal level"
 #: Prefix of the traces drawn on the probability panel of :func:`posterior_intervals_figure`.
-PROBABILITY_PREFIX = "P(X > t): "
+PROBABILITY_PREFIX = "probabilities: "   # P(X > t) of a numeric column, P(X = c) of a categorical one
 
 _POSTERIOR_COLOUR = "#1f77b4"
 _CONFIDENTIAL_COLOUR = "#d62728"
@@ -123,8 +125,8 @@ def posterior_intervals_figure(summary: pd.DataFrame, *, level: float = 0.95,
                 marker=dict(color=_CONFIDENTIAL_COLOUR, symbol="x", size=11), legendgroup="confidential",
                 showlegend=col == 1, hovertemplate="%{y}: confidential %{x:.4g}<extra></extra>"), row=1, col=col)
         fig.update_yaxes(autorange="reversed", row=1, col=col)
-        fig.update_xaxes(title_text="probability" if prefix else value_label, row=1, col=col)
-    fig.update_layout(title=title, **LAYOUT)
+        fig.update_xaxes(title_text="probability" if prefix else plot_text(value_label), row=1, col=col)
+    fig.update_layout(title=plot_text(title), **LAYOUT)
     return fig
 
 

@@ -21,7 +21,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import LAYOUT, series_colour
+from .style import LAYOUT, plot_text, series_colour
 from ..evaluation.quality import QualityReport
 
 __all__ = ["column_scores_figure", "format_score", "overall_label", "pair_scores_figure"]
@@ -63,7 +63,7 @@ def column_scores_figure(report: QualityReport, *, title: str | None = None) -> 
         sub = cols[cols["metric"] == metric]
         if sub.empty:
             continue
-        fig.add_trace(go.Bar(x=[str(c) for c in sub["column"]], y=sub["score"], name=metric,
+        fig.add_trace(go.Bar(x=[plot_text(c) for c in sub["column"]], y=sub["score"], name=metric,
                              marker_color=series_colour(i), text=[f"{s:.3f}" for s in sub["score"]],
                              textposition="outside",
                              hovertemplate="%{x}: %{y:.4f}<extra>" + metric + "</extra>"))
@@ -92,7 +92,8 @@ def pair_scores_figure(report: QualityReport, *, title: str | None = None) -> go
         metric[i, j] = metric[j, i] = r.metric
     text = [["" if i == j else ("n/a" if not np.isfinite(z[i, j]) else f"{z[i, j]:.3f}") for j in range(k)]
             for i in range(k)]
-    fig = go.Figure(go.Heatmap(z=z, x=names, y=names, zmin=0.0, zmax=1.0, colorscale="Viridis",
+    shown = [plot_text(c) for c in names]
+    fig = go.Figure(go.Heatmap(z=z, x=shown, y=shown, zmin=0.0, zmax=1.0, colorscale="Viridis",
                                text=text, texttemplate="%{text}", customdata=metric, name="pair scores",
                                hovertemplate="%{y} × %{x}: %{z:.4f}<br>%{customdata}<extra></extra>",
                                colorbar=dict(title="score")))

@@ -6,12 +6,22 @@ package's public face.
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 
 from ..formatting import format_upper
 
-__all__ = ["CURATOR_ONLY", "LAYOUT", "PALETTE", "as_1d", "positive_or_nan", "same_length",
+__all__ = ["CURATOR_ONLY", "LAYOUT", "PALETTE", "as_1d", "plot_text", "positive_or_nan", "same_length",
            "series_colour", "upper_labels"]
+
+
+def plot_text(value) -> str:
+    """``value`` as plain text in a figure: plotly reads a subset of HTML in titles, axis titles,
+    tick labels and trace names (``<b>``, ``<a href>``, ``<br>``), so ``&``, ``<`` and ``>`` of
+    user text (column and category names) are written as entities, which plotly shows as the
+    characters themselves."""
+    return html.escape(str(value), quote=False)
 
 #: Subtitle of every figure that shows confidential data.
 CURATOR_ONLY = "curator-only view: shows confidential data, not itself private"

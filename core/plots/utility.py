@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -9,9 +10,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..validation import check_integer
-from .style import CURATOR_ONLY, LAYOUT, as_1d, same_length, series_colour
+from .style import CURATOR_ONLY, LAYOUT, as_1d, plot_text, same_length, series_colour
 
-__all__ = ["distribution_overlay_figure", "w1_boxplot_figure", "w1_frontier_figure"]
+__all__ = ["category_shares_figure", "distribution_overlay_figure", "w1_boxplot_figure", "w1_frontier_figure"]
 
 
 def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_grid=None,
@@ -60,7 +61,47 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
                                      line=dict(color=colours.get(label, series_colour(len(arrays) + i)), width=2)))
     if curator_only:
         title = f"{title} — {CURATOR_ONLY}"
-    fig.update_layout(title=title, barmode="overlay", xaxis_title=x_title, yaxis_title="density", **LAYOUT)
+    fig.update_layout(title=plot_text(title), barmode="overlay", xaxis_title=plot_text(x_title),
+                      yaxis_title="density", **LAYOUT)
+    return fig
+
+
+def category_shares_figure(categories: Sequence, shares: Mapping[str, Sequence[float]], *, max_categories: int = 30,
+                           title: str = "Category shares", curator_only: bool = True,
+                           x_title: str = "category") -> go.Figure:
+    """Grouped bars of the share of each category in several samples of one categorical column.
+
+    Parameters
+    ----------
+    categories : sequence, length K
+        Category labels (user text: shown as text, never as markup).
+    shares : mapping label → array of shape (K,)
+        e.g. ``{"confidential": p, "PYPP": q}``, each summing to at most 1.
+    max_categories : int ≥ 1
+        Categories drawn: the largest ones of the first sample; the others are summed into
+        one bar "(other categories)".
+    curator_only : bool
+        Mark the figure as a curator-only view (it shows confidential data).
+    """
+    max_categories = check_integer("max_categories", max_categories, minimum=1, maximum=10_000)
+    names = [html.escape(str(c)) for c in categories]
+    arrays = {label: same_length(f"shares[{label!r}]", v, np.zeros(len(names)), "categories")
+              for label, v in shares.items()}
+    if not arrays:
+        raise ValueError("shares must hold at least one sample")
+    first = next(iter(arrays.values()))
+    keep = np.sort(np.argsort(-first, kind="stable")[:max_categories])
+    rest = np.setdiff1d(np.arange(len(names)), keep)
+    x = [names[i] for i in keep] + (["(other categories)"] if rest.size else [])
+    fig = go.Figure()
+    for i, (label, a) in enumerate(arrays.items()):
+        y = np.concatenate([a[keep], [a[rest].sum()] if rest.size else []])
+        fig.add_trace(go.Bar(x=x, y=y, name=html.escape(str(label)), marker_color=series_colour(i), opacity=0.8))
+    if curator_only:
+        title = f"{title} — {CURATOR_ONLY}"
+    fig.update_layout(title=plot_text(title), barmode="group", xaxis_title=plot_text(x_title),
+                      yaxis_title="share of records",
+                      xaxis_type="category", **LAYOUT)
     return fig
 
 
@@ -94,7 +135,7 @@ def w1_boxplot_figure(runs: pd.DataFrame, *, value: str = "W1", by: str = "mecha
         label = _ceiling_label(name) if is_ceiling else str(name)
         fig.add_trace(go.Box(y=vals, name=label, boxpoints="outliers",
                              marker_color="grey" if is_ceiling else series_colour(i)))
-    fig.update_layout(title=title, yaxis_title=value, showlegend=False, **LAYOUT)
+    fig.update_layout(title=plot_text(title), yaxis_title=plot_text(value), showlegend=False, **LAYOUT)
     return fig
 
 
@@ -129,7 +170,7 @@ def w1_frontier_figure(runs: pd.DataFrame, *, x: str = "eps", value: str = "W1",
                                  showlegend=False, hoverinfo="skip"))
         fig.add_trace(go.Scatter(x=xs, y=s["median"].to_numpy(float), mode="lines+markers", name=label,
                                  legendgroup=label, line=dict(color=colour)))
-    fig.update_layout(title=title, xaxis_title="ε", yaxis_title=f"median {value}", **LAYOUT)
+    fig.update_layout(title=plot_text(title), xaxis_title="ε", yaxis_title=plot_text(f"median {value}"), **LAYOUT)
     if log_x:
         fig.update_xaxes(type="log")
     if log_y:

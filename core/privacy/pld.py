@@ -717,7 +717,7 @@ def calibration_losses(calibration, multiplicities=None) -> dict[str, PrivacyLos
         elif mech.name == "gaussian_histogram":
             out[mech.name] = gaussian_histogram_loss(mech.sigma)
         elif mech.name == "smoothed_histogram":
-            out[mech.name] = smoothed_histogram_loss(n, calibration.bins ** d, m, mech.smoothing(n, m, d))
+            out[mech.name] = smoothed_histogram_loss(n, mech.cells(d), m, mech.smoothing(n, m, d))
         elif g.kind != "none":
             out[mech.name] = generic_loss(mech.label, g.eps, g.delta)
     return out

@@ -56,9 +56,9 @@ cell; ``"drop"`` — the records with a missing cell are removed before the mech
 depends on the data, which the public report states (docs/mathematics.md §2.5). Recipes
 written before this field existed read as before, and a recipe without the choice is
 written as before.
-``settings_chosen_from_data`` (optional, default false) records that θ and m were loaded
-from the release planner, which searched them on the confidential data: the public report
-states that choice too.
+``settings_chosen_from_data`` (optional, default false) records that θ (or α and the grid
+steps of a pure option) and m were loaded from the release planner, which searched them on
+the confidential data: the public report states that choice too.
 
 ``data.source`` is ``"sample:<file name>"`` (a bundled sample in ``sample_data/``),
 ``"upload:<sha256 of the file>"`` (an upload; the data must be passed to
@@ -342,8 +342,9 @@ class ReleaseRecipe:
         The coarsening was chosen by looking at the confidential data (the advisor): a
         data-dependent choice no guarantee covers.
     settings_chosen_from_data : bool
-        θ and m were chosen by looking at the confidential data (the release planner's
-        recommendation): a data-dependent choice no guarantee covers.
+        θ (or α and the grid steps of a pure option) and m were chosen by looking at the
+        confidential data (the release planner's recommendation): a data-dependent choice no
+        guarantee covers.
     """
 
     source: str
@@ -768,8 +769,8 @@ def _coarsening_notes(recipe: ReleaseRecipe) -> list[str]:
         notes.append(f"The coarsening depends on the confidential data ({'; '.join(reasons)}): no guarantee covers "
                      "that choice (docs/mathematics.md §3.4).")
     if recipe.settings_chosen_from_data:
-        notes.append("θ and m were chosen with the release planner on the confidential data: no guarantee covers "
-                     "that choice (docs/mathematics.md §3.6).")
+        notes.append("θ (or α and the grid steps) and m were chosen with the release planner on the confidential "
+                     "data: no guarantee covers that choice (docs/mathematics.md §3.6).")
     return notes
 
 
@@ -936,8 +937,9 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
                          f"the confidential data ({'; '.join(public.coarsening_from_data)}): no guarantee covers that "
                          "choice, and the statement below depends on the data.")
     if public.settings_chosen_from_data:
-        dependent.append("θ and m were chosen with the release planner, which searched them on the confidential "
-                         "data: no guarantee covers that choice, and the statement below depends on the data.")
+        dependent.append("θ (or α and the grid steps) and m were chosen with the release planner, which searched "
+                         "them on the confidential data: no guarantee covers that choice, and the statement below "
+                         "depends on the data.")
     if public.dropped_missing:
         dependent.append(_dropped_statement(public.dropped_missing, n))
     if public.size_rule == "instance":

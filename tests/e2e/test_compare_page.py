@@ -17,7 +17,7 @@ def test_compare_page_and_eps_sweep_with_every_mechanism(page, app_url):
     w.go_to_page(page, "Compare")
     page.get_by_role("button", name="Run comparison").wait_for()
     w.press(page, "Run comparison", timeout=180_000)
-    fig = w.figure_with_title(page, "W1 to the confidential data", timeout=120.0)
+    fig = w.figure_with_title(page, "W1 in original units to the confidential data", timeout=120.0)
     labels = {t["name"] for t in fig["traces"] if t["name"]}
     assert len(labels) >= len(DEFAULT_MECHANISMS), labels
     assert any("Truncated" in label or "truncated" in label for label in labels), labels
