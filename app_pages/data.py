@@ -150,9 +150,21 @@ if frame is not None:
     for c in chosen:
         if c not in st.session_state.transforms:
             st.session_state.transforms[c] = sel.default_transform(frame, c)
+        st.session_state.transforms[c].setdefault("missing", None)
+    missing = sel.missing_counts(chosen)
     for c in chosen:
-        with st.expander(f"Column {quoted(c)}", expanded=len(chosen) == 1):
+        undecided = missing.get(c, 0) and st.session_state.transforms[c]["missing"] is None
+        with st.expander(f"Column {quoted(c)}", expanded=len(chosen) == 1 or bool(undecided)):
             st.radio("Kind", ["numeric", "categorical"], horizontal=True, **state.bind_transform(c, "kind"))
+            if missing.get(c, 0):
+                st.radio(f"Missing values: {missing[c]:,} record(s) have no value in this column",
+                         sel.MISSING_OPTIONS, format_func=sel.MISSING_LABELS.get,
+                         **state.bind_transform(c, "missing", none_as=sel.MISSING_UNSET),
+                         help="Missing is a value: one more value (one more public category when the column "
+                              "has a public list), released as an empty cell; the guarantee is unchanged. Drop: "
+                              "the records with a missing value leave before the mechanism, so n is counted "
+                              "after dropping, a number that depends on the data (both reports say so). "
+                              "docs/mathematics.md §2.5.")
             if st.session_state.transforms[c]["kind"] == "numeric":
                 left, mid, right = st.columns(3)
                 left.checkbox("log transform (positive values)", **state.bind_transform(c, "log"))
@@ -213,6 +225,11 @@ for info in prepared.column_info:
                    "next pages do not cover them. Enter public bounds to remove this leak.", icon="⚠️")
     if info.n_clipped:
         st.info(f"{info.n_clipped:,} value(s) of {quoted(info.name)} lie outside the public bounds and were clipped.")
+if prepared.dropped_columns:
+    st.info(f"{prepared.n_dropped:,} of the {table.n + prepared.n_dropped:,} records were dropped before the "
+            f"mechanism because a column set to drop them has a missing value (the counts per column are in the "
+            f"column panels above). n = {table.n:,} counts the records left: a number that depends on the data, "
+            "which the public report states; the guarantee is stated for these n records.")
 if table.singletons:
     st.info(f"{table.singletons:,} value(s) appear only once. With σ = 0 each singleton sets a floor on δ "
             "(the singleton plateau m/(m + θ + n − 1)) that no ε removes; rounding to a coarser precision "

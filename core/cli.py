@@ -4,7 +4,8 @@
 
     bnp-synth release DATA.csv --column C [--column C2 ...] [--categorical C ...]
         --theta T [--sigma S] [--m M | --m-rule global|instance] --eps E --delta D
-        [--bounds LO HI ...] [--log] [--decimals D ...] [--coarsening JSON] [--seed S]
+        [--bounds LO HI ...] [--log] [--decimals D ...] [--missing [C] value|drop ...]
+        [--coarsening JSON] [--seed S]
         [--sep C] [--header auto|yes|no] [--encoding E] [--thousands SEP] [--keep-na-text]
         [--counts-column C] [--engine duckdb|dask|pandas] [--scheduler ADDRESS]
         [--out synth.csv] [--report report.json]
@@ -92,7 +93,7 @@ _NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)
 # Options that define a recipe: with --recipe, the recipe defines them instead.
 _RECIPE_OPTIONS = ("column", "categorical", "sigma", "theta", "m", "m_rule", "eps", "delta", "bounds", "log",
                    "decimals", "sep", "seed", "header", "encoding", "thousands", "keep_na_text", "counts_column",
-                   "releases", "coarsening", "grid", "public_categories")
+                   "releases", "coarsening", "grid", "public_categories", "missing")
 _HEADER_CHOICES = {"auto": None, "yes": True, "no": False}
 
 
@@ -169,6 +170,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     spec.add_argument("--public-categories", action="append", nargs=2, default=None, metavar=("C", "A,B,..."),
                       help="the public category list of categorical column C, comma-separated (repeatable; fixed "
                            "without looking at the data)")
+    spec.add_argument("--missing", action="append", nargs="+", default=None, metavar="[C] value|drop",
+                      help="what a missing cell means: 'value' (one more value, released as an empty cell) or "
+                           "'drop' (drop the records with a missing cell before the mechanism; n then depends on the "
+                           "data, and the reports say so). '--missing value' applies to every released column, "
+                           "'--missing C drop' to column C (repeatable; a column's own choice wins). Without it a "
+                           "column with missing cells is refused")
     reading = release.add_argument_group("reading DATA (without --recipe; the recipe records them)")
     reading.add_argument("--sep", help="field separator of a CSV file (default: detected among comma, semicolon, "
                                        "tab and pipe, and said on stderr)")
@@ -569,14 +576,39 @@ def _column_specs(args: argparse.Namespace) -> list[data_layer.ColumnSpec]:
     bounds = iter(bounds_given) if bounds_given else None
     decimals = iter(decimals_given) if len(decimals_given) == len(numeric) else None
     grid = iter(grid_given) if grid_given else None
+    missing = _missing_choices(getattr(args, "missing", None), names)
     specs = []
     for name in names:
         if name in categorical:
-            specs.append(data_layer.ColumnSpec(name, kind="categorical", categories=public_categories.get(name)))
+            specs.append(data_layer.ColumnSpec(name, kind="categorical", categories=public_categories.get(name),
+                                               missing=missing.get(name)))
             continue
         specs.append(data_layer.ColumnSpec(
             name, log=bool(args.log),
             bounds=tuple(next(bounds)) if bounds is not None else None,
             decimals=next(decimals) if decimals is not None else (decimals_given[0] if decimals_given else None),
-            grid=next(grid) if grid is not None else None))
+            grid=next(grid) if grid is not None else None, missing=missing.get(name)))
     return specs
+
+
+def _missing_choices(given, names: list[str]) -> dict:
+    """Each released column's ``missing`` from the ``--missing`` options: ``[choice]`` for every
+    column, ``[column, choice]`` for one (which wins over the choice for every column)."""
+    every, own = None, {}
+    for entry in given or []:
+        if len(entry) not in (1, 2) or entry[-1] not in data_layer.MISSING_CHOICES:
+            raise UsageError(f"--missing takes 'value' or 'drop' (every released column) or a column and 'value' or "
+                             f"'drop' (that column), got --missing {' '.join(entry)}")
+        if len(entry) == 1:
+            if every is not None and every != entry[0]:
+                raise UsageError(f"--missing {every} and --missing {entry[0]} both apply to every column: give one")
+            every = entry[0]
+            continue
+        column, choice = entry
+        if column not in names:
+            raise UsageError(f"--missing {column} {choice}: {column!r} is not a released column "
+                             f"({', '.join(map(repr, names))}); choose it with --column first")
+        if own.get(column, choice) != choice:
+            raise UsageError(f"--missing gives column {column!r} two choices: give one")
+        own[column] = choice
+    return {name: own.get(name, every) for name in names}

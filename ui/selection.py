@@ -350,13 +350,43 @@ def column_specs(columns: list[str], transforms: dict) -> tuple[core_data.Column
     for c in columns:
         t = transforms[c]
         if t["kind"] == "categorical":
-            specs.append(core_data.ColumnSpec(c, kind="categorical", categories=t.get("categories")))
+            specs.append(core_data.ColumnSpec(c, kind="categorical", categories=t.get("categories"),
+                                              missing=t.get("missing")))
         else:
             bounds = (float(t["lo"]), float(t["hi"])) if t["bounds_public"] else None
             grid = t.get("grid") if bounds is not None else None
             specs.append(core_data.ColumnSpec(c, log=bool(t["log"]), bounds=bounds, decimals=t["decimals"],
-                                              grid=grid or None))
+                                              grid=grid or None, missing=t.get("missing")))
     return tuple(specs)
+
+
+#: What a missing cell of a column may mean, as the column panel offers it: no choice yet
+#: (the column is blocked), or one of ``core.data.MISSING_CHOICES``.
+MISSING_UNSET = "not chosen"
+MISSING_LABELS = {MISSING_UNSET: "not chosen yet (the column cannot be released)",
+                  "value": "missing is a value (released as an empty cell)",
+                  "drop": "drop records with a missing value"}
+MISSING_OPTIONS = tuple(MISSING_LABELS)
+
+
+def missing_counts(columns) -> dict[str, int]:
+    """Records with a missing cell in each of the chosen ``columns`` of the current source
+    (``core.data.missing_counts``): on the exact path from the rows read, on the lean path
+    from the distinct values DuckDB counted (the scan the selection needs anyway, cached).
+    Empty when the file cannot be read (the Data page says why)."""
+    source = current_source()
+    if source is None or not columns:
+        return {}
+    options = read_options()
+    try:
+        if lean_path(source):
+            values = scanned(source.key, source.content, options, tuple(columns), st.session_state.counts_column,
+                             source.name)
+            return core_data.missing_counts(values.frame, values.counts)
+        frame = read_result(source.key, source.content, options).frame
+        return core_data.missing_counts(frame[list(columns)])
+    except ValueError:
+        return {}
 
 
 def _follow_source(source: Source) -> None:
@@ -420,7 +450,8 @@ def distinct_rows(source_key: str, _content: bytes, options: tuple, columns: tup
 
     Every column is aggregated as a label (``kind='categorical'`` keeps a value as read:
     no rounding, bounds or log), so the table's atoms are the distinct rows."""
-    specs = [core_data.ColumnSpec(c, kind="categorical") for c in columns]
+    # A missing cell is kept as one more value: the rows as read, whatever the choice made for them.
+    specs = [core_data.ColumnSpec(c, kind="categorical", missing="value") for c in columns]
     agg = aggregated(source_key, _content, options, tuple(specs), counts_column, (), name)
     frame = agg.prepared.to_original(agg.table.atoms).infer_objects()
     return frame, np.asarray(agg.table.counts, dtype=np.int64)
@@ -429,18 +460,20 @@ def distinct_rows(source_key: str, _content: bytes, options: tuple, columns: tup
 @session_cache(max_entries=8)
 def rounding_table(source_key: str, _content: bytes, options: tuple, column: str,
                    counts_column: str | None = None, name: str | None = None, lean: bool = False) -> pd.DataFrame:
-    """``core.data.rounding_profile`` of one column in original units.
+    """``core.data.rounding_profile`` of one column in original units (its numbers: a missing
+    cell is left out, as rounding leaves it missing).
 
     On the lean path it runs on the distinct values, each repeated min(count, 2) times:
     after any rounding a value is a singleton exactly when its merged count is 1, which
     these stand-ins preserve (a merged group of ≥ 2 values, or one value with count ≥ 2,
     counts ≥ 2 either way), so ``distinct`` and ``singletons`` are exact; the largest
     multiplicity is not, and is dropped."""
-    if not lean:
+    if not lean:   # the numbers of the column (rounding does not touch a missing cell)
         frame = read_result(source_key, _content, options).frame
-        return core_data.rounding_profile(frame[column], ROUNDING_CHOICES)
+        return core_data.rounding_profile(frame[column].dropna(), ROUNDING_CHOICES)
     frame, counts = distinct_rows(source_key, _content, options, (column,), counts_column, name)
-    stand_in = np.repeat(frame[column].to_numpy(), np.minimum(counts, 2))
+    present = frame[column].notna().to_numpy()
+    stand_in = np.repeat(frame[column][present].infer_objects().to_numpy(), np.minimum(counts[present], 2))
     return core_data.rounding_profile(stand_in, ROUNDING_CHOICES).drop(columns="max_multiplicity")
 
 

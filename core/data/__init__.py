@@ -5,7 +5,8 @@
   (delimiter, encoding, header, per-column kind, notes), refusing ragged rows, binary files
   and undecodable text with a :class:`ValueError` a user can act on. Integer columns are
   read exactly, so values beyond :math:`2^{53}` stay distinct;
-* :mod:`.specs` — :class:`ColumnSpec`, what the user says about a column;
+* :mod:`.specs` — :class:`ColumnSpec`, what the user says about a column (including what a
+  missing cell means, :data:`MISSING_CHOICES`: one more value, or drop the record);
 * :mod:`.prepare` — :func:`prepare` applies the public transforms of a numeric column, in
   this order and in these units:
 
@@ -66,6 +67,7 @@ from .loading import (
     default_counts_column,
     default_transform,
     detect_format,
+    missing_counts,
     mostly_numeric,
     prepare_frame,
     prepare_source,
@@ -83,16 +85,16 @@ from .reading import (
     read_csv,
     read_table,
 )
-from .specs import ColumnSpec, normalise_specs
+from .specs import MISSING_CHOICES, ColumnSpec, normalise_specs
 from .table import FrequencyTable, frequency_table, rounding_profile
 
 __all__ = [
-    "COUNT_NAMES", "DEFAULT_MAX_BYTES", "DELIMITERS", "ENGINES", "FORMATS", "FULL_READ_MAX_BYTES", "HEAD_BYTES",
+    "COUNT_NAMES", "DEFAULT_MAX_BYTES", "MISSING_CHOICES", "DELIMITERS", "ENGINES", "FORMATS", "FULL_READ_MAX_BYTES", "HEAD_BYTES",
     "NA_TEXT", "PARQUET_HEAD_ROWS", "Aggregated", "CategoricalBase", "GridBase", "PublicGrid", "ColumnReading", "ColumnSpec",
     "ColumnTransform", "DistinctValues", "FileHead", "FrequencyTable", "PreparedColumn", "PreparedData",
     "ReadDecisions", "ReadResult", "UniformBase", "aggregate", "apply_coarsening", "check_read_limits",
     "coarsening_label", "counts_from_column", "default_columns", "default_counts_column", "default_transform", "detect_format",
-    "distinct_row_counts", "distinct_values", "factor_codes", "frequency_table", "mostly_numeric",
+    "distinct_row_counts", "distinct_values", "factor_codes", "frequency_table", "missing_counts", "mostly_numeric",
     "normalise_specs", "numeric_values", "prepare", "prepare_frame", "prepare_source", "public_domain_size",
     "read_csv", "read_file_head", "read_head", "read_table", "rounding_profile", "takes_lean_path",
 ]

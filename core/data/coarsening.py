@@ -142,18 +142,27 @@ class ColumnTransform:
         """The transformed column, shape (n,).
 
         ``weights`` (shape (n,), whole numbers ≥ 0): each row stands for this many records
-        (a frequency table); only ``min_count`` reads them (records per category).
+        (a frequency table); only ``min_count`` reads them (records per category). A missing
+        cell (None, NaN) stays missing and is not a category (NaN in a numeric result).
         """
         if self.kind == "identity":
             return np.asarray(values)
+        missing = pd.isna(pd.Series(np.asarray(values, dtype=object))).to_numpy()
+        if missing.any():
+            # A missing cell stays missing: what it means is the column's own choice
+            # (ColumnSpec.missing, docs/mathematics.md §2.5), made after the coarsening.
+            present = np.flatnonzero(~missing)
+            kept = self.apply(np.asarray(values, dtype=object)[present],
+                              None if weights is None else np.asarray(weights)[present])
+            out = np.full(missing.size, np.nan if self.numeric else None, dtype=float if self.numeric else object)
+            out[present] = kept
+            return out
         if self.numeric:
             out = self._apply_numeric(numeric_values(values, self.column))
             if not np.all(np.isfinite(out)):
                 raise ValueError(f"{self.label} overflows for some values: choose a coarser step")
             return out
         labels = pd.Series(np.asarray(values, dtype=object))
-        if labels.isna().any():
-            raise ValueError(f"column {self.column!r} has missing values: remove or impute them first")
         if self.kind == "keep":
             merged = ~labels.isin(self.keep)
         else:

@@ -14,7 +14,9 @@
   column most likely to hold the counts of a frequency table
   (:func:`default_counts_column`);
 * the preparation of a file or a frame that is already read (:func:`prepare_source`,
-  :func:`prepare_frame`).
+  :func:`prepare_frame`);
+* how many records have a missing cell in each column (:func:`missing_counts`), for the
+  choice each such column needs (:attr:`ColumnSpec.missing`).
 
 Functions that name a source in their messages take that name as ``name=`` (an upload's
 file name); without it, bytes are "the uploaded data".
@@ -26,6 +28,7 @@ import io
 import zlib
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from ..validation import check_bounds, check_integer
@@ -399,6 +402,40 @@ def default_transform(series, bounds=None) -> dict:
     return {"kind": "numeric" if mostly_numeric(series) else "categorical", "log": False,
             "bounds_public": bounds is not None, "lo": lo, "hi": hi, "decimals": None, "grid": None,
             "categories": None}
+
+
+def missing_counts(frame, counts=None) -> dict[str, int]:
+    """How many records have a missing cell (empty, ``NA``, NaN) in each column.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The rows as read (:func:`read_table`), or the distinct rows of a file
+        (:attr:`DistinctValues.frame`) with their ``counts``.
+    counts : array_like of int ≥ 0, shape (len(frame),), or None
+        Records per row (``None``: one each).
+
+    Returns
+    -------
+    dict of str to int
+        Every column of ``frame`` (by its name as a string) and its records with a
+        missing cell; the same numbers on every read path. Vectorised: cost O(d rows).
+
+    Raises
+    ------
+    ValueError
+        ``frame`` is not a DataFrame with at least one column; ``counts`` of another length.
+    """
+    frame = _check_frame(frame)
+    missing = frame.isna().to_numpy()
+    if counts is None:
+        per_column = missing.sum(axis=0)
+    else:
+        weights = np.asarray(counts, dtype=np.int64)
+        if weights.shape != (len(frame),):
+            raise ValueError(f"counts must have one entry per row ({len(frame)}), got shape {weights.shape}")
+        per_column = weights @ missing
+    return {str(c): int(v) for c, v in zip(frame.columns, per_column)}
 
 
 def default_columns(frame, exclude: str | None = None) -> list[str]:

@@ -3,6 +3,7 @@ scale to [0, 1] (docs/mathematics.md §2), and back to original units afterwards
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from ..validation import (
     check_integer,
     warn_bounds_from_data,
 )
-from .messages import _TABLE_ENTRIES, _list_names, _records, _row_note, _rows
+from .messages import _MISSING_CHOICES_TEXT, _ROW_ORIGIN, _TABLE_ENTRIES, _list_names, _records, _row_note, _rows
 from .reading import _EXACT_FLOAT_INT, _INT_PATTERN
 from .specs import ColumnSpec, normalise_specs
 from .table import FrequencyTable, _exact_integer_array, _round_integers, frequency_table
@@ -38,6 +39,12 @@ class PreparedColumn:
         Number of values outside the public bounds, clipped to them.
     base : UniformBase or CategoricalBase
         This column's factor of the base measure ``H``, in transformed space.
+    n_missing : int
+        Records with a missing cell in this column. With ``spec.missing == 'value'``: the
+        multiplicity of the missing atom among the records released from (after any
+        dropping for another column). With ``'drop'``: the records dropped because of
+        this column, counted before any dropping (a record missing in two dropped columns
+        counts in both). ``0`` otherwise.
     """
 
     spec: ColumnSpec
@@ -45,6 +52,7 @@ class PreparedColumn:
     bounds_from_data: bool
     n_clipped: int
     base: UniformBase | CategoricalBase
+    n_missing: int = 0
     # Sorted distinct transformed values and the original values they came from, so
     # that old atoms map back exactly instead of through exp/scale round-off.
     _lookup_transformed: np.ndarray | None = field(default=None, repr=False)
@@ -70,6 +78,11 @@ class PreparedColumn:
     def kind(self) -> str:
         return self.spec.kind
 
+    @property
+    def missing(self) -> str | None:
+        """What a missing cell means: ``'value'``, ``'drop'`` or ``None`` (:class:`ColumnSpec`)."""
+        return self.spec.missing
+
     def transformed_bounds(self) -> tuple[float, float] | None:
         """``(g(lo), g(hi))``: the bounds after the log transform, before scaling."""
         if self.bounds is None:
@@ -87,10 +100,29 @@ class PreparedColumn:
         they are data-independent post-processing (docs/mathematics.md §2). Clipping comes last so
         every output lies within the public bounds, even when ``lo``/``hi`` are not on
         the rounding grid. With ``decimals <= 0`` the result is ``int64``.
+
+        The missing atom (``missing='value'``: NaN in transformed space, ``None`` in a
+        categorical column) maps back to a missing cell, written as an empty cell in a
+        CSV: NaN in a float column, ``<NA>`` in a column of whole numbers (pandas'
+        nullable ``Int64``, so the other values keep their integer form).
         """
         if self.kind == "categorical":
             return np.asarray(column, dtype=object)
         t = np.asarray(column, dtype=float)
+        missing = np.isnan(t)
+        if not missing.any():
+            return self._inverse_numbers(t)
+        present = self._inverse_numbers(t[~missing])
+        if present.dtype.kind == "i":
+            values = np.zeros(t.size, dtype=np.int64)
+            values[~missing] = present
+            return pd.arrays.IntegerArray(values, missing.copy())
+        out = np.full(t.size, np.nan, dtype=object if present.dtype == object else float)
+        out[~missing] = present
+        return out
+
+    def _inverse_numbers(self, t: np.ndarray) -> np.ndarray:
+        """:meth:`inverse` of transformed numbers (no missing atom)."""
         if self._exact_integers:
             return self._inverse_exact(t)
         tlo, thi = self.transformed_bounds()
@@ -172,6 +204,12 @@ class PreparedData:
         the table's atoms repeated by their counts (sorted; an array of n rows is
         built on each access, so code that needs only a picture of the data should
         use :meth:`sample`).
+    n_dropped : int
+        Records removed before the mechanism because a column with
+        ``missing='drop'`` had a missing cell in them (``n`` counts the records left;
+        ``n + n_dropped`` the records read). A missing cell of a column with
+        ``missing='value'`` is the missing atom: NaN in transformed space for a numeric
+        column, ``None`` for a categorical one (docs/mathematics.md §2.5).
 
     Examples
     --------
@@ -184,6 +222,7 @@ class PreparedData:
     table: FrequencyTable
     column_info: tuple[PreparedColumn, ...]
     row_values: np.ndarray | None = field(default=None, repr=False)
+    n_dropped: int = 0
 
     @property
     def values(self) -> np.ndarray:
@@ -272,11 +311,19 @@ class PreparedData:
                              + f" to match the prepared columns, got shape {arr.shape}")
         return pd.DataFrame({c.name: c.inverse(arr[:, j]) for j, c in enumerate(self.column_info)})
 
+    @property
+    def dropped_columns(self) -> tuple:
+        """Columns whose missing cells drop their record (``missing='drop'``)."""
+        return tuple(c.name for c in self.column_info if c.missing == "drop")
+
     def describe(self) -> list[dict]:
-        """JSON-ready description of each column's transforms (for reports and the UI)."""
+        """JSON-ready description of each column's transforms (for reports and the UI),
+        with what a missing cell means and how many records had one (curator only:
+        counts of the confidential data)."""
         out = []
         for c in self.column_info:
-            entry = {"column": c.name, "kind": c.kind}
+            entry = {"column": c.name, "kind": c.kind, "missing": c.missing,
+                     ("records_dropped" if c.missing == "drop" else "missing_records"): c.n_missing}
             if c.kind == "numeric" and c.spec.grid is not None:
                 entry.update(
                     decimals=c.spec.decimals, log=bool(c.spec.log), bounds=[c.bounds[0], c.bounds[1]],
@@ -348,12 +395,17 @@ def prepare(frame: pd.DataFrame, specs, counts=None) -> PreparedData:
         weights = _check_counts(counts, len(frame))
         if not weights.all():
             frame, weights = frame.iloc[np.flatnonzero(weights)].reset_index(drop=True), weights[weights > 0]
+    frame, weights, dropped, origin = _drop_missing(frame, specs, weights)
+    n_dropped = dropped.pop(None, 0)
     n_records = len(frame) if weights is None else int(weights.sum())
     if n_records < 2:
         unit = "row(s)" if weights is None else "record(s) (the sum of the counts)"
-        raise ValueError(f"the data have {n_records} {unit}; the mechanism needs at least 2 records")
+        after = (f" after dropping the {n_dropped:,} record(s) with a missing value in "
+                 f"{_list_names([s.name for s in specs if s.missing == 'drop'])}" if n_dropped else "")
+        raise ValueError(f"the data have {n_records} {unit}{after}; the mechanism needs at least 2 records")
 
     token = _TABLE_ENTRIES.set(weights is not None)
+    origin_token = _ROW_ORIGIN.set(origin)
     try:
         prepared, transformed = [], []
         for spec in specs:  # loop over the d columns; each step is vectorised over the rows
@@ -366,9 +418,12 @@ def prepare(frame: pd.DataFrame, specs, counts=None) -> PreparedData:
                     warn_bounds_from_data(f"bounds of column {spec.name!r}")
             else:
                 column, values = _prepare_categorical(series, spec, na_text.get(spec.name, 0), weights)
+            if spec.missing == "drop":
+                column = dataclasses.replace(column, n_missing=dropped[spec.name])
             prepared.append(column)
             transformed.append(values)
     finally:
+        _ROW_ORIGIN.reset(origin_token)
         _TABLE_ENTRIES.reset(token)
 
     if len(transformed) == 1:
@@ -379,9 +434,44 @@ def prepare(frame: pd.DataFrame, specs, counts=None) -> PreparedData:
         values = np.empty((len(frame), len(specs)), dtype=object)
         for j, column_values in enumerate(transformed):
             values[:, j] = column_values
+    # The missing atom (NaN / None) is one more distinct value where the user said so.
+    atom = any(s.missing == "value" for s in specs)
     if weights is not None:
-        return PreparedData(table=frequency_table(values, weights), column_info=tuple(prepared))
-    return PreparedData(table=frequency_table(values), column_info=tuple(prepared), row_values=values)
+        return PreparedData(table=frequency_table(values, weights, missing_atom=atom), column_info=tuple(prepared),
+                            n_dropped=n_dropped)
+    return PreparedData(table=frequency_table(values, missing_atom=atom), column_info=tuple(prepared),
+                        row_values=values, n_dropped=n_dropped)
+
+
+def _drop_missing(frame: pd.DataFrame, specs: list[ColumnSpec], weights: np.ndarray | None):
+    """Remove the records with a missing cell in a column whose ``missing`` is ``'drop'``.
+
+    Returns ``(frame, weights, dropped, origin)``: the rows kept (re-indexed) and their
+    weights; ``dropped`` maps each such column to the records with a missing cell in it
+    (before dropping) and ``None`` to the records removed in all; ``origin`` holds the
+    file position of each kept row (``None`` when nothing was removed or ``frame`` is a
+    frequency table), so that later messages name the file's rows. Vectorised: one
+    ``isna`` per dropped column, cost O(d n) (O(d k) on a frequency table).
+    """
+    names = [s.name for s in specs if s.missing == "drop"]
+    if not names:
+        return frame, weights, {None: 0}, None
+    masks = {}
+    for name in names:
+        column = frame[name]
+        if isinstance(column, pd.DataFrame):
+            raise ValueError(f"the data have several columns named {name!r}; rename them")
+        masks[name] = column.isna().to_numpy()
+    gone = np.logical_or.reduce(list(masks.values()))
+    dropped = {name: _records(np.flatnonzero(mask), weights) for name, mask in masks.items()}
+    dropped[None] = _records(np.flatnonzero(gone), weights)
+    if not gone.any():
+        return frame, weights, dropped, None
+    kept = np.flatnonzero(~gone)
+    frame = frame.iloc[kept].reset_index(drop=True)
+    if weights is not None:
+        return frame, weights[kept], dropped, None
+    return frame, None, dropped, kept
 
 
 def _check_counts(counts, length: int) -> np.ndarray:
@@ -411,6 +501,8 @@ def _numeric_values(series: pd.Series, name: str, na_text: int = 0,
     """
     if series.dtype.kind == "b":
         return series.to_numpy(dtype=float)
+    if series.dtype.kind in "iu" and series.hasnans:   # a nullable integer column (Int64) with <NA>
+        series = series.astype("float64")               # NaN marks them: refused below, named by row
     raw = series.to_numpy()
     if series.dtype.kind in "iu":
         return raw.astype(np.int64) if series.dtype.kind == "i" or raw.max() < 2**63 else raw.astype(object)
@@ -453,8 +545,7 @@ def _numeric_values(series: pd.Series, name: str, na_text: int = 0,
         hint = (f" {na_text} of the cells were spelled like 'NA': if that is a real label, read the file with "
                 "keep_na_text=True and treat the column as categorical." if na_text else "")
         raise ValueError(f"column {name!r} has {_records(nan, weights)} missing value(s) (empty or NaN) at "
-                         f"{_rows(nan)}{_row_note()}. Remove or impute them "
-                         "before releasing." + hint)
+                         f"{_rows(nan)}{_row_note()}. {_MISSING_CHOICES_TEXT}" + hint)
     infinite = np.flatnonzero(np.isinf(x))
     if infinite.size:
         raise ValueError(f"column {name!r} has {_records(infinite, weights)} infinite value(s) at {_rows(infinite)}: 'inf', or "
@@ -484,6 +575,35 @@ def _exact_bound(b):
 
 
 def _prepare_numeric(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
+                     weights: np.ndarray | None = None) -> tuple[PreparedColumn, np.ndarray]:
+    missing = series.isna().to_numpy() if spec.missing == "value" else None
+    if missing is None or not missing.any():
+        return _prepare_numbers(series, spec, na_text, weights)
+    # Missing is a value: prepare the numbers alone, then give the missing cells the missing
+    # atom, NaN, outside every numeric value. The missing cells hold a stand-in number of
+    # weight 0 meanwhile (a present value, or the public lower bound), so that row
+    # numbers in messages, the bounds read off the data and the clipped count are those
+    # of the numbers.
+    present = np.flatnonzero(~missing)
+    if present.size:
+        stand_in = series.iloc[int(present[0])]
+    elif spec.bounds is not None:
+        stand_in = spec.bounds[0]
+    else:
+        raise ValueError(f"column {spec.name!r} has only missing values: there is no number to release. Release it "
+                         "as categorical, or give it public bounds")
+    filled = series.astype(object).where(~missing, stand_in) if series.dtype.kind not in "fc" else \
+        series.where(~missing, stand_in)
+    numbers_weights = np.ones(len(series), dtype=np.int64) if weights is None else weights.copy()
+    numbers_weights[missing] = 0
+    column, t = _prepare_numbers(filled.infer_objects() if filled.dtype == object else filled, spec, na_text,
+                                 numbers_weights)
+    t = np.asarray(t, dtype=float).copy()
+    t[missing] = np.nan
+    return dataclasses.replace(column, n_missing=_records(np.flatnonzero(missing), weights)), t
+
+
+def _prepare_numbers(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
                      weights: np.ndarray | None = None) -> tuple[PreparedColumn, np.ndarray]:
     name = spec.name
     x = _numeric_values(series, name, na_text, weights)
@@ -665,25 +785,34 @@ def _prepare_exact_integers(x: np.ndarray, spec: ColumnSpec,
 def _prepare_categorical(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
                          weights: np.ndarray | None = None) -> tuple[PreparedColumn, np.ndarray]:
     name = spec.name
-    missing = np.flatnonzero(series.isna().to_numpy())
-    if missing.size:
+    is_missing = series.isna().to_numpy()
+    missing = np.flatnonzero(is_missing)
+    if missing.size and spec.missing != "value":
         hint = (f" {na_text} of them were cells spelled like 'NA': if 'NA' is a real category label, read the "
                 "file with keep_na_text=True to keep it." if na_text else "")
         raise ValueError(f"column {name!r} has {_records(missing, weights)} missing value(s) (empty or NaN) at "
-                         f"{_rows(missing)}{_row_note()}. Remove them, or "
-                         "replace them with an explicit label such as 'missing'." + hint)
+                         f"{_rows(missing)}{_row_note()}. {_MISSING_CHOICES_TEXT}" + hint)
     values = series.to_numpy(dtype=object)
+    if missing.size:   # the missing atom: None (one value whatever the cell held: '', NaN, pd.NA)
+        values = values.copy()
+        values[missing] = None
     if spec.categories is not None:
         # Matched by their text: a typed list ("1, 2, 3") names the codes a reader may have parsed as numbers.
         # Each value becomes its public category, so new and old values share one representation.
         by_text = {str(c): c for c in spec.categories}
         text = series.astype(str)
-        unknown = np.flatnonzero(~text.isin(list(by_text)).to_numpy())
+        unknown = np.flatnonzero(~text.isin(list(by_text)).to_numpy() & ~is_missing)
         if unknown.size:
             raise ValueError(f"column {name!r} has {_records(unknown, weights)} value(s) outside its public category list, "
                              f"e.g. {values[unknown[0]]!r} at {_rows(unknown)}; add them to the list if they are "
                              "public categories (the list must not be read off the data)")
         values = text.map(by_text).to_numpy(dtype=object)
+        values[missing] = None
+    # Missing is a value: with a public list it is one more public category (z + 1), whether
+    # or not the data hold a missing cell (the public domain cannot depend on the data).
+    categories = spec.categories
+    if categories is not None and spec.missing == "value":
+        categories = (*categories, None)
     column = PreparedColumn(spec=spec, bounds=None, bounds_from_data=False, n_clipped=0,
-                            base=CategoricalBase(spec.categories))
+                            base=CategoricalBase(categories), n_missing=_records(missing, weights))
     return column, values

@@ -1,4 +1,5 @@
-"""What the user says about a column: its kind, public bounds, rounding, log scale and public domain.
+"""What the user says about a column: its kind, public bounds, rounding, log scale, public domain
+and what a missing cell means.
 """
 from __future__ import annotations
 
@@ -7,12 +8,18 @@ from dataclasses import dataclass
 
 from ..validation import (
     check_bounds,
+    check_choice,
     check_grid_step,
     check_integer,
 )
 from .domain import PublicGrid
 
 _KINDS = ("numeric", "categorical")
+
+#: What a missing cell of a released column may mean (:attr:`ColumnSpec.missing`):
+#: ``"value"`` — missing is one more value (one more atom, released as an empty cell);
+#: ``"drop"`` — records with a missing cell in the column are removed before the mechanism.
+MISSING_CHOICES = ("value", "drop")
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,15 @@ class ColumnSpec:
         ``bounds``, which it needs. Each value is replaced by its nearest grid point
         ``g⁻¹(g(lo) + j·s)`` and the column becomes categorical over those ``z`` public
         points; released values are grid points (docs/mathematics.md §3.3.1).
+    missing : {None, 'value', 'drop'}
+        What a missing cell (empty, ``NA``, NaN) of this column means (docs/mathematics.md
+        §2.5). ``None`` (default): no choice yet, and :func:`prepare` refuses a column
+        with missing cells, naming both choices. ``'value'``: missing is one more value —
+        one more atom, released as an empty cell; with a public category list it is one
+        more public category (``z + 1``); in a numeric column it lies outside the numeric
+        range and ``H`` still draws numbers only. ``'drop'``: the records with a missing
+        cell in this column are removed before the mechanism, so n is the count after
+        dropping — a data-dependent choice the reports state.
     """
 
     name: str
@@ -59,12 +75,15 @@ class ColumnSpec:
     scale: bool = True
     categories: tuple | None = None
     grid: float | None = None
+    missing: str | None = None
 
     def __post_init__(self):
         if self.name is None:
             raise ValueError("name must be a column name, got None")
         if self.kind not in _KINDS:
             raise ValueError(f"kind of column {self.name!r} must be 'numeric' or 'categorical', got {self.kind!r}")
+        if self.missing is not None:
+            check_choice(f"missing of column {self.name!r}", self.missing, MISSING_CHOICES)
         if self.kind == "categorical":
             numeric_only = [opt for opt, on in (("log", self.log), ("bounds", self.bounds is not None),
                                                 ("decimals", self.decimals is not None),
@@ -93,6 +112,10 @@ class ColumnSpec:
                                  "would not be public")
             step, _ = check_grid_step(self.grid, self.bounds, log=bool(self.log), name=f"grid of column {self.name!r}")
             object.__setattr__(self, "grid", step)
+            if self.missing == "value":
+                raise ValueError(f"column {self.name!r} is on a public grid: its missing cells can be dropped "
+                                 "(missing='drop'), not released as a value (the grid's public domain has no "
+                                 "missing point)")
 
     @property
     def public_grid(self) -> PublicGrid | None:
@@ -103,10 +126,12 @@ class ColumnSpec:
 
     @property
     def public_domain(self) -> int | None:
-        """Size of the column's public domain (grid points, or public categories), or ``None``."""
+        """Size of the column's public domain (grid points, or public categories with the missing
+        one when missing is a value), or ``None``."""
         if self.grid is not None:
             return self.public_grid.size
-        return None if self.categories is None else len(self.categories)
+        # missing is a value: one more public category (docs/mathematics.md §2.5)
+        return None if self.categories is None else len(self.categories) + (self.missing == "value")
 
 
 def normalise_specs(specs) -> list[ColumnSpec]:

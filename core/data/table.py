@@ -73,7 +73,7 @@ class FrequencyTable:
         return r.astype(np.int64), distinct.astype(np.int64)
 
 
-def frequency_table(values, counts=None) -> FrequencyTable:
+def frequency_table(values, counts=None, *, missing_atom: bool = False) -> FrequencyTable:
     """Reduce values to distinct values and multiplicities (docs/mathematics.md §1).
 
     Parameters
@@ -105,16 +105,17 @@ def frequency_table(values, counts=None) -> FrequencyTable:
     if weights is not None and weights.size != arr.shape[0]:
         raise ValueError(f"counts must have one entry per row of values ({arr.shape[0]}), got {weights.size}")
     if arr.ndim == 1 and arr.dtype.kind in "biuf":
-        _reject_missing(arr)
+        if not missing_atom:
+            _reject_missing(arr)
         if weights is None:
             atoms, counts = np.unique(arr, return_counts=True)
             return FrequencyTable(atoms, counts)
         atoms, inverse = np.unique(arr, return_inverse=True)
         return FrequencyTable(atoms, _summed(inverse.reshape(-1), weights, atoms.size))
     columns = [arr] if arr.ndim == 1 else [arr[:, j] for j in range(arr.shape[1])]
-    key = _column_codes(columns[0])
+    key = _column_codes(columns[0], missing_atom)
     for column in columns[1:]:
-        codes = _column_codes(column)
+        codes = _column_codes(column, missing_atom)
         # key < n and codes < n after compression, so key * width + codes < n**2 fits int64.
         key = key * (int(codes.max()) + 1) + codes
         _, key = np.unique(key, return_inverse=True)
@@ -139,19 +140,22 @@ def _reject_missing(column: np.ndarray) -> None:
                          f"{_rows(rows)}: remove or impute them first")
 
 
-def _column_codes(column: np.ndarray) -> np.ndarray:
-    """Integer codes 0..u-1 of one column, in sorted order of the values when orderable."""
+def _column_codes(column: np.ndarray, missing_atom: bool = False) -> np.ndarray:
+    """Integer codes 0..u-1 of one column, in sorted order of the values when orderable;
+    with ``missing_atom`` every missing cell (NaN, ``None``) shares one code of its own."""
     column = np.asarray(column)
-    if column.dtype.kind in "biuf":
+    if not missing_atom:
         _reject_missing(column)
-        _, codes = np.unique(column, return_inverse=True)
+    if column.dtype.kind in "biuf":
+        _, codes = np.unique(column, return_inverse=True)   # NaNs are one value (equal_nan)
         return codes.reshape(-1).astype(np.int64)
-    _reject_missing(column)
     try:
-        codes, _ = pd.factorize(column, sort=True)
+        codes, uniques = pd.factorize(column, sort=True)
     except TypeError:  # unorderable mix of types: order of appearance instead
-        codes, _ = pd.factorize(column, sort=False)
-    return codes.astype(np.int64)
+        codes, uniques = pd.factorize(column, sort=False)
+    # The missing atom sorts last, whatever the file's row order (sorting the values with
+    # it would silently fall back to the order of appearance).
+    return np.where(codes < 0, len(uniques), codes).astype(np.int64)
 
 
 def rounding_profile(values, decimals: Iterable[int | None]) -> pd.DataFrame:

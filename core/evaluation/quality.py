@@ -21,6 +21,13 @@ is a similarity in [0, 1], 1 = identical:
 * **Overall score**: the mean of the two property scores, *Column Shapes* (mean over
   columns) and *Column Pair Trends* (mean over pairs).
 
+**Missing cells** (a column released with ``missing='value'``, docs/mathematics.md §2.5)
+are compared as SDMetrics compares them: a missing cell is one more category of a
+categorical column (in TVComplement and in contingency tables, where a numeric column's
+missing cells also form a bin of their own); KSComplement compares the numbers of a
+numeric column (its missing cells left out on both sides) and CorrelationSimilarity the
+rows where both columns hold a number.
+
 Every function takes optional weights of the real rows (``real_weights``; ``real_counts`` in
 :func:`quality_report`): with the counts of a frequency table the scores equal those of the
 rows repeated by their counts, at a cost in the k distinct rows instead of n.
@@ -62,20 +69,25 @@ _BINNINGS = ("real", "sdmetrics-report")
 
 
 def _column(values, name: str) -> pd.Series:
+    """A categorical column; its missing cells (None, NaN, pd.NA) become NaN, one category."""
     s = pd.Series(np.asarray(values, dtype=object) if not isinstance(values, pd.Series) else values)
     if s.size == 0:
         raise ValueError(f"{name} is empty")
-    if s.isna().any():
-        raise ValueError(f"{name} has missing values: remove or impute them first")
-    return s.reset_index(drop=True)
+    s = s.reset_index(drop=True)
+    missing = s.isna()
+    return s.astype(object).where(~missing, np.nan) if missing.any() else s
 
 
-def _numeric_column(values, name: str) -> np.ndarray:
+def _numeric_column(values, name: str, *, missing: bool = False) -> np.ndarray:
+    """A numeric column as floats; with ``missing``, missing cells (pd.NA, None) are NaN."""
+    if missing:
+        values = pd.Series(values).astype(object)
+        values = values.where(values.notna(), np.nan)
     try:
         x = np.asarray(values, dtype=float).reshape(-1)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be numeric") from None
-    if x.size == 0 or not np.all(np.isfinite(x)):
+    if x.size == 0 or not np.all(np.isfinite(x) | (missing & np.isnan(x))):
         raise ValueError(f"{name} must be a non-empty numeric column without missing or infinite values")
     return x
 
@@ -98,10 +110,19 @@ def ks_complement(real, synthetic, *, real_weights=None) -> float:
     real_weights : array_like, shape (n,), optional
         Non-negative weights of the real values, e.g. the counts of a frequency table
         (then the result equals that of the rows repeated by their counts).
+
+    Missing cells are left out on both sides (the numbers are compared); NaN when a side
+    holds no number.
     """
-    r = np.round(_numeric_column(real, "real"), _KS_DECIMALS)
-    s = np.round(_numeric_column(synthetic, "synthetic"), _KS_DECIMALS)
+    r = np.round(_numeric_column(real, "real", missing=True), _KS_DECIMALS)
+    s = np.round(_numeric_column(synthetic, "synthetic", missing=True), _KS_DECIMALS)
     w = _weights(real_weights, r.size)
+    r_present, s_present = ~np.isnan(r), ~np.isnan(s)
+    if not r_present.all() or not s_present.all():
+        if not r_present.any() or not s_present.any() or (w is not None and not w[r_present].sum() > 0):
+            return math.nan
+        r, s = r[r_present], s[s_present]
+        w = None if w is None else w[r_present] / w[r_present].sum()
     # D directly (the statistic of scipy.stats.ks_2samp, which SDMetrics calls, without the
     # p-value it would also compute): both ECDFs at every jump, O((n + m) log(n + m)).
     order = np.argsort(r, kind="stable")
@@ -118,9 +139,9 @@ def ks_complement(real, synthetic, *, real_weights=None) -> float:
 def _frequencies(frame: pd.Series | pd.DataFrame, weights: np.ndarray | None) -> pd.Series:
     """Relative frequency of each value (each row of a DataFrame: joint cells), optionally weighted."""
     if weights is None:
-        return frame.value_counts(normalize=True)
+        return frame.value_counts(normalize=True, dropna=False)
     keys = frame if isinstance(frame, pd.Series) else [frame[c] for c in frame.columns]
-    freq = pd.Series(weights).groupby(keys, sort=False).sum()
+    freq = pd.Series(weights).groupby(keys, sort=False, dropna=False).sum()
     return freq / freq.sum()
 
 
@@ -156,10 +177,22 @@ def _midranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 def _correlation(data, name: str, method: str, weights: np.ndarray | None = None) -> float:
+    """The correlation of the rows where both columns hold a number (missing cells: NaN)."""
+    if isinstance(data, pd.DataFrame) and data.isna().to_numpy().any():
+        data = data.astype(object).where(data.notna(), np.nan)
     try:
         arr = np.asarray(data, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be numeric") from None
+    if arr.ndim == 2 and arr.shape[1] == 2 and np.isnan(arr).any():
+        complete = ~np.isnan(arr).any(axis=1)
+        arr = arr[complete]
+        if weights is not None:
+            weights = weights[complete] / weights[complete].sum() if weights[complete].sum() > 0 else None
+            if weights is None:
+                return math.nan
+        if arr.shape[0] < 2:
+            return math.nan
     if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] < 2 or not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must have shape (n, 2) with n >= 2 finite rows, got shape {arr.shape}")
     if np.ptp(arr[:, 0]) == 0 or np.ptp(arr[:, 1]) == 0:
@@ -197,8 +230,18 @@ def _discretise(real: np.ndarray, synthetic: np.ndarray, bins: int, binning: str
     binned by its own ``bins`` equal-width edges (``numpy.digitize``, so each table's
     maximum gets a bin of its own) — kept only to reproduce SDMetrics' numbers.
     Equal-width edges depend on the minimum and maximum only, so weights (counts) of the
-    real values do not change them.
+    real values do not change them. Missing cells (NaN) get a bin of their own, ``-1``,
+    and the edges come from the numbers.
     """
+    r_missing, s_missing = np.isnan(real), np.isnan(synthetic)
+    if r_missing.any() or s_missing.any():
+        present_r = real[~r_missing] if (~r_missing).any() else np.zeros(1)
+        present_s = synthetic[~s_missing] if (~s_missing).any() else np.zeros(1)
+        binned_r, binned_s = _discretise(present_r, present_s, bins, binning)
+        out_r, out_s = np.full(real.size, -1), np.full(synthetic.size, -1)
+        out_r[~r_missing] = binned_r[:int((~r_missing).sum())]
+        out_s[~s_missing] = binned_s[:int((~s_missing).sum())]
+        return out_r, out_s
     if binning == "sdmetrics-report":
         return (np.digitize(real, np.histogram_bin_edges(real, bins=bins)),
                 np.digitize(synthetic, np.histogram_bin_edges(synthetic, bins=bins)))
@@ -230,9 +273,9 @@ def contingency_similarity(real: pd.DataFrame, synthetic: pd.DataFrame, *, conti
     r, s = {}, {}
     for col in real.columns:
         if col in continuous:
-            r[col], s[col] = _discretise(_numeric_column(real[col], f"real[{col!r}]"),
-                                         _numeric_column(synthetic[col], f"synthetic[{col!r}]"), bins,
-                                         binning)
+            r[col], s[col] = _discretise(_numeric_column(real[col], f"real[{col!r}]", missing=True),
+                                         _numeric_column(synthetic[col], f"synthetic[{col!r}]", missing=True),
+                                         bins, binning)
         else:
             r[col] = _column(real[col], f"real[{col!r}]").to_numpy()
             s[col] = _column(synthetic[col], f"synthetic[{col!r}]").to_numpy()

@@ -106,8 +106,7 @@ def overlay_figure(confidential: pd.DataFrame, synthetic: pd.DataFrame, column: 
     KDEs from :func:`core.evaluation.kde_on_grid` on :func:`core.evaluation.kde_grid`; a column
     with a single distinct value gets the histograms alone.
     """
-    x = confidential[column].to_numpy(float)
-    z = synthetic[column].to_numpy(float)
+    x, z = (_numbers(confidential[column]), _numbers(synthetic[column]))
     try:
         grid = evaluation.kde_grid(x, z)
         kde = {"confidential": evaluation.kde_on_grid(x, grid), label: evaluation.kde_on_grid(z, grid)}
@@ -115,6 +114,13 @@ def overlay_figure(confidential: pd.DataFrame, synthetic: pd.DataFrame, column: 
         grid, kde = None, None
     return plots.distribution_overlay_figure({"confidential": x, label: z}, kde_grid=grid, kde=kde,
                                              title=f"{column}: confidential vs synthetic", x_title=str(column))
+
+
+def _numbers(column: pd.Series) -> np.ndarray:
+    """The numbers of a numeric column as floats: a missing cell (the missing atom of a column
+    released with ``missing='value'``, docs/mathematics.md §2.5) is no number and is left out."""
+    x = pd.to_numeric(column).to_numpy(dtype=float, na_value=np.nan)
+    return x[~np.isnan(x)]
 
 
 def _numeric(result: ReleaseResult) -> list[str]:
@@ -152,7 +158,17 @@ def summary_table(result: ReleaseResult) -> pd.DataFrame | None:
     if not numeric:
         return None
     rows, counts = confidential_table(result)
-    return evaluation.summary_table(rows, {SYNTHETIC_LABEL: result.synthetic}, columns=numeric, counts=counts)
+    if not any(rows[c].isna().any() or result.synthetic[c].isna().any() for c in numeric):
+        return evaluation.summary_table(rows, {SYNTHETIC_LABEL: result.synthetic}, columns=numeric, counts=counts)
+    # A column with missing cells: each column's numbers, its missing cells left out on both sides.
+    frames = []
+    for c in numeric:
+        keep = rows[c].notna().to_numpy()
+        numbers = result.synthetic[[c]].dropna().astype(float)
+        if keep.any() and len(numbers):
+            frames.append(evaluation.summary_table(rows.loc[keep, [c]].astype(float), {SYNTHETIC_LABEL: numbers},
+                                                   columns=[c], counts=counts[keep]))
+    return pd.concat(frames, ignore_index=True) if frames else None
 
 
 def category_counts(result: ReleaseResult) -> pd.DataFrame | None:
@@ -162,9 +178,14 @@ def category_counts(result: ReleaseResult) -> pd.DataFrame | None:
     for info in result.prepared.column_info:
         if info.kind != "categorical":
             continue
-        confidential = pd.Series(counts).groupby(rows[info.name].to_numpy(), sort=False).sum()
+        # A missing cell is one more value (NaN: an empty cell in the CSV), counted like the others.
+        labels = rows[info.name].astype(object)
+        confidential = pd.Series(counts).groupby(labels.where(labels.notna(), np.nan).to_numpy(), sort=False,
+                                                 dropna=False).sum()
         confidential = confidential.sort_values(ascending=False, kind="stable").rename("confidential")
-        counted = pd.concat([confidential, result.synthetic[info.name].value_counts().rename("synthetic")], axis=1)
+        released = result.synthetic[info.name].astype(object)
+        released = released.where(released.notna(), np.nan).value_counts(dropna=False).rename("synthetic")
+        counted = pd.concat([confidential, released], axis=1)
         counted = counted.fillna(0).astype("int64").rename_axis("value").reset_index()
         counted.insert(0, "column", info.name)
         frames.append(counted)

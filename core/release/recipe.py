@@ -49,6 +49,13 @@ top/bottom-coding, merging categories into ``"other"``); each entry is
 recipe. ``coarsening_chosen_from_data`` records that the coarsening was picked with the
 coarsening advisor (after seeing its singletons and m* on the confidential data), which the
 public report states as a data-dependent choice, as it does for bounds read from the data.
+Each column's ``missing`` (optional; written only when chosen) says what a missing cell of
+that column means (:class:`core.data.ColumnSpec`): absent or ``null`` — no choice, and a
+column with missing cells is refused; ``"value"`` — one more value, released as an empty
+cell; ``"drop"`` — the records with a missing cell are removed before the mechanism, so n
+depends on the data, which the public report states (docs/mathematics.md §2.5). Recipes
+written before this field existed read as before, and a recipe without the choice is
+written as before.
 ``settings_chosen_from_data`` (optional, default false) records that θ (or α and the grid
 steps of a pure option) and m were loaded from the release planner, which searched them on
 the confidential data: the public report states that choice too.
@@ -155,7 +162,7 @@ SAMPLE_DIR = Path(str(importlib.resources.files("sample_data")))
 _SAMPLE, _UPLOAD = "sample:", "upload"
 #: The public name of a data file given by path (its name and directory stay with the curator).
 _FILE = "file"
-_COLUMN_FIELDS = ("name", "kind", "log", "bounds", "decimals", "scale", "categories", "grid")
+_COLUMN_FIELDS = ("name", "kind", "log", "bounds", "decimals", "scale", "categories", "grid", "missing")
 _TOP_FIELDS = ("schema", "schema_version", "data", "mechanism", "release_size", "privacy_target", "seed",
                "accounting", "CONFIDENTIAL")
 
@@ -277,7 +284,7 @@ def _check_column(spec) -> data_layer.ColumnSpec:
     grid = None if spec.grid is None else _plain_number(f"grid of {where}", spec.grid)
     # Re-run ColumnSpec's own validation on the normalised values.
     return data_layer.ColumnSpec(spec.name, kind=spec.kind, log=log, bounds=bounds, decimals=decimals,
-                                 scale=scale, categories=categories, grid=grid)
+                                 scale=scale, categories=categories, grid=grid, missing=spec.missing)
 
 
 @dataclass(frozen=True)
@@ -430,6 +437,12 @@ class ReleaseRecipe:
         return tuple(c.name for c in self.columns if c.kind == "numeric" and c.bounds is None)
 
     @property
+    def dropped_missing(self) -> tuple[str, ...]:
+        """Names of the columns whose records with a missing cell are dropped (``missing='drop'``):
+        n is then counted after dropping, a number that depends on the data."""
+        return tuple(c.name for c in self.columns if c.missing == "drop")
+
+    @property
     def coarsening_from_data(self) -> tuple[str, ...]:
         """Why the coarsening depends on the data: transforms built by reading it
         (``min_count``, bounds from the data) and/or the choice made with the advisor."""
@@ -442,9 +455,11 @@ class ReleaseRecipe:
     def depends_on_data(self) -> bool:
         """Whether a choice of the recipe (bounds from the data, an instance-level m,
         σ ∈ (0, 1) with its instance-level accounting, a coarsening built or chosen
-        from the data, or θ and m chosen by the planner) makes the guarantee's statement itself depend on the confidential data."""
+        from the data, θ and m chosen by the planner, or records dropped for a missing
+        value) makes the guarantee's statement itself depend on the confidential data."""
         return (bool(self.bounds_from_data) or self.size_rule == "instance" or 0 < self.sigma < 1
-                or bool(self.coarsening_from_data) or self.settings_chosen_from_data)
+                or bool(self.coarsening_from_data) or self.settings_chosen_from_data
+                or bool(self.dropped_missing))
 
     def public(self) -> "ReleaseRecipe":
         """The recipe as it may be published: no seed, no upload hash, no local directory."""
@@ -476,11 +491,14 @@ class ReleaseRecipe:
 
     def column_dicts(self) -> list[dict]:
         """Each released column's transforms as JSON-ready dicts (kind, log scale, public bounds
-        or ``None`` = read off the data, rounding decimals, scaling, public categories)."""
+        or ``None`` = read off the data, rounding decimals, scaling, public categories, what a
+        missing cell means)."""
         return [{"name": c.name, "kind": c.kind, "log": c.log,
                  "bounds": None if c.bounds is None else [c.bounds[0], c.bounds[1]],
                  "decimals": c.decimals, "scale": c.scale,
-                 "categories": None if c.categories is None else list(c.categories), "grid": c.grid}
+                 "categories": None if c.categories is None else list(c.categories), "grid": c.grid,
+                 # written only when chosen: a recipe without missing cells is what it always was
+                 **({} if c.missing is None else {"missing": c.missing})}
                 for c in self.columns]
 
     def read_options(self) -> dict:
@@ -538,7 +556,7 @@ class ReleaseRecipe:
             columns.append(data_layer.ColumnSpec(
                 entry["name"], kind=entry.get("kind", "numeric"), log=entry.get("log", False), bounds=bounds,
                 decimals=entry.get("decimals"), scale=entry.get("scale", True), categories=categories,
-                grid=entry.get("grid")))
+                grid=entry.get("grid"), missing=entry.get("missing")))
         mech = check_fields("recipe.mechanism", obj["mechanism"], ("name", *sorted(
             {p for params in MECHANISMS.values() for p in params})), required=("name",))
         name = check_choice("mechanism", mech["name"], tuple(MECHANISMS))
@@ -826,6 +844,9 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
     # How the file was read (delimiter, encoding, header, engine, ...): release_report
     # does not know the reader, so the record is added here.
     curator["data"]["reading"] = read_record
+    curator["data"]["missing_values"] = _missing_record(prepared)
+    if prepared.dropped_columns:
+        notes.append(_dropped_note(prepared))
     curator["warnings"] = list(curator["warnings"]) + notes   # release_report already warns of missed targets
     curator["recipe"] = recipe.to_dict()
     curator = {"CONFIDENTIAL": CONFIDENTIAL_MARK, **curator}
@@ -833,6 +854,25 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
                          n_new_values=release.n_new_values, prepared=prepared, curator_report=curator,
                          public_report=public_report(recipe, n=table.n, m=m, m_rule=m_rule),
                          warnings=tuple(dict.fromkeys(curator["warnings"])))
+
+
+def _missing_record(prepared: data_layer.PreparedData) -> dict:
+    """The curator's record of the missing cells (confidential counts): per column, the choice
+    and the records concerned; the records read and those dropped before the mechanism."""
+    return {"records_read": prepared.n + prepared.n_dropped, "records_dropped": prepared.n_dropped,
+            "records_released_from": prepared.n,
+            "columns": [{"column": c.name, "missing": c.missing,
+                         ("records_dropped" if c.missing == "drop" else "missing_records"): c.n_missing}
+                        for c in prepared.column_info if c.missing is not None]}
+
+
+def _dropped_note(prepared: data_layer.PreparedData) -> str:
+    """The curator's warning on the records dropped for a missing value (docs/mathematics.md §2.5)."""
+    per_column = "; ".join(f"{c.name!r}: {c.n_missing:,}" for c in prepared.column_info if c.missing == "drop")
+    return (f"{prepared.n_dropped:,} of the {prepared.n + prepared.n_dropped:,} records read were dropped before "
+            f"the mechanism because of a missing value (records with a missing value, per column: {per_column}). "
+            f"The guarantee is stated for the n = {prepared.n:,} records left, a number that depends on the data "
+            "(docs/mathematics.md §2.5).")
 
 
 def _rows_equal_to_unique_records(synthetic: pd.DataFrame, unique_records: pd.DataFrame) -> int:
@@ -857,6 +897,14 @@ def _strength_meaning(guarantee) -> str:
         words += (f". Here: a record whose value is unique can appear verbatim in {times} with probability up to "
                   f"{format_upper(guarantee.verbatim_probability)}")
     return words + "."
+
+
+def _dropped_statement(columns, n: int) -> str:
+    """The public report's sentence on records dropped for a missing value (docs/mathematics.md §2.5)."""
+    names = ", ".join(repr(c) for c in columns)
+    return (f"Records with a missing value in {names} were dropped before the mechanism: n = {n:,} counts the "
+            "records left, a number that depends on the confidential data (it tells how many records had a "
+            "missing value). The guarantee below is stated for these n records.")
 
 
 def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None = None) -> dict:
@@ -892,6 +940,8 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
         dependent.append("θ (or α and the grid steps) and m were chosen with the release planner, which searched "
                          "them on the confidential data: no guarantee covers that choice, and the statement below "
                          "depends on the data.")
+    if public.dropped_missing:
+        dependent.append(_dropped_statement(public.dropped_missing, n))
     if public.size_rule == "instance":
         dependent.append("The release size m was chosen by looking at the confidential data (the largest m whose "
                          "instance-level guarantee meets the target): no guarantee covers that choice.")
