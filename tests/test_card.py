@@ -73,6 +73,7 @@ def test_card_lists_each_columns_bounds_rounding_and_categories():
             for r in table.split("<tr>")[2:]}
     assert list(rows) == ["income", "age", "tenure", "sex", "town"]
     assert rows["income"][:3] == ["numeric", "[1, 9876543] (log scale)", "to multiples of 100"]
+    assert rows["income"][5] == "none allowed"
     assert rows["age"][1:3] == ["[0, 120]", "to multiples of 1"]
     assert rows["tenure"][1].startswith("read off the confidential data") and rows["tenure"][2] == "to 1 decimal (0.1)"
     assert rows["sex"][4] == "3 public: F, M, X"

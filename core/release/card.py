@@ -105,15 +105,20 @@ def _categories_text(column: dict) -> str:
     return f"{len(categories)} public: {shown}" + (f", … ({more} more in recipe.json)" if more > 0 else "")
 
 
+_MISSING_WORDS = {None: "none allowed", "value": "a value of its own (released as an empty cell)",
+                  "drop": "records with one dropped (n counted after dropping)"}
+
+
 def _column_table(columns: list[dict]) -> str:
     """One row per released column: kind, public bounds, rounding, scaling, categories."""
     if not columns:
         return "<p>See recipe.json.</p>"
     head = "".join(f"<th>{h}</th>" for h in ("column", "kind", "bounds", "rounding", "scaled to [0, 1]",
-                                             "categories"))
+                                             "categories", "missing values"))
     rows = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in (
         c["name"], c["kind"], _bounds_text(c), _rounding_text(c),
-        ("yes" if c["scale"] else "no") if c["kind"] == "numeric" else "—", _categories_text(c))) + "</tr>"
+        ("yes" if c["scale"] else "no") if c["kind"] == "numeric" else "—", _categories_text(c),
+        _MISSING_WORDS[c.get("missing")])) + "</tr>"
         for c in columns)
     return f"<table><tr>{head}</tr>{rows}</table>"
 
