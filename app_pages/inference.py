@@ -131,6 +131,13 @@ else:
     threshold = float(st.session_state.post_threshold)
     z = to_scale(synthetic[column].to_numpy(dtype=np.float64))
     x = to_scale(np.asarray(x_values, dtype=np.float64))
+    # "missing is a value" (Data page): the functionals are of the numbers; empty cells are left out on both sides
+    if np.isnan(z).any() or np.isnan(x).any():
+        present = ~np.isnan(x)
+        st.caption(f"Missing is a value of this column: the {int(np.isnan(z).sum()):,} empty cell(s) of the release "
+                   "and the missing records of the data are left out; the functionals below are those of the "
+                   "numbers, given that a value is present.")
+        z, x, x_counts = z[~np.isnan(z)], x[present], np.asarray(x_counts)[present]
     st.caption(f"Mechanism from the Privacy page: σ = 0, θ = {theta:g}, m = {m:,}. H is uniform on "
                f"[{bounds[0]:.6g}, {bounds[1]:.6g}] on the scale of {literal(scale_label)}"
                + (" (the Data page's log transform)." if info.spec.log else "."))
