@@ -31,6 +31,7 @@ from core import evaluation as inference, privacy
 from core.evaluation import informativity, simulation
 from core.plots import experiments as pe
 from test_app import media_fetcher
+from ui.text import shown
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
@@ -76,7 +77,8 @@ def _metrics(at: AppTest) -> dict:
 
 
 def _texts(elements) -> str:
-    return "\n".join(str(e.value) for e in elements)
+    """The elements' texts as the user reads them (core's messages are shown as text: ui.text)."""
+    return "\n".join(shown(str(e.value)) for e in elements)
 
 
 def _figures(at: AppTest) -> list[dict]:

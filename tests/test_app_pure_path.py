@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import privacy
 from core.planning import pure_utility_cost
+from ui.text import shown
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
@@ -65,7 +66,7 @@ def test_planner_shows_and_loads_a_pure_option(sample):
                                                                            None, m_cap=N)
     # the recommendation: the pure option that meets with the smallest ratio, shown with its verdict
     best = pure[pure["meets_utility"]].sort_values("ratio").iloc[0]
-    assert any(i.icon == "🧭" and "pure ε-DP release" in i.value for i in at.info)
+    assert any(i.icon == "🧭" and "pure ε-DP release" in shown(i.value) for i in at.info)
     assert len(_verdicts(at)) == 1 and "Verdict: pure" in _verdicts(at)[0]
     _ok(at.button(key="_plan_load").click().run())
     assert at.session_state["regime"] == "dm"
@@ -75,7 +76,7 @@ def test_planner_shows_and_loads_a_pure_option(sample):
     label = best["coarsening"]
     assert all(f"{c}: grid step {step:g} " in label for c, step in grids.items())
     assert at.session_state["settings_chosen_from_data"] is True
-    assert "each numeric column's public grid step are set" in " ".join(i.value for i in at.info)
+    assert "each numeric column's public grid step are set" in " ".join(shown(i.value) for i in at.info)
     # the Privacy page reads them: z from the grids, the verdict pure
     _ok(at.switch_page("app_pages/privacy.py").run())
     z = math.prod(math.floor((hi - lo) / grids[c]) + 1 for c, (lo, hi) in (("earnings", (0, 100)), ("age", (25, 34))))
