@@ -61,7 +61,7 @@ def _specs(sample):
             ColumnSpec("gender", kind="categorical"), ColumnSpec("age", bounds=(25.0, 34.0))]
 
 
-def test_advisor_numbers_and_apply_change_the_profile(sample, downloads, tmp_path):
+def test_advisor_numbers_and_apply_change_the_profile(sample, downloads, tmp_path):  # noqa: F811 (fixture)
     at = _advisor()
     eps, delta, theta = (float(at.session_state[k]) for k in ("eps", "delta", "theta"))
     assert any("looking at the confidential data" in w.value for w in at.warning)   # SELECTION_CAVEAT
@@ -125,7 +125,7 @@ def test_advisor_user_steps_keep_list_and_min_count(sample):
     assert any("rounding step 'five'" in shown_text(e.value) for e in at.error) and not at.exception
 
 
-def test_planner_runs_and_loads_the_settings(sample, downloads):
+def test_planner_runs_and_loads_the_settings(sample, downloads):  # noqa: F811 (fixture)
     at = _advisor()
     _ok(at.switch_page("app_pages/planner.py").run())
     assert any("computed from the confidential data" in w.value for w in at.warning)

@@ -76,9 +76,9 @@ def _release(at: AppTest, downloads) -> tuple[pd.DataFrame, bytes, dict, dict]: 
     at.run()
     buttons = {b.proto.label: b.proto for b in at.get("download_button")}
     assert not buttons["Download synthetic CSV"].disabled
-    csv = downloads(buttons["Download synthetic CSV"].url)
-    public = _zip_files(downloads(buttons["Download public release (zip)"].url))
-    curator = _zip_files(downloads(buttons["Download CONFIDENTIAL curator record (zip)"].url))
+    csv = downloads(buttons["Download synthetic CSV"])
+    public = _zip_files(downloads(buttons["Download public release (zip)"]))
+    curator = _zip_files(downloads(buttons["Download CONFIDENTIAL curator record (zip)"]))   # built on the click
     return pd.read_csv(io.BytesIO(csv), keep_default_na=False, dtype=str), csv, public, curator
 
 

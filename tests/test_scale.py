@@ -160,11 +160,14 @@ def test_engines_agree_on_the_corpus_of_awkward_files():
     ``compute`` differs): the cluster path is exercised by the other tests of this module, and
     a client connection per file would make this test the slowest of the suite."""
     compared = errors = 0
-    for case, name, kind in CORPUS_TARGETS:
+    for i, (case, name, kind) in enumerate(CORPUS_TARGETS):
         spec = EXPECTED[case]
         path = CORPUS / spec["file"]
         results = {}
-        for engine in ("pandas", "duckdb", "dask"):
+        # Dask reads with the pandas reader per partition: every third target is enough to keep
+        # it honest on the corpus (its own tests above cover the cluster path), at a third of the cost
+        engines = ("pandas", "duckdb", "dask") if i % 3 == 0 else ("pandas", "duckdb")
+        for engine in engines:
             try:
                 results[engine] = D.aggregate(path, [D.ColumnSpec(name, kind=kind)], engine=engine,
                                               **spec["options"]).table
@@ -175,7 +178,7 @@ def test_engines_agree_on_the_corpus_of_awkward_files():
             errors += 1
             continue
         assert all(r is not None for r in results.values()), (case, name, kind, results)
-        for engine in ("duckdb", "dask"):
+        for engine in engines[1:]:
             _same(results[engine], results["pandas"])
         expected = spec.get("columns", {}).get(name, {}).get(kind)
         if expected and "n" in expected and case not in READ_BY_AGGREGATE:

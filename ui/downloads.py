@@ -63,10 +63,11 @@ def confidential_download(label: str, build: Callable[[], bytes], *, file_name: 
             sweep.start()
         return data
 
-    note = (f"Built when you click; its link works for {CONFIDENTIAL_URL_SECONDS:g} seconds only "
-            "(click again to download it again).")
+    lifetime = (f"Built when you click; its link works for {CONFIDENTIAL_URL_SECONDS:g} seconds only "
+                "(click again to download it again).")
+    # ``help`` is the page's own text (never user text): it is Markdown like every help
     where.download_button(label, data=built_on_click, file_name=file_name, mime=mime, key=key,
-                          help=f"{help} {note}" if help else note, on_click="ignore", **kwargs)
+                          help=lifetime if not help else help + " " + lifetime, on_click="ignore", **kwargs)
 
 
 def _drop_unused_files(media) -> None:
