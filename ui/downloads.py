@@ -12,8 +12,8 @@ the confidential data) never goes to the button as bytes:
 * the button gets a function (Streamlit's deferred ``data=``): nothing is built or
   stored until the curator clicks, and the click is answered on the session's own
   websocket with a fresh URL;
-* :data:`CONFIDENTIAL_URL_SECONDS` after the file was built, the media store is swept
-  twice (Streamlit's public ``remove_orphaned_files``; a file no session shows goes on
+* :data:`CONFIDENTIAL_URL_SECONDS` after the latest such file was built, the media store
+  is swept twice (Streamlit's public ``remove_orphaned_files``; a file no session shows goes on
   the second sweep), so the URL answers 404 from then on. The browser fetches it within
   milliseconds of the click (twice: a check and the download; both start before the
   sweep, and a response already started is served whole).
@@ -27,6 +27,7 @@ ordinary way.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 import streamlit as st
@@ -58,9 +59,7 @@ def confidential_download(label: str, build: Callable[[], bytes], *, file_name: 
     def built_on_click() -> bytes:
         data = build()
         if media is not None:
-            sweep = threading.Timer(CONFIDENTIAL_URL_SECONDS, _drop_unused_files, args=(media,))
-            sweep.daemon = True
-            sweep.start()
+            _SWEEPER.schedule(media)
         return data
 
     lifetime = (f"Built when you click; its link works for {CONFIDENTIAL_URL_SECONDS:g} seconds only "
@@ -68,6 +67,43 @@ def confidential_download(label: str, build: Callable[[], bytes], *, file_name: 
     # ``help`` is the page's own text (never user text): it is Markdown like every help
     where.download_button(label, data=built_on_click, file_name=file_name, mime=mime, key=key,
                           help=lifetime if not help else help + " " + lifetime, on_click="ignore", **kwargs)
+
+
+class _DebouncedSweep:
+    """Sweeps Streamlit's media store :data:`CONFIDENTIAL_URL_SECONDS` after the *latest*
+    confidential file was built.
+
+    A sweep deletes every stored file no session shows, however young: a sweep timed from an
+    earlier click would take a file built a moment ago away between the browser's two
+    requests (seen under load: the download is cancelled). So one timer serves every click
+    and is pushed back by each new build; when it fires, every file built through this
+    module is at least :data:`CONFIDENTIAL_URL_SECONDS` old.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._due: float | None = None
+
+    def schedule(self, media) -> None:
+        with self._lock:
+            start = self._due is None
+            self._due = time.monotonic() + CONFIDENTIAL_URL_SECONDS
+        if start:
+            sweeper = threading.Thread(target=self._run, args=(media,), daemon=True)
+            sweeper.start()
+
+    def _run(self, media) -> None:
+        while True:
+            with self._lock:
+                wait = self._due - time.monotonic()
+                if wait <= 0:
+                    self._due = None
+                    break
+            time.sleep(wait)
+        _drop_unused_files(media)
+
+
+_SWEEPER = _DebouncedSweep()
 
 
 def _drop_unused_files(media) -> None:
