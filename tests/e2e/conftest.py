@@ -2,7 +2,7 @@
 Debian Chromium through Python Playwright (never a Playwright-downloaded browser).
 
 * ``app_url``: starts ``streamlit run app.py`` on a free localhost port (one server per
-  test module), waits for ``/_stcore/health`` and yields the base URL; the server is
+  test process, shared by its modules), waits for ``/_stcore/health`` and yields the base URL; the server is
   killed afterwards (its whole process group, so no orphan script runner survives).
 * ``browser`` / ``page``: a Chromium launched with ``executable_path=/usr/bin/chromium``.
   Without Chromium the tests are skipped with the reason, except under CI (environment
@@ -120,12 +120,19 @@ def streamlit_server(log_path: Path, *extra: str):
         log.close()
 
 
-@pytest.fixture(scope="module")
-def app_url(artifacts_dir, request):
-    """Base URL of a fresh ``streamlit run app.py`` on a free localhost port, one per test
-    module: a module never waits for work an earlier module's closed sessions left running
-    on a shared server (their scripts run to the end after the tab closes)."""
-    log = artifacts_dir / f"streamlit_server_{request.module.__name__}.log"
+@pytest.fixture(scope="session")
+def app_url(artifacts_dir, worker_id):
+    """Base URL of one ``streamlit run app.py`` on a free localhost port per test process
+    (one per xdist worker), shared by the browser-test modules that process runs.
+
+    Starting a server and its first page (the imports of ``core``, the sample's caches)
+    costs several seconds of CPU on this 2-core machine, a dozen times over with a server per
+    module. Sharing it is safe for these tests: each test opens its own browser context (its
+    own Streamlit session, its own state), and every wait is on an event, so work that a
+    closed session of an earlier module leaves running only slows, never changes, what a
+    later test sees. Tests that need a server of their own (other options, or its memory
+    measured) start one with :func:`streamlit_server`."""
+    log = artifacts_dir / f"streamlit_server_{worker_id}.log"
     with streamlit_server(log) as (url, _):
         yield url
 

@@ -157,7 +157,7 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path)
 
     # ---------------------------------------------------------------- latency on the sample data
     w.go_to_page(page, "Privacy")
-    on_sample = _measure_slider_latency(page, 13_501, presses=5)
+    on_sample = _measure_slider_latency(page, 13_501, presses=2)
 
     # ---------------------------------------------------------------- screenshot for the README
     # Written on request only (README): a test run must not rewrite a tracked file.
@@ -178,7 +178,7 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path)
     age = pd.read_csv(REPO / "sample_data" / "cps_earnings.csv")["age"].value_counts()
     assert _metric(page, "distinct values k") == f"{age.size:,}" and _metric(page, "singletons k₁") == "0"
     w.go_to_page(page, "Privacy")
-    on_age = _measure_slider_latency(page, 13_501, presses=5, singletons=False)
+    on_age = _measure_slider_latency(page, 13_501, presses=2, singletons=False)
 
     # ---------------------------------------------------------------- bad uploads
     w.go_to_page(page, "Data")
@@ -207,7 +207,7 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path)
     # ---------------------------------------------------------------- privacy page on the upload
     w.go_to_page(page, "Privacy")
     assert "incomes.csv" in page.locator('[data-testid="stSidebar"]').inner_text()
-    on_upload = _measure_slider_latency(page, n, presses=3)
+    on_upload = _measure_slider_latency(page, n, presses=2)
     m = on_upload["m"]
 
     record = {"sample cps_earnings.csv, earnings (n = 13501)": on_sample,
