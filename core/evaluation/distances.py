@@ -4,9 +4,17 @@ releases (docs/mathematics.md §5).
 """
 from __future__ import annotations
 
+import os
 
-import numpy as np
-import ot
+# POT looks for JAX, PyTorch, CuPy and TensorFlow when it is imported and imports each one it
+# finds (JAX alone takes about a second; the optional ``peers`` extra installs it). Every
+# array here is numpy, so those backends are never used: skip them unless the user's own
+# environment asks otherwise (setdefault keeps an explicit setting).
+for _backend in ("JAX", "PYTORCH", "CUPY", "TENSORFLOW"):
+    os.environ.setdefault(f"POT_BACKEND_DISABLE_{_backend}", "1")
+
+import numpy as np  # noqa: E402  (after the environment POT reads at import)
+import ot  # noqa: E402
 import pandas as pd
 from scipy.spatial import distance
 
