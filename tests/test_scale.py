@@ -137,15 +137,19 @@ def test_globs_of_files_are_one_table(cluster, tmp_path):
         D.aggregate(str(tmp_path / "nothing-*.csv"), specs)
 
 
+#: Files read once (their first listed column): a file of 10 000 columns costs the engines
+#: seconds per read, and its other columns take the same reading path.
+READ_ONCE = {"columns_10000.csv"}
+
+
 def _corpus_targets():
     for case, spec in sorted(EXPECTED.items()):
         if "error" in spec:
             yield case, "x", "numeric"
             continue
-        for name, column in spec["columns"].items():
-            for kind in ("numeric", "categorical"):
-                if kind in column:
-                    yield case, name, kind
+        targets = [(case, name, kind) for name, column in spec["columns"].items()
+                   for kind in ("numeric", "categorical") if kind in column]
+        yield from targets[:1] if case in READ_ONCE else targets
 
 
 CORPUS_TARGETS = list(_corpus_targets())
