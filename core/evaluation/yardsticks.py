@@ -51,6 +51,7 @@ __all__ = [
     "subsample_k_marginal_score",
     "unique_exact_match",
     "yardstick_runs",
+    "yardstick_table",
 ]
 
 #: Order of the k-marginal score (SDNist's k-marginal uses 3-way tables).
@@ -103,6 +104,32 @@ def _table(codes: np.ndarray, weights: np.ndarray | None, subset, sizes) -> np.n
     return t / t.sum()
 
 
+class _KMarginal:
+    """The data's k-way tables, computed once, against which releases are scored."""
+
+    def __init__(self, codes, sizes, counts, k):
+        self.codes = np.asarray(codes, dtype=np.int64).reshape(len(codes), -1)
+        self.sizes = [int(v) for v in sizes]
+        self.counts = None if counts is None else np.asarray(counts, dtype=np.float64)
+        self.subsets = _subsets(self.codes.shape[1], check_integer("k", k, minimum=1))
+        self.tables = [_table(self.codes, self.counts, sub, self.sizes) for sub in self.subsets]
+
+    def score(self, codes, weights=None) -> float:
+        z = np.asarray(codes, dtype=np.int64).reshape(len(codes), -1)
+        w = None if weights is None else np.asarray(weights, dtype=np.float64)
+        tvs = [0.5 * np.abs(t - _table(z, w, sub, self.sizes)).sum() for t, sub in zip(self.tables, self.subsets)]
+        return float(1000.0 * (1.0 - np.mean(tvs)))
+
+    def reference(self, m: int, rng: np.random.Generator) -> float:
+        """Score of ``min(m, n)`` records drawn uniformly without replacement."""
+        counts = np.ones(self.codes.shape[0]) if self.counts is None else self.counts
+        n = int(counts.sum())
+        size = min(int(m), n)
+        picked = rng.choice(n, size=size, replace=False)
+        rows = np.searchsorted(np.cumsum(counts), picked, side="right")
+        return self.score(self.codes, np.bincount(rows, minlength=self.codes.shape[0]))
+
+
 def k_marginal_score(data_codes, release_codes, sizes, *, data_counts=None, release_counts=None,
                      k: int = DEFAULT_K) -> float:
     """SDNist's k-marginal score, 1000·(1 − mean TV) over every set of min(k, d) columns.
@@ -120,32 +147,50 @@ def k_marginal_score(data_codes, release_codes, sizes, *, data_counts=None, rele
     -------
     float in [0, 1000]
     """
-    x = np.asarray(data_codes, dtype=np.int64).reshape(len(data_codes), -1)
-    z = np.asarray(release_codes, dtype=np.int64).reshape(len(release_codes), -1)
-    k = check_integer("k", k, minimum=1)
-    wx = None if data_counts is None else np.asarray(data_counts, dtype=np.float64)
-    wz = None if release_counts is None else np.asarray(release_counts, dtype=np.float64)
-    tvs = [0.5 * np.abs(_table(x, wx, s, sizes) - _table(z, wz, s, sizes)).sum() for s in _subsets(x.shape[1], k)]
-    return float(1000.0 * (1.0 - np.mean(tvs)))
+    return _KMarginal(data_codes, sizes, data_counts, k).score(release_codes, release_counts)
 
 
 def subsample_k_marginal_score(data_codes, sizes, m: int, rng: np.random.Generator, *, data_counts=None,
                                k: int = DEFAULT_K) -> float:
     """The k-marginal score of a uniform subsample of ``min(m, n)`` data records (without
     replacement): the reference of a release of size ``m``."""
-    x = np.asarray(data_codes, dtype=np.int64).reshape(len(data_codes), -1)
-    counts = np.ones(x.shape[0], dtype=np.int64) if data_counts is None else np.asarray(data_counts, np.int64)
-    rng = check_rng(rng)
-    size = min(check_integer("m", m, minimum=1), int(counts.sum()))
-    sub = rng.multivariate_hypergeometric(counts, size)
-    return k_marginal_score(x, x, sizes, data_counts=counts, release_counts=sub, k=k)
+    return _KMarginal(data_codes, sizes, data_counts, k).reference(check_integer("m", m, minimum=1), check_rng(rng))
 
 
 # ================================================================ matches
-def _row_keys(rows: np.ndarray) -> np.ndarray:
-    """One comparable key per row: the bytes of the row (exact equality; −0.0 read as 0.0)."""
-    r = np.ascontiguousarray(np.asarray(rows, dtype=np.float64).reshape(len(rows), -1) + 0.0)
-    return r.view(np.dtype((np.void, r.dtype.itemsize * r.shape[1]))).ravel()
+class _Rows:
+    """Exact keys of the data's distinct rows: an int64 per row (each column's value by its rank
+    among the data's values, −1 when a release value is not one of them), bytes when the
+    product of the columns' distinct counts passes 2^62."""
+
+    def __init__(self, rows, counts):
+        r = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1) + 0.0
+        self.values = [np.unique(r[:, j]) for j in range(r.shape[1])]
+        self.sizes = [v.size for v in self.values]
+        self.exact = math.prod(self.sizes) >= 2 ** 62 or any(np.isnan(v).any() for v in self.values)
+        keys = self.keys(r)
+        weights = np.ones(keys.size, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+        self.distinct, inverse = np.unique(keys, return_inverse=True)
+        self.counts = np.bincount(inverse.ravel(), weights=weights, minlength=self.distinct.size).astype(np.int64)
+        self.unique = self.distinct[self.counts == 1]
+
+    def keys(self, rows) -> np.ndarray:
+        r = np.ascontiguousarray(np.asarray(rows, dtype=np.float64).reshape(len(rows), -1) + 0.0)
+        if self.exact:
+            return r.view(np.dtype((np.void, r.dtype.itemsize * r.shape[1]))).ravel()
+        key = np.zeros(r.shape[0], dtype=np.int64)
+        found = np.ones(r.shape[0], dtype=bool)
+        for j, values in enumerate(self.values):
+            pos = np.minimum(np.searchsorted(values, r[:, j]), values.size - 1)
+            found &= values[pos] == r[:, j]
+            key = key * self.sizes[j] + pos
+        return np.where(found, key, -1)
+
+    def unique_exact_match(self, release) -> float:
+        return math.nan if self.unique.size == 0 else float(np.isin(self.unique, self.keys(release)).mean())
+
+    def apparent_match(self, release) -> float:
+        return float(np.isin(self.keys(release), self.distinct).mean())
 
 
 def unique_exact_match(data_rows, release_rows, *, data_counts=None) -> tuple[float, int]:
@@ -155,23 +200,13 @@ def unique_exact_match(data_rows, release_rows, *, data_counts=None) -> tuple[fl
     -------
     (share, unique_records) : share NaN when no record is unique.
     """
-    keys, counts = _key_counts(data_rows, data_counts)
-    unique = keys[counts == 1]
-    if unique.size == 0:
-        return math.nan, 0
-    return float(np.isin(unique, _row_keys(release_rows)).mean()), int(unique.size)
+    rows = _Rows(data_rows, data_counts)
+    return rows.unique_exact_match(release_rows), int(rows.unique.size)
 
 
 def apparent_match(data_rows, release_rows) -> float:
     """Share of the release rows equal to some data record."""
-    return float(np.isin(_row_keys(release_rows), _row_keys(data_rows)).mean())
-
-
-def _key_counts(rows, counts) -> tuple[np.ndarray, np.ndarray]:
-    keys = _row_keys(rows)
-    weights = np.ones(keys.size, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
-    distinct, inverse = np.unique(keys, return_inverse=True)
-    return distinct, np.bincount(inverse.ravel(), weights=weights, minlength=distinct.size).astype(np.int64)
+    return _Rows(data_rows, None).apparent_match(release_rows)
 
 
 # ================================================================ pMSE
@@ -301,14 +336,12 @@ def yardstick_runs(atoms, counts, releases, *, bins: int, levels=None, rng: np.r
     z_all = z_all.reshape(z_all.shape[0], z_all.shape[1], d)
     x_codes, sizes = _unit_box_codes(x, bins, levels)
     x_design = _unit_box_design(x, x_codes, sizes, levels)
+    tables, matches = _KMarginal(x_codes, sizes, c, k), _Rows(x, c)
     rows = []
     for z in z_all:
         z_codes, _ = _unit_box_codes(z, bins, levels)
-        uem, _ = unique_exact_match(x, z, data_counts=c)
-        rows.append({"k_marginal": k_marginal_score(x_codes, z_codes, sizes, data_counts=c, k=k),
-                     "k_marginal_reference": subsample_k_marginal_score(x_codes, sizes, z.shape[0], rng,
-                                                                        data_counts=c, k=k),
-                     "UEM": uem, "apparent_match": apparent_match(x, z),
+        rows.append({"k_marginal": tables.score(z_codes), "k_marginal_reference": tables.reference(z.shape[0], rng),
+                     "UEM": matches.unique_exact_match(z), "apparent_match": matches.apparent_match(z),
                      "pMSE": propensity_mse(x_design, _unit_box_design(z, z_codes, sizes, levels), data_counts=c)})
     return pd.DataFrame(rows, columns=["k_marginal", "k_marginal_reference", "UEM", "apparent_match", "pMSE"])
 
@@ -366,3 +399,22 @@ def frame_yardsticks(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping
         k_marginal_reference=subsample_k_marginal_score(codes[:n_rows], sizes, m, rng, data_counts=c, k=k),
         unique_exact_match=uem, unique_records=unique, apparent_match=apparent_match(exact[:n_rows], exact[n_rows:]),
         pmse=propensity_mse(design[:n_rows], design[n_rows:], data_counts=c))
+
+
+#: Columns of :func:`yardstick_table`.
+_TABLE_COLUMNS = ["label", "guarantee", "m", "k_marginal", "k_marginal_reference", "UEM", "apparent_match", "pMSE"]
+
+
+def yardstick_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per mechanism with its guarantee, m and mean yardsticks, from the summary of a
+    comparison run with ``yardsticks=True`` (:func:`core.evaluation.compare.comparison_summary`).
+
+    Raises
+    ------
+    ValueError
+        The summary has no yardsticks.
+    """
+    if not isinstance(summary, pd.DataFrame) or "k_marginal" not in summary.columns:
+        raise ValueError("summary must be comparison_summary of a comparison run with yardsticks=True")
+    rows = summary[summary["mechanism"] != "confidential"].drop_duplicates("mechanism")
+    return rows[_TABLE_COLUMNS].reset_index(drop=True)

@@ -52,17 +52,17 @@ from .bayesian import (
 )
 from .bootstrap import Bootstrap
 from .histograms import GaussianHistogram, LaplaceHistogram, SmoothedHistogram
-from .peers import PEER_MECHANISMS, PEERS_MISSING, peer_mechanism, peers_available, require_peers
+from .peers import PEER_LABELS, PEER_MECHANISMS, PEERS_MISSING, peer_entries, peer_mechanism, peers_available, require_peers
 from .pypp import SyntheticRelease, public_domain_can_serve, py_predictive_counts, pypp_release
 from .truncated_dirichlet import TruncatedDirichlet, truncated_dirichlet
 
 __all__ = [
     "Bootstrap", "DirichletMultinomialHistogram", "DirichletPosteriorSampling", "GaussianHistogram",
-    "Guarantee", "HistogramMechanism", "Knob", "LaplaceHistogram", "Mechanism", "PEERS_MISSING", "PEER_MECHANISMS", "PseudoPosteriorMechanism",
+    "Guarantee", "HistogramMechanism", "Knob", "LaplaceHistogram", "Mechanism", "PEERS_MISSING", "PEER_LABELS", "PEER_MECHANISMS", "PseudoPosteriorMechanism",
     "PseudoPosteriorWeights", "SmoothedHistogram", "SyntheticRelease", "TruncatedDirichlet",
     "TruncatedDirichletPosteriorSampling", "axis_sizes", "category_codes", "category_positions", "cells_to_points",
     "check_release_arguments", "dirichlet_sampling_epsilon",
-    "distinct_rows", "gaussian_sigma", "histogram_counts", "peer_mechanism", "peers_available",
+    "distinct_rows", "gaussian_sigma", "histogram_counts", "peer_entries", "peer_mechanism", "peers_available",
     "public_domain_can_serve", "py_predictive_counts", "require_peers",
     "pypp_release", "smoothed_histogram_lambda", "truncated_dirichlet",
 ]

@@ -43,6 +43,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import math
+import types
 
 import numpy as np
 
@@ -52,6 +53,7 @@ from .base import HistogramMechanism, Knob, _normalise_rows, axis_sizes
 from .pgm import MAX_MODEL_CELLS, aim_table, mst_table
 
 __all__ = [
+    "PEER_LABELS",
     "PEER_MECHANISMS",
     "PEERS_MISSING",
     "AIMMechanism",
@@ -61,6 +63,7 @@ __all__ = [
     "opendp_gaussian_scale",
     "opendp_laplace_scale",
     "opendp_zcdp_rho",
+    "peer_entries",
     "peer_mechanism",
     "peers_available",
     "require_peers",
@@ -71,6 +74,9 @@ AT_N = "_at_n"
 #: The peers at the comparison's m, then at m = n.
 _PEER_BASES = ("opendp_laplace_histogram", "opendp_gaussian_histogram", "aim", "mst")
 PEER_MECHANISMS = _PEER_BASES + tuple(name + AT_N for name in _PEER_BASES)
+#: Display names of the peers (the selection on the Compare page).
+PEER_LABELS = {"opendp_laplace_histogram": "OpenDP Laplace histogram", "opendp_gaussian_histogram":
+               "OpenDP Gaussian histogram", "aim": "AIM", "mst": "MST"}
 #: What the app and the command line say when the optional extra is missing.
 PEERS_MISSING = ("the peer mechanisms (OpenDP histograms, AIM, MST) need the optional extra 'peers': "
                  "pip install -e \".[peers]\" in the project's checkout (it installs opendp[mbi])")
@@ -92,12 +98,20 @@ def require_peers() -> None:
 
 
 def _opendp():
-    """OpenDP with its ``contrib`` features on (imported on first use: the extra is optional)."""
+    """OpenDP's core modules with its ``contrib`` features on, as one namespace (imported on first
+    use: the extra is optional; ``opendp.prelude`` would also load its scikit-learn and polars
+    extras, two seconds more)."""
     require_peers()
-    import opendp.prelude as dp
+    import opendp.combinators as combinators
+    import opendp.domains as domains
+    import opendp.measurements as measurements
+    import opendp.metrics as metrics
+    import opendp.mod as mod
 
-    dp.enable_features("contrib")
-    return dp
+    mod.enable_features("contrib")
+    return types.SimpleNamespace(m=measurements, c=combinators, binary_search_param=mod.binary_search_param,
+                                 vector_domain=domains.vector_domain, atom_domain=domains.atom_domain,
+                                 l1_distance=metrics.l1_distance, l2_distance=metrics.l2_distance)
 
 
 # ======================================================================= OpenDP's calibrations
@@ -328,3 +342,17 @@ def peer_mechanism(key: str, eps, delta, bins, *, levels=None, n: int | None = N
         return OpenDPGaussianHistogram(eps, delta, bins, levels=levels, natural_size=size)
     cls = AIMMechanism if base == "aim" else MSTMechanism
     return cls(eps, delta, bins, levels=levels, natural_size=size)
+
+
+def peer_entries(names, size: str = "both") -> tuple[str, ...]:
+    """The mechanism keys for ``names``: each peer named without ``_at_n`` at the common m
+    (``size="m"``), at m = n (``"n"``) or both (default); other names unchanged, order kept."""
+    if size not in ("m", "n", "both"):
+        raise ValueError(f"size must be 'm', 'n' or 'both', got {size!r}")
+    out = []
+    for name in names:
+        if name in _PEER_BASES:
+            out += [name] * (size != "n") + [name + AT_N] * (size != "m")
+        else:
+            out.append(name)
+    return tuple(dict.fromkeys(out))
