@@ -513,7 +513,8 @@ def _grid_points(requested: int, x: np.ndarray, counts: np.ndarray, samples: lis
     the narrowest kernel; very concentrated columns need more than the default points.
     ``x`` with ``counts`` is the data's column as a frequency table.
     """
-    bandwidths = np.concatenate([np.atleast_1d(scott_bandwidth(x, counts))] + [scott_bandwidth(z) for z in samples])
+    bandwidths = np.concatenate([np.atleast_1d(scott_bandwidth(x, counts))]
+                                + [scott_bandwidth(z) for z in samples if z.shape[-1] >= 2])   # a KDE needs 2 values
     positive = bandwidths[bandwidths > 0]
     if positive.size == 0:
         return requested
