@@ -150,7 +150,8 @@ with tab_runs:
             st.subheader("The field's yardsticks (curator only)")
             st.caption(f"Mean over {runs} runs, as NIST's SDNist defines them (docs/peers.md §4), computed against "
                        "the confidential data: CURATOR ONLY, not covered by any guarantee. k-marginal: 1000·(1 − "
-                       "mean TV) of every 3-way table (numeric columns in the histograms' bins), next to the score "
+                       "mean TV) of every 3-way table (of all columns when fewer; numeric columns in the histograms' "
+                       "bins), next to the score "
                        "of m records drawn from the data themselves; UEM: share of the data's unique records found "
                        "exactly in the release; apparent match: share of released rows equal to a record; pMSE: "
                        "propensity mean squared error of a logistic model (0 = indistinguishable).")
