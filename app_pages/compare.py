@@ -1,4 +1,5 @@
-"""Compare page: PYPP against the histogram baselines at the same (ε, δ) and m (docs/mathematics.md).
+"""Compare page: PYPP against the histogram baselines and, on request, the field's peers (OpenDP
+histograms, AIM, MST) at the same (ε, δ) and m (docs/mathematics.md, docs/peers.md).
 
 Calibration, runs, metrics and summaries all come from ``core.evaluation.compare``; this page lays
 them out.
@@ -11,6 +12,8 @@ import functools
 import streamlit as st
 
 from core.evaluation import compare as core_compare
+from core.evaluation import yardsticks as core_yardsticks
+from core import mechanisms as core_mechanisms
 from core import plots
 from core.plots import quality as plots_quality
 from ui import compute, downloads, widgets
@@ -52,10 +55,29 @@ with st.container(border=True):
 m_arg: int | str = int(st.session_state.m) if m_rule == "current" else "largest"
 bins, runs, seed = int(st.session_state.bins), int(st.session_state.runs), int(st.session_state.seed)
 
+with st.container(border=True):
+    st.markdown("**The field's peers** — mechanisms of established libraries at the same (ε, δ), on the same "
+                "public cells as the histograms (docs/peers.md)")
+    peers: tuple[str, ...] = ()
+    if core_mechanisms.peers_available():
+        a, b = st.columns([3, 2])
+        chosen = a.multiselect("peers", list(core_mechanisms.PEER_LABELS), key="compare_peers",
+                               format_func=core_mechanisms.PEER_LABELS.get,
+                               help="OpenDP's Laplace and Gaussian histograms, calibrated by OpenDP's accounting; AIM "
+                                    "and MST (select–measure–estimate, refitted on every run: a few tenths of a "
+                                    "second to seconds each)")
+        size = b.radio("peers' release size m", ["both", "m", "n"], horizontal=True, key="compare_peer_size",
+                       format_func={"both": "both", "m": "the common m", "n": "m = n"}.get)
+        peers = core_mechanisms.peer_entries(chosen, size)
+    else:
+        st.info(core_mechanisms.PEERS_MISSING[0].upper() + core_mechanisms.PEERS_MISSING[1:] + ".")
+    with_yardsticks = st.checkbox("with the field's yardsticks (NIST SDNist: k-marginal score, unique exact match, "
+                                  "pMSE; curator only)", key="compare_yardsticks")
+
 with widgets.show_errors("The mechanisms cannot be calibrated: "):
     cal = compute.calibration(selection.key, n, d, eps, delta, m_arg, theta, bins, prepared.any_bounds_from_data,
-                              data.levels, data.unlisted)
-cal_key = (eps, delta, m_arg, theta, bins)
+                              data.levels, data.unlisted, peers)
+cal_key = (eps, delta, m_arg, theta, bins, peers)
 if cal.skipped:
     which = ", ".join(repr(c) for c in data.unlisted)
     st.info(f"Histogram baselines skipped: categorical column{'s' if len(data.unlisted) > 1 else ''} {which} "
@@ -76,12 +98,12 @@ tab_runs, tab_sweep = st.tabs(["Comparison at this (ε, δ)", "Utility frontier 
 
 with tab_runs:
     if st.button("Run comparison", type="primary", key="run_compare"):
-        st.session_state.compare_params = (selection.key, cal_key, runs, seed)
+        st.session_state.compare_params = (selection.key, cal_key, runs, seed, with_yardsticks)
     params = st.session_state.get("compare_params")
-    if params != (selection.key, cal_key, runs, seed):
+    if params != (selection.key, cal_key, runs, seed, with_yardsticks):
         st.info(f"Press **Run comparison** to run every mechanism R = {runs} times.")
     else:
-        results = compute.comparison_runs(selection.key, data, cal, cal_key, runs, seed, columns)
+        results = compute.comparison_runs(selection.key, data, cal, cal_key, runs, seed, columns, with_yardsticks)
         widgets.curator_only_note()
         for j, col in enumerate(columns):
             sub = results[results["column"] == col]
@@ -124,8 +146,18 @@ with tab_runs:
             st.plotly_chart(plots_quality.pair_scores_figure(reports[chosen], title=f"{chosen}: column pair trends"),
                             key="quality_heatmap")
         summary = core_compare.comparison_summary(results)
+        if with_yardsticks:
+            st.subheader("The field's yardsticks (curator only)")
+            st.caption(f"Mean over {runs} runs, as NIST's SDNist defines them (docs/peers.md §4), computed against "
+                       "the confidential data: CURATOR ONLY, not covered by any guarantee. k-marginal: 1000·(1 − "
+                       "mean TV) of every 3-way table (of all columns when fewer; numeric columns in the histograms' "
+                       "bins), next to the score "
+                       "of m records drawn from the data themselves; UEM: share of the data's unique records found "
+                       "exactly in the release; apparent match: share of released rows equal to a record; pMSE: "
+                       "propensity mean squared error of a logistic model (0 = indistinguishable).")
+            st.dataframe(core_yardsticks.yardstick_table(summary), hide_index=True)
         st.markdown(f"**Summary table** (mean over {runs} runs; numeric columns in original units, TV for "
-                    "categorical columns, joint W1 on the scaled columns)")
+                    "categorical columns, joint W1 on the scaled columns; m: each mechanism's release size)")
         st.dataframe(summary, hide_index=True)
         downloads.confidential_download("Download summary table (CSV)", functools.partial(widgets.csv_bytes, summary),
                                         file_name="comparison_summary.csv", mime="text/csv", key="download_summary")
@@ -135,13 +167,13 @@ with tab_sweep:
     st.caption(f"ε grid: {', '.join(f'{e:g}' for e in compute.SWEEP_EPS)}; δ = {plots.format_upper(delta)}; "
                "m as chosen above (\"largest\" re-computes m* at each ε).")
     if st.button("Run ε sweep", key="run_sweep"):
-        st.session_state.sweep_params = (selection.key, delta, m_arg, theta, bins, int(sweep_runs), seed)
+        st.session_state.sweep_params = (selection.key, delta, m_arg, theta, bins, int(sweep_runs), seed, peers)
     sweep_params = st.session_state.get("sweep_params")
-    if sweep_params != (selection.key, delta, m_arg, theta, bins, int(sweep_runs), seed):
+    if sweep_params != (selection.key, delta, m_arg, theta, bins, int(sweep_runs), seed, peers):
         st.info("Press **Run ε sweep** to plot median W1 against ε for every mechanism.")
     else:
         frontier = compute.sweep_runs(selection.key, data, compute.SWEEP_EPS, delta, m_arg, theta, bins, int(sweep_runs),
-                                 seed, columns)
+                                 seed, columns, peers)
         for j, col in enumerate(columns):
             sub = frontier[frontier["column"] == col]
             metric = "TV" if col in categorical else "W1"

@@ -17,8 +17,8 @@
 
     bnp-synth compare DATA.csv --column C [--column C2 ...] [--categorical C ...]
         [--public-categories C LIST ...] [--bounds LO HI ...] [--log] [--decimals D ...]
-        --theta T --eps E --delta D [--m M | --m largest] [--mechanism NAME ...] [--bins B] [--runs R]
-        [--seed S] [--sep C] [--out summary.csv]
+        --theta T --eps E --delta D [--m M | --m largest] [--mechanism NAME ...] [--peer-size m|n|both]
+        [--bins B] [--runs R] [--seed S] [--sep C] [--out summary.csv]
 
 DATA may be a CSV file, a ``.csv.gz``, a Parquet file or a quoted glob of files
 (``'parts/*.parquet'``); DuckDB reduces it to the frequency table of the released columns
@@ -77,6 +77,7 @@ from .release import (
     write_output,
 )
 from .formatting import formula_safe
+from .mechanisms.peers import peer_entries
 from .privacy import regime_of
 from .release.gate import ACKNOWLEDGEMENTS, AcknowledgementRequired, check_publication
 from .release.bundle import comparison_figures, public_summary
@@ -231,21 +232,25 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
 def _add_compare_parser(commands) -> None:
     """``compare``: every mechanism calibrated to one (ε, δ) and m, R runs each."""
-    from .evaluation.compare import ALL_MECHANISMS, DEFAULT_MECHANISMS
+    from .evaluation.compare import ALL_MECHANISMS, DEFAULT_MECHANISMS, KNOWN_MECHANISMS, PEER_MECHANISMS
 
     cmp = commands.add_parser(
         "compare", help="compare the mechanisms at one (eps, delta) and release size m",
         description="Calibrate mechanisms to one (eps, delta) and m, run each --runs times on the chosen columns "
                     "of DATA.csv (numeric columns scaled to [0, 1] with --bounds, categorical ones with --categorical) "
                     "and print the calibration (each guarantee in words, whether it meets the target) and, per "
-                    "mechanism, the mean W1 in original units, KDE-L2 and summaries of each numeric column and the "
-                    "total variation (TV) of each categorical one. The histogram baselines work on numeric bins "
+                    "mechanism, its guarantee, release size m, the mean W1 in original units, KDE-L2 and summaries of "
+                    "each numeric column, the total variation (TV) of each categorical one and NIST SDNist's yardsticks "
+                    "(k-marginal score with its subsample reference, unique exact match, apparent match, pMSE). The "
+                    "histogram baselines and the peers work on numeric bins "
                     "times the public categories: a categorical column needs --public-categories for them, "
                     "otherwise they are skipped (said on stderr). "
                     "CONFIDENTIAL: the output compares the releases with the data.",
         epilog=f"Mechanisms (--mechanism NAME, repeatable; default: {', '.join(DEFAULT_MECHANISMS)}): "
-               f"{', '.join(ALL_MECHANISMS)}. The pseudo-posterior's guarantee is local (computed from the data) and "
-               f"never meets a target. The mathematics is in {DOCS} and docs/bayesian_family.md.")
+               f"{', '.join(ALL_MECHANISMS)}; the field's peers (optional extra 'peers', docs/peers.md): "
+               f"{', '.join(PEER_MECHANISMS)} (AIM and MST refit on every run: lower --runs). The pseudo-posterior's "
+               f"guarantee is local (computed from the data) and never meets a target. The mathematics is in {DOCS}, "
+               "docs/bayesian_family.md and docs/peers.md.")
     cmp._negative_number_matcher = _NEGATIVE_NUMBER
     cmp.add_argument("data", metavar="DATA.csv", help="input CSV file")
     cmp.add_argument("--column", action="append", default=None, metavar="C", help="column to compare (repeatable)")
@@ -265,8 +270,11 @@ def _add_compare_parser(commands) -> None:
     cmp.add_argument("--delta", type=float, required=True, help="target delta in (0, 1)")
     cmp.add_argument("--m", default="largest",
                      help="release size, or 'largest' (default: the largest m admissible for PYPP, Theorem 2)")
-    cmp.add_argument("--mechanism", action="append", choices=ALL_MECHANISMS, default=None, metavar="NAME",
-                     help="mechanism to run (repeatable): " + ", ".join(ALL_MECHANISMS))
+    cmp.add_argument("--mechanism", action="append", choices=KNOWN_MECHANISMS, default=None, metavar="NAME",
+                     help="mechanism to run (repeatable): " + ", ".join(KNOWN_MECHANISMS))
+    cmp.add_argument("--peer-size", choices=("m", "n", "both"), default="both",
+                     help="release size of each peer named without _at_n: the common m, its natural m = n, or both "
+                          "(default)")
     cmp.add_argument("--bins", type=int, default=25, help="histogram bins per axis (default 25)")
     cmp.add_argument("--runs", type=int, default=100, help="repetitions R per mechanism (default 100)")
     cmp.add_argument("--seed", type=int, default=0, help="seed of the comparison (default 0)")
@@ -287,7 +295,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.out is not None:
         _check_output_path("--out", args.out, _inputs(args.data))
     prepared = data_layer.prepare(data_layer.read_csv(args.data, sep=args.sep), _column_specs(args))
-    mechanisms = args.mechanism or core_compare.DEFAULT_MECHANISMS
+    mechanisms = peer_entries(args.mechanism or core_compare.DEFAULT_MECHANISMS, args.peer_size)
     # the frequency table on the unit box with each column's public domain (cost in k, not n)
     table = comparison_table(prepared)
     try:
@@ -299,7 +307,8 @@ def run_compare(args: argparse.Namespace) -> int:
         if table.unlisted and "public category list" in str(exc):
             raise UsageError(f"{exc}: e.g. --public-categories {table.unlisted[0]} A,B,C") from None
         raise
-    results = core_compare.run_comparison(table, cal, runs=args.runs, rng=np.random.default_rng(args.seed))
+    results = core_compare.run_comparison(table, cal, runs=args.runs, rng=np.random.default_rng(args.seed),
+                                          yardsticks=True)
     summary = core_compare.comparison_summary(results)
     if cal.skipped:
         print(f"note: skipped {', '.join(cal.skipped)}: a histogram {next(iter(cal.skipped.values()))}; give "
@@ -310,6 +319,7 @@ def run_compare(args: argparse.Namespace) -> int:
         verdict = "meets the target" if row["meets_target"] else "does NOT meet the target"
         print(f"  {mech.name}: {row['guarantee']} -- {verdict}" + (f" ({row['caveat']})" if row["caveat"] else ""),
               file=sys.stderr)
+    _print_results(summary, cal, args.runs)
     if prepared.any_bounds_from_data:
         print("warning: bounds read off the data: no guarantee covers them; give --bounds", file=sys.stderr)
     text = formula_safe(summary).to_csv(index=False)
@@ -318,6 +328,23 @@ def run_compare(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _print_results(summary, cal, runs: int) -> None:
+    """Per mechanism on stderr: guarantee, m, mean W1 / TV per column, k-marginal (reference), UEM
+    (CONFIDENTIAL: computed against the data)."""
+    print(f"results (mean over {runs} runs; CONFIDENTIAL: compared with the data):", file=sys.stderr)
+    for mech in cal.mechanisms:
+        rows = summary[summary["mechanism"] == mech.name]
+        parts = []
+        for row in rows.itertuples():
+            metric, value = ("TV", row.TV) if row.TV == row.TV else ("W1", row.W1)
+            parts.append(f"{metric}[{row.column}] = {value:.4g}")
+        first = rows.iloc[0]
+        uem = "n/a" if first["UEM"] != first["UEM"] else f"{100 * first['UEM']:.1f}%"
+        print(f"  {mech.name}: {mech.guarantee.label}; m = {int(first['m']):,}; " + ", ".join(parts)
+              + f"; k-marginal {first['k_marginal']:.0f} (subsample of m: {first['k_marginal_reference']:.0f}); "
+              f"UEM {uem}; pMSE {first['pMSE']:.2g}", file=sys.stderr)
 
 
 def _int_option(flag: str, value: str) -> int:

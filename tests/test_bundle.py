@@ -355,11 +355,17 @@ def test_quality_report_only_in_the_curator_record_marked_and_equal_to_the_rows(
     table = pd.read_csv(io.StringIO(payload), comment="#")
     # independently: the report of the n confidential rows themselves
     kinds = {info.name: info.kind for info in result.prepared.column_info}
-    rows = quality_report(result.confidential(), result.synthetic, kinds)
+    bounds = {info.name: info.bounds for info in result.prepared.column_info if info.bounds is not None}
+    rows = quality_report(result.confidential(), result.synthetic, kinds, bounds=bounds)
     overall = table.loc[table["property"] == "Overall", "score"].item()
     assert overall == pytest.approx(rows.overall, rel=1e-12)
     shapes = table[(table["property"] == "Column Shapes") & table["column_1"].notna()]
     assert list(shapes["score"]) == pytest.approx(list(rows.columns["score"]), rel=1e-12)
+    # the field's yardsticks (docs/peers.md §4): from the table, as from the rows
+    marks = table[table["property"] == "Yardsticks (NIST SDNist)"].set_index("metric")["score"]
+    for name in ("k_marginal", "unique_exact_match", "apparent_match"):
+        assert marks[name] == pytest.approx(getattr(rows.yardsticks, name), rel=1e-12, nan_ok=True)
+    assert marks["pMSE"] == pytest.approx(rows.yardsticks.pmse, rel=1e-6, abs=1e-12)
 
 
 def test_bundle_never_rebuilds_the_rows(monkeypatch):

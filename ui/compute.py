@@ -265,21 +265,23 @@ def comparison_data(prepared: core_data.PreparedData) -> evaluation.ComparisonTa
 
 @session_cache(max_entries=8)
 def calibration(selection_key: str, n: int, d: int, eps: float, delta: float, m: int | str, theta: float,
-                bins: int, bounds_from_data: bool, levels: tuple | None = None, unlisted: tuple[str, ...] = ()):
-    """``core.evaluation.compare.calibrate`` (cached); ``levels`` and ``unlisted`` from the
+                bins: int, bounds_from_data: bool, levels: tuple | None = None, unlisted: tuple[str, ...] = (),
+                peers: tuple[str, ...] = ()):
+    """``core.evaluation.compare.calibrate`` (cached) of the default mechanisms and the ``peers``
+    (keys of ``core.mechanisms.PEER_MECHANISMS``); ``levels`` and ``unlisted`` from the
     selection's :func:`comparison_data` (categorical columns and those without a public list)."""
     return compare.calibrate(n, eps, delta, m, theta=theta, d=d, bins=bins, bounds_from_data=bounds_from_data,
-                             levels=levels, unlisted=unlisted)
+                             levels=levels, unlisted=unlisted, mechanisms=compare.DEFAULT_MECHANISMS + tuple(peers))
 
 
 @session_cache(max_entries=4)
 def comparison_runs(selection_key: str, _table: evaluation.ComparisonTable, _calibration, calibration_key: tuple,
-                    runs: int, seed: int, columns: tuple[str, ...]) -> pd.DataFrame:
+                    runs: int, seed: int, columns: tuple[str, ...], yardsticks: bool = False) -> pd.DataFrame:
     """``core.evaluation.compare.run_comparison`` on the comparison table with ``default_rng(seed)`` (cached),
-    with a progress bar."""
+    with a progress bar; ``yardsticks``: with the field's yardsticks of every run."""
     bar, progress = progress_bar("Running the mechanisms…")
     out = compare.run_comparison(_table, _calibration, runs=runs, rng=np.random.default_rng(seed),
-                                 progress=progress, columns=list(columns))
+                                 progress=progress, columns=list(columns), yardsticks=yardsticks)
     bar.empty()
     return out
 
@@ -292,20 +294,22 @@ def one_release_per_mechanism(selection_key: str, _table: evaluation.ComparisonT
     rng = np.random.default_rng([seed, 1])
     out = {}
     for mech in _calibration.mechanisms:
-        z = np.asarray(mech.release(_table.atoms, _calibration.m, rng, counts=_table.counts), dtype=float)
+        size = mech.release_size or _calibration.m
+        z = np.asarray(mech.release(_table.atoms, size, rng, counts=_table.counts), dtype=float)
         out[mech.label] = z.reshape(z.shape[0], -1)
     return out
 
 
 @session_cache(max_entries=2)
 def sweep_runs(selection_key: str, _table: evaluation.ComparisonTable, eps_values: tuple[float, ...], delta: float,
-               m: int | str, theta: float, bins: int, runs: int, seed: int, columns: tuple[str, ...]) -> pd.DataFrame:
-    """``core.evaluation.compare.sweep_comparison`` on the comparison table (the utility frontier), cached,
-    with a progress bar."""
+               m: int | str, theta: float, bins: int, runs: int, seed: int, columns: tuple[str, ...],
+               peers: tuple[str, ...] = ()) -> pd.DataFrame:
+    """``core.evaluation.compare.sweep_comparison`` on the comparison table (the utility frontier) of the
+    default mechanisms and the ``peers``, cached, with a progress bar."""
     bar, progress = progress_bar("Sweeping ε…")
     out = compare.sweep_comparison(_table, list(eps_values), delta, m, theta=theta, runs=runs,
                                    rng=np.random.default_rng(seed), bins=bins, progress=progress,
-                                   columns=list(columns))
+                                   columns=list(columns), mechanisms=compare.DEFAULT_MECHANISMS + tuple(peers))
     bar.empty()
     return out
 

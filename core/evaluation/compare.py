@@ -14,6 +14,11 @@
 * :func:`quality_by_mechanism` — the quality report (:mod:`core.evaluation.quality`, docs/quality.md)
   of one release per mechanism, from the data's frequency table with its counts.
 
+Issue 23 adds the field's peers (:mod:`core.mechanisms.peers`, docs/peers.md): OpenDP's Laplace
+and Gaussian histograms, AIM and MST, calibrated by OpenDP's accounting, at the common m and
+(``*_at_n``) at m = n (:attr:`~core.mechanisms.Mechanism.release_size`), and, with
+``yardsticks=True``, NIST SDNist's yardsticks of every run (:mod:`core.evaluation.yardsticks`).
+
 Issue 11 adds the Bayesian family (docs/bayesian_family.md): the old-values-only PYPP
 (thesis Algorithm 3, :class:`OldValuesPYPPMechanism`), truncated-Dirichlet posterior
 sampling and the pseudo-posterior mechanism with record and scalar weights (from
@@ -46,11 +51,13 @@ from ..mechanisms import (
     Knob,
     LaplaceHistogram,
     Mechanism,
+    PEER_MECHANISMS,
     PseudoPosteriorMechanism,
     SmoothedHistogram,
     TruncatedDirichletPosteriorSampling,
     check_release_arguments,
     distinct_rows,
+    peer_mechanism,
 )
 from ..data import UniformBase
 from ..mechanisms import pypp_release
@@ -58,6 +65,7 @@ from ..privacy import old_values_counts
 from ..formatting import format_upper
 from ..privacy import global_delta, max_synthetic_size
 from .quality import QualityReport, quality_report
+from .yardsticks import yardstick_runs
 from .columns import ComparisonTable
 from .distances import (
     DEFAULT_MAX_COST_BYTES,
@@ -90,6 +98,8 @@ __all__ = [
     "BAYESIAN_FAMILY",
     "DEFAULT_MECHANISMS",
     "HISTOGRAM_MECHANISMS",
+    "KNOWN_MECHANISMS",
+    "PEER_MECHANISMS",
     "Calibration",
     "OldValuesPYPPMechanism",
     "PYPPMechanism",
@@ -115,6 +125,10 @@ ALL_MECHANISMS = DEFAULT_MECHANISMS + ("dirichlet_multinomial_data_dependent",)
 HISTOGRAM_MECHANISMS = ("laplace_histogram", "gaussian_histogram", "smoothed_histogram", "dirichlet_multinomial",
                         "dirichlet_multinomial_data_dependent", "dirichlet_posterior_sampling",
                         "truncated_dirichlet_posterior", "pseudo_posterior", "pseudo_posterior_scalar")
+#: Every key :func:`calibrate` accepts: the project's mechanisms and the field's peers
+#: (optional extra ``peers``; over public cells too, so skipped like the histograms).
+KNOWN_MECHANISMS = ALL_MECHANISMS + PEER_MECHANISMS
+_NEEDS_CELLS = HISTOGRAM_MECHANISMS + PEER_MECHANISMS
 
 Progress = Callable[[float, str], None]
 
@@ -355,7 +369,9 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     bins : int ≥ 1
         Histogram bins per numeric axis (``bins**d`` cells when every column is numeric).
     mechanisms : sequence of str
-        Keys from :data:`ALL_MECHANISMS`.
+        Keys from :data:`KNOWN_MECHANISMS` (:data:`ALL_MECHANISMS` and the peers,
+        :data:`PEER_MECHANISMS`, which need the optional extra ``peers``; a ``*_at_n`` peer
+        releases n records, at most ``MAX_RELEASE_SIZE``).
     bounds_from_data : bool
         The scaling bounds were read off the data: every guarantee is then weakened,
         and the table says so.
@@ -387,10 +403,10 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     unlisted = tuple(str(c) for c in unlisted)
     names = list(mechanisms)
     if not names:
-        raise ValueError(f"mechanisms must name at least one of {list(ALL_MECHANISMS)}")
-    unknown = [k for k in names if k not in ALL_MECHANISMS]
+        raise ValueError(f"mechanisms must name at least one of {list(KNOWN_MECHANISMS)}")
+    unknown = [k for k in names if k not in KNOWN_MECHANISMS]
     if unknown:
-        raise ValueError(f"mechanisms {unknown} are unknown; choose from {list(ALL_MECHANISMS)}")
+        raise ValueError(f"mechanisms {unknown} are unknown; choose from {list(KNOWN_MECHANISMS)}")
     if isinstance(m, str):
         if m != "largest":
             raise ValueError(f"m must be an integer >= 1 or 'largest', got {m!r}")
@@ -411,11 +427,11 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
         m_reason = "common release size, given by the user"
 
     skipped: dict[str, str] = {}
-    if unlisted and any(key in HISTOGRAM_MECHANISMS for key in names):
+    if unlisted and any(key in _NEEDS_CELLS for key in names):
         reason = ("needs the public cells of every column: " + ", ".join(repr(c) for c in unlisted)
                   + (" has" if len(unlisted) == 1 else " have") + " no public category list")
-        skipped = {key: reason for key in names if key in HISTOGRAM_MECHANISMS}
-        names = [key for key in names if key not in HISTOGRAM_MECHANISMS]
+        skipped = {key: reason for key in names if key in _NEEDS_CELLS}
+        names = [key for key in names if key not in _NEEDS_CELLS]
         if not names:
             raise ValueError(f"mechanisms: every mechanism asked for is a histogram over public cells, and "
                              f"categorical column(s) {', '.join(repr(c) for c in unlisted)} have no public "
@@ -444,6 +460,8 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
             built.append(PseudoPosteriorMechanism(eps, bins, levels=levels))
         elif key == "pseudo_posterior_scalar":
             built.append(PseudoPosteriorMechanism(eps, bins, weighting="scalar", levels=levels))
+        elif key in PEER_MECHANISMS:
+            built.append(peer_mechanism(key, eps, delta, bins, levels=levels, n=min(n, MAX_RELEASE_SIZE)))
         else:
             built.append(Bootstrap())
     for mech in built:
@@ -461,7 +479,7 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
             rows.append({"mechanism": mech.name, "label": mech.label, "parameter": knob.parameter,
                          "value": float(knob.value), "reason": knob.reason, "guarantee": g.label,
                          "kind": g.kind, "scope": g.scope, "eps": g.eps, "delta": g.delta,
-                         "meets_target": _meets(g, eps, delta), "m": m_val,
+                         "meets_target": _meets(g, eps, delta), "m": mech.release_size or m_val,
                          "caveat": _caveat(g, caveat)})
     table = pd.DataFrame(rows)
     return Calibration(eps=eps, delta=delta, m=m_val, m_rule=m_rule, n=n, d=d, bins=bins, theta=theta,
@@ -495,7 +513,8 @@ def _grid_points(requested: int, x: np.ndarray, counts: np.ndarray, samples: lis
     the narrowest kernel; very concentrated columns need more than the default points.
     ``x`` with ``counts`` is the data's column as a frequency table.
     """
-    bandwidths = np.concatenate([np.atleast_1d(scott_bandwidth(x, counts))] + [scott_bandwidth(z) for z in samples])
+    bandwidths = np.concatenate([np.atleast_1d(scott_bandwidth(x, counts))]
+                                + [scott_bandwidth(z) for z in samples if z.shape[-1] >= 2])   # a KDE needs 2 values
     positive = bandwidths[bandwidths > 0]
     if positive.size == 0:
         return requested
@@ -507,12 +526,14 @@ def _grid_points(requested: int, x: np.ndarray, counts: np.ndarray, samples: lis
 
 _COLUMNS = ["mechanism", "label", "run", "column", "W1", "W1_method", "KDE_L2", "TV", "mean", "sd", "q1",
             "median", "q3", "eps", "delta", "guarantee", "m"]
+#: The yardsticks columns of :func:`run_comparison` (``yardsticks=True``) and of its summary.
+YARDSTICK_COLUMNS = ("k_marginal", "k_marginal_reference", "UEM", "apparent_match", "pMSE")
 
 
 def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 100, rng: np.random.Generator,
                    progress: Progress | None = None, columns: Sequence[str] | None = None,
                    grid_size: int = 1024, max_cost_bytes: float = DEFAULT_MAX_COST_BYTES,
-                   n_projections: int = 50) -> pd.DataFrame:
+                   n_projections: int = 50, yardsticks: bool = False) -> pd.DataFrame:
     """R independent runs of every calibrated mechanism on the same data (docs/mathematics.md §5).
 
     Each mechanism gets its own generator, seeded by one draw from ``rng`` and the
@@ -533,7 +554,15 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
       bandwidth) on one grid per column common to all mechanisms and runs, evaluated by
       linear binning + FFT (:func:`core.evaluation.binned_kde_runs`, within ~1e-3 of
       ``gaussian_kde``); NaN for a run whose column has a single distinct value;
-    * ``mean, sd, q1, median, q3`` of the release.
+    * ``mean, sd, q1, median, q3`` of the release;
+    * with ``yardsticks``, NIST SDNist's yardsticks of the run's release, the same on every row
+      of the run (:func:`core.evaluation.yardsticks.yardstick_runs`: numeric columns in the
+      calibration's bins): ``k_marginal``, ``k_marginal_reference`` (a uniform subsample of the
+      data of the same size), ``UEM``, ``apparent_match``, ``pMSE``.
+
+    A mechanism with a release size of its own (a peer at m = n,
+    :attr:`~core.mechanisms.Mechanism.release_size`) draws that many records; the column ``m``
+    says which size each row has, and the joint W1 is computed per release size.
 
     Given a :class:`core.evaluation.ComparisonTable` (:func:`core.evaluation.comparison_table`),
     the columns are read in their own terms (docs/quality.md §8): a numeric column's W1,
@@ -567,15 +596,17 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
         Memory budget of one residual cost matrix of the exact multi-column W1 (8 bytes per entry).
     n_projections : int in [1, MAX_PROJECTIONS]
         Random directions of the sliced W1 when the budget is exceeded (shared by all runs).
+    yardsticks : bool
+        Add the yardsticks columns (docs/peers.md §4; curator only, like every metric here).
 
-    All releases are held at once: ``mechanisms × runs × m × d`` must not exceed
-    ``MAX_RELEASE_VALUES``.
+    All releases are held at once: ``runs × d ×`` the sum of the mechanisms' release sizes
+    must not exceed ``MAX_RELEASE_VALUES``.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``mechanism, label, run, column, W1, W1_method, KDE_L2, TV, mean, sd, q1,
-        median, q3, eps, delta, guarantee, m``; ``attrs["confidential"]`` holds the
+        median, q3, eps, delta, guarantee, m`` (and the yardsticks); ``attrs["confidential"]`` holds the
         data's own summaries per column (a dict of dicts of floats).
     """
     if not isinstance(calibration, Calibration):
@@ -589,7 +620,8 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
     x, c = _comparison_table(data, counts)
     x2 = x.reshape(x.shape[0], -1)
     n, d = int(c.sum()), x2.shape[1]
-    check_release_budget(runs * len(calibration.mechanisms), calibration.m, d)
+    sizes = [mech.release_size or calibration.m for mech in calibration.mechanisms]
+    check_release_budget(runs, sum(sizes), d)
     if n != calibration.n or d != calibration.d:
         raise ValueError(f"data has n = {n}, d = {d} but the calibration is for n = {calibration.n}, "
                          f"d = {calibration.d}")
@@ -604,19 +636,19 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
         raise ValueError(f"columns must name the {d} columns, got {len(names)} names")
     report = progress if progress is not None else (lambda fraction, message: None)
     mechs = calibration.mechanisms
-    m = calibration.m
     # One child generator per mechanism, keyed by its name: adding or removing a
     # mechanism leaves the others' draws unchanged for the same rng.
     root = int(rng.integers(0, 2**63 - 1))
     children = [np.random.default_rng([root, zlib.crc32(mech.name.encode())]) for mech in mechs]
     children.append(np.random.default_rng([root, zlib.crc32(b"(joint W1)")]))
+    measures = [np.random.default_rng([root, zlib.crc32(mech.name.encode()), 1]) for mech in mechs]
     total_steps = len(mechs) + 1
 
     releases = []
     for i, mech in enumerate(mechs):
-        report(i / total_steps, f"{mech.label}: {runs} releases of m = {m}")
-        z = mech.release_runs(x, m, runs, children[i], counts=c)
-        releases.append(z.reshape(runs, m, d))
+        report(i / total_steps, f"{mech.label}: {runs} releases of m = {sizes[i]}")
+        z = mech.release_runs(x, sizes[i], runs, children[i], counts=c)
+        releases.append(z.reshape(runs, sizes[i], d))
     report(len(mechs) / total_steps, "utility metrics (W1, KDE-L2, summaries)")
 
     frames = []
@@ -653,8 +685,19 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
             per_mech[i][col] = (w1, l2, np.full(runs, np.nan), summary_runs(zj))
     if d > 1:
         report((len(mechs) + 0.5) / total_steps, "multi-column W1")
-        joint, method = _joint_w1(joint_x, joint_z, max_cost_bytes, n_projections, children[-1], counts=c,
-                                  levels=levels)
+        joint, method = [None] * len(mechs), {}
+        for size in sorted(set(sizes)):   # one joint W1 per release size (the residual problems share m)
+            group = [i for i, s in enumerate(sizes) if s == size]
+            values, how = _joint_w1(joint_x, [joint_z[i] for i in group], max_cost_bytes, n_projections,
+                                    children[-1], counts=c, levels=levels)
+            for i, v in zip(group, values):
+                joint[i], method[i] = v, how
+    extra = [{} for _ in mechs]
+    if yardsticks:
+        report((len(mechs) + 0.75) / total_steps, "yardsticks (k-marginal, UEM, pMSE)")
+        for i, z in enumerate(releases):
+            table_i = yardstick_runs(x2, c, z, bins=calibration.bins, levels=levels, rng=measures[i])
+            extra[i] = {col: table_i[col].to_numpy() for col in table_i.columns}
     for i, mech in enumerate(mechs):
         g = mech.guarantee
         for j, col in enumerate(names):
@@ -663,15 +706,15 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
             frames.append(pd.DataFrame({
                 "mechanism": mech.name, "label": mech.label, "run": np.arange(runs), "column": col,
                 "W1": w1, "W1_method": "" if categorical else "exact-1d", "KDE_L2": l2, "TV": tv, **summ,
-                "eps": g.eps, "delta": g.delta, "guarantee": g.label, "m": m}))
+                "eps": g.eps, "delta": g.delta, "guarantee": g.label, "m": sizes[i], **extra[i]}))
         if d > 1:
             w1j = joint[i]
             frames.append(pd.DataFrame({
                 "mechanism": mech.name, "label": mech.label, "run": np.arange(runs), "column": "(joint)",
-                "W1": w1j, "W1_method": method, "KDE_L2": np.nan, "TV": np.nan, "mean": np.nan, "sd": np.nan,
+                "W1": w1j, "W1_method": method[i], "KDE_L2": np.nan, "TV": np.nan, "mean": np.nan, "sd": np.nan,
                 "q1": np.nan, "median": np.nan, "q3": np.nan,
-                "eps": g.eps, "delta": g.delta, "guarantee": g.label, "m": m}))
-    out = pd.concat(frames, ignore_index=True)[_COLUMNS]
+                "eps": g.eps, "delta": g.delta, "guarantee": g.label, "m": sizes[i], **extra[i]}))
+    out = pd.concat(frames, ignore_index=True)[_COLUMNS + (list(YARDSTICK_COLUMNS) if yardsticks else [])]
     out.attrs["confidential"] = confidential
     report(1.0, "done")
     return out
@@ -705,7 +748,8 @@ def comparison_summary(results: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame with columns ``mechanism, column, label, mean, sd, q1, median, q3,
-    W1, W1_sd, TV, TV_sd, KDE_L2, KDE_L2_sd, runs, guarantee`` (TV: categorical columns)
+    W1, W1_sd, TV, TV_sd, KDE_L2, KDE_L2_sd, runs, guarantee, m`` (TV: categorical columns) and
+    the mean of each yardstick when ``results`` has them
     """
     if not isinstance(results, pd.DataFrame):
         raise ValueError(f"results must be the DataFrame of run_comparison, got {type(results).__name__}")
@@ -718,16 +762,24 @@ def comparison_summary(results: pd.DataFrame) -> pd.DataFrame:
                         q1=("q1", "mean"), median=("median", "mean"), q3=("q3", "mean"),
                         W1=("W1", "mean"), W1_sd=("W1", "std"), TV=("TV", "mean"), TV_sd=("TV", "std"),
                         KDE_L2=("KDE_L2", "mean"), KDE_L2_sd=("KDE_L2", "std"), runs=("W1", "size"),
-                        guarantee=("guarantee", "first")).reset_index()
+                        guarantee=("guarantee", "first"),
+                        **{name: (name, "first" if name == "m" else "mean")
+                           for name in ("m",) + YARDSTICK_COLUMNS if name in results.columns}
+                        ).reset_index()
     confidential = results.attrs.get("confidential", {})
     categorical = set(results.loc[results["TV"].notna(), "column"])
     rows = [{"mechanism": "confidential", "label": "confidential data", "column": col, **summ,
              "W1": math.nan if col in categorical else 0.0, "W1_sd": math.nan if col in categorical else 0.0,
              "KDE_L2": math.nan if col in categorical else 0.0, "KDE_L2_sd": math.nan if col in categorical else 0.0,
              "TV": 0.0 if col in categorical else math.nan, "TV_sd": 0.0 if col in categorical else math.nan,
-             "runs": 0, "guarantee": ""}
+             "runs": 0, "guarantee": "", "m": None}
             for col, summ in confidential.items()]
-    return pd.concat([pd.DataFrame(rows, columns=table.columns), table], ignore_index=True) if rows else table
+    if not rows:
+        return table
+    frame = pd.DataFrame(rows).reindex(columns=table.columns)
+    if "m" in table:
+        table = table.astype({"m": object})
+    return pd.concat([frame, table], ignore_index=True)
 
 
 def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: int = 100, rng: np.random.Generator,

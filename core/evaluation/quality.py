@@ -20,6 +20,9 @@ is a similarity in [0, 1], 1 = identical:
   ``binning="sdmetrics-report"`` reproduces that.
 * **Overall score**: the mean of the two property scores, *Column Shapes* (mean over
   columns) and *Column Pair Trends* (mean over pairs).
+* **The field's yardsticks** (NIST SDNist; :mod:`core.evaluation.yardsticks`, docs/peers.md §4):
+  the k-marginal score with its subsample reference, unique exact match, apparent match and
+  pMSE, in the report's ``yardsticks`` and in its CSV.
 
 **Missing cells** (a column released with ``missing='value'``, docs/mathematics.md §2.5)
 are compared as SDMetrics compares them: a missing cell is one more category of a
@@ -50,6 +53,7 @@ from scipy import stats
 
 from ..formatting import CONFIDENTIAL_MARK, formula_safe
 from ..validation import check_choice, check_integer, check_sample_weights
+from .yardsticks import Yardsticks, frame_yardsticks
 
 __all__ = [
     "QualityReport",
@@ -291,6 +295,8 @@ class QualityReport:
     columns : DataFrame — ``column, kind, metric, score``
     pairs : DataFrame — ``column_1, column_2, metric, score, real_correlation, synthetic_correlation``
     column_shapes, column_pair_trends, overall : float (NaN when there is nothing to average)
+    yardsticks : Yardsticks or None
+        NIST SDNist's yardsticks of the release (docs/peers.md §4).
     """
 
     columns: pd.DataFrame
@@ -299,6 +305,7 @@ class QualityReport:
     column_pair_trends: float
     overall: float
     note: str = "computed from the confidential data: for the curator, not covered by the privacy guarantee"
+    yardsticks: Yardsticks | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One long table (property, column_1, column_2, metric, score) ready for CSV."""
@@ -309,6 +316,9 @@ class QualityReport:
         rows += [{"property": name, "column_1": "", "column_2": "", "metric": "mean", "score": value}
                  for name, value in (("Column Shapes", self.column_shapes),
                                      ("Column Pair Trends", self.column_pair_trends), ("Overall", self.overall))]
+        if self.yardsticks is not None:
+            rows += [{"property": "Yardsticks (NIST SDNist)", "column_1": "", "column_2": "", "metric": name,
+                      "score": value} for name, value in self.yardsticks.to_dict().items()]
         return pd.DataFrame(rows, columns=["property", "column_1", "column_2", "metric", "score"])
 
     def to_csv(self, *, confidential: bool = True) -> bytes:
@@ -339,7 +349,8 @@ def _mean(values) -> float:
 
 def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[str, str], *,
                    bins: int = DEFAULT_BINS, correlation: str = "pearson", binning: str = "real",
-                   real_counts=None) -> QualityReport:
+                   real_counts=None, yardsticks: bool = True, bounds: Mapping | None = None,
+                   rng: np.random.Generator | None = None) -> QualityReport:
     """Column Shapes, Column Pair Trends and the overall score (SDMetrics definitions).
 
     Parameters
@@ -353,6 +364,13 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[s
         Multiplicity of each row of ``real`` when ``real`` is a frequency table (its
         distinct rows): every score then equals the score of the rows repeated by their
         counts, at a cost in the k distinct rows instead of n.
+    yardsticks : bool
+        Add the field's yardsticks (:func:`core.evaluation.yardsticks.frame_yardsticks`: numeric
+        columns in ``bins`` equal bins on ``bounds``, the reference subsample drawn with ``rng``).
+    bounds : mapping column → (lo, hi), optional
+        Public bounds of the numeric columns (default: the real column's range).
+    rng : numpy.random.Generator, optional
+        Default ``numpy.random.default_rng(0)`` (a fixed reference).
 
     Cost: O(d n log n) for the shapes plus O(d² n) for the pairs (n: rows of ``real``).
     """
@@ -396,4 +414,6 @@ def quality_report(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[s
     shapes = _mean(columns["score"])
     trends = _mean(pairs["score"])
     overall = _mean([shapes, trends])
-    return QualityReport(columns, pairs, shapes, trends, overall)
+    marks = (frame_yardsticks(real, synthetic, kinds, real_counts=real_counts, bins=bins, bounds=bounds, rng=rng)
+             if yardsticks else None)
+    return QualityReport(columns, pairs, shapes, trends, overall, yardsticks=marks)

@@ -7,7 +7,9 @@ the Bayesian family and the bootstrap (docs/mathematics.md §2 and §4, docs/bay
 * :mod:`.bayesian` — Dirichlet–multinomial, Dirichlet posterior sampling, truncated-Dirichlet
   posterior and pseudo-posterior mechanisms;
 * :mod:`.truncated_dirichlet` — exact draws from a truncated Dirichlet;
-* :mod:`.bootstrap` — the non-private reference.
+* :mod:`.bootstrap` — the non-private reference;
+* :mod:`.peers` — the field's peers calibrated by OpenDP (OpenDP's Laplace and Gaussian
+  histograms, AIM, MST; optional extra ``peers``), on :mod:`.pgm` (select–measure–estimate).
 
 All histogram baselines work on data scaled to the unit box [0, 1]^d with *public* bounds,
 cut into ``B`` bins per axis. Their noise is calibrated by :mod:`core.privacy.calibration`; the
@@ -50,15 +52,17 @@ from .bayesian import (
 )
 from .bootstrap import Bootstrap
 from .histograms import GaussianHistogram, LaplaceHistogram, SmoothedHistogram
+from .peers import PEER_LABELS, PEER_MECHANISMS, PEERS_MISSING, peer_entries, peer_mechanism, peers_available, require_peers
 from .pypp import SyntheticRelease, public_domain_can_serve, py_predictive_counts, pypp_release
 from .truncated_dirichlet import TruncatedDirichlet, truncated_dirichlet
 
 __all__ = [
     "Bootstrap", "DirichletMultinomialHistogram", "DirichletPosteriorSampling", "GaussianHistogram",
-    "Guarantee", "HistogramMechanism", "Knob", "LaplaceHistogram", "Mechanism", "PseudoPosteriorMechanism",
+    "Guarantee", "HistogramMechanism", "Knob", "LaplaceHistogram", "Mechanism", "PEERS_MISSING", "PEER_LABELS", "PEER_MECHANISMS", "PseudoPosteriorMechanism",
     "PseudoPosteriorWeights", "SmoothedHistogram", "SyntheticRelease", "TruncatedDirichlet",
     "TruncatedDirichletPosteriorSampling", "axis_sizes", "category_codes", "category_positions", "cells_to_points",
     "check_release_arguments", "dirichlet_sampling_epsilon",
-    "distinct_rows", "gaussian_sigma", "histogram_counts", "public_domain_can_serve", "py_predictive_counts",
+    "distinct_rows", "gaussian_sigma", "histogram_counts", "peer_entries", "peer_mechanism", "peers_available",
+    "public_domain_can_serve", "py_predictive_counts", "require_peers",
     "pypp_release", "smoothed_histogram_lambda", "truncated_dirichlet",
 ]

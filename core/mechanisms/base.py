@@ -46,6 +46,9 @@ class Mechanism(ABC):
 
     name: str = ""
     label: str = ""
+    #: A release size of the mechanism's own (the peers' m = n, :mod:`core.mechanisms.peers`):
+    #: the comparison then draws this many records from it instead of the common m.
+    release_size: int | None = None
 
     @property
     @abstractmethod

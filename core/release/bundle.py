@@ -201,7 +201,8 @@ def quality_report(result: ReleaseResult) -> quality.QualityReport:
     """
     rows, counts = confidential_table(result)
     kinds = {info.name: info.kind for info in result.prepared.column_info}
-    return quality.quality_report(rows, result.synthetic, kinds, real_counts=counts)
+    bounds = {info.name: info.bounds for info in result.prepared.column_info if info.bounds is not None}
+    return quality.quality_report(rows, result.synthetic, kinds, real_counts=counts, bounds=bounds)
 
 
 # --------------------------------------------------------------------------- zips
@@ -360,8 +361,9 @@ def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, 
         lines.append("CONFIDENTIAL_summary.csv  mean, SD, quartiles, W1 and KDE-L2 of the confidential data and "
                      "the release (CSV after this line; read it with pandas.read_csv(..., comment='#')).")
     lines.append(f"{QUALITY_FILE}  quality report: KS / TV complement per column, correlation / contingency "
-                 "similarity per pair of columns and the overall score, all computed against the confidential "
-                 "data (docs/quality.md).")
+                 "similarity per pair of columns, the overall score and NIST SDNist's yardsticks (k-marginal score "
+                 "and its subsample reference, unique exact match, apparent match, pMSE), all computed against the "
+                 "confidential data (docs/quality.md, docs/peers.md).")
     if has_counts:
         lines.append("CONFIDENTIAL_category_counts.csv  counts of each category, confidential vs synthetic.")
     lines += [f"CONFIDENTIAL_figure_{_safe_name(name)}.html  figure showing the confidential data"
