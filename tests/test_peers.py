@@ -164,3 +164,31 @@ def test_compare_page_with_a_peer_selected_shows_its_rows_and_the_yardsticks(mon
     monkeypatch.setattr(peers, "_module_available", lambda name: False)
     at.run()
     assert not at.exception and any(".[peers]" in i.value for i in at.info)
+
+
+def test_dense_estimator_agrees_with_private_pgm_mirror_descent():
+    """The estimator behind AIM and MST (core.mechanisms.pgm.fit_marginals) against the
+    reference implementation, mbi's ``estimation.mirror_descent`` (Private-PGM), on one
+    measurement set of a small three-column domain: the same 2-way shares (docs/peers.md)."""
+    mbi = pytest.importorskip("mbi")
+    rng = np.random.default_rng(11)
+    sizes = (4, 3, 5)
+    joint = rng.dirichlet(np.ones(np.prod(sizes))).reshape(sizes) * 2_000
+    cliques = [(0,), (1,), (2,), (0, 1), (1, 2)]
+    sigma = 15.0
+    measurements = []
+    for clique in cliques:
+        other = tuple(a for a in range(3) if a not in clique)
+        marginal = joint.sum(axis=other)
+        measurements.append((clique, marginal + rng.normal(0.0, sigma, marginal.shape), sigma))
+    ours = pgm.fit_marginals(sizes, measurements, iters=1000)
+    names = ("a", "b", "c")
+    domain = mbi.Domain(names, sizes)
+    theirs = mbi.estimation.mirror_descent(
+        domain, [mbi.LinearMeasurement(np.asarray(y).ravel(), tuple(names[a] for a in c), stddev=s)
+                 for c, y, s in measurements], iters=1000)
+    for a, b in ((0, 1), (1, 2), (0, 2)):
+        other = tuple(x for x in range(3) if x not in (a, b))
+        share = ours.sum(axis=other)
+        reference = np.asarray(theirs.project((names[a], names[b])).datavector(flatten=False)) / float(theirs.total)
+        np.testing.assert_allclose(share, reference, atol=2e-4)
