@@ -222,7 +222,7 @@ def _ceiling_panels(keys: list, ceiling, names: dict):
 
 def w1_boxplot_figure(runs: pd.DataFrame, *, value: str = "W1", by: str = "mechanism",
                       order: Sequence[str] | None = None, ceiling: str | None = "bootstrap",
-                      names: Mapping[str, str] | None = None,
+                      names: Mapping[str, str] | None = None, value_title: str | None = None,
                       title: str = "W1 to the confidential data over independent runs") -> go.Figure:
     """One horizontal box of per-run W1 per mechanism (docs/mathematics.md §5: R runs at the same (ε, δ) and m).
 
@@ -241,6 +241,8 @@ def w1_boxplot_figure(runs: pd.DataFrame, *, value: str = "W1", by: str = "mecha
         Key of the non-private mechanism; its box is the bootstrap's grey and labelled "no privacy".
     names : mapping key → mechanism name, optional
         Default: the ``mechanism`` column of ``runs``.
+    value_title : str, optional
+        Title of the value axis (say its units); default ``value``.
 
     Returns
     -------
@@ -270,7 +272,7 @@ def w1_boxplot_figure(runs: pd.DataFrame, *, value: str = "W1", by: str = "mecha
                                  marker_color=colours[key], legendgroup=str(key)), row=row, col=col)
         fig.update_yaxes(autorange="reversed", automargin=True, row=row, col=col)
     _layout_of_panels(fig, panels)
-    title_axes(fig, positions, x_title=plot_text(value))
+    title_axes(fig, positions, x_title=plot_text(value if value_title is None else value_title))
     fig.update_layout(title=plot_text(title), showlegend=False, **LAYOUT)
     if not heights:
         fig.update_layout(height=None)
@@ -280,6 +282,7 @@ def w1_boxplot_figure(runs: pd.DataFrame, *, value: str = "W1", by: str = "mecha
 def w1_frontier_figure(runs: pd.DataFrame, *, x: str = "eps", value: str = "W1",
                        by: str = "mechanism", log_x: bool = True, log_y: bool = True,
                        ceiling: str | None = "bootstrap", names: Mapping[str, str] | None = None,
+                       value_title: str | None = None,
                        title: str = "Utility frontier: median W1 against ε") -> go.Figure:
     """Median W1 against ε per mechanism with a band from the first to the third quartile.
 
@@ -294,6 +297,8 @@ def w1_frontier_figure(runs: pd.DataFrame, *, x: str = "eps", value: str = "W1",
         runs per (mechanism, ε).
     names : mapping key → mechanism name, optional
         Default: the ``mechanism`` column of ``runs``.
+    value_title : str, optional
+        Title of the value axis (say its units); default ``"median <value>"``.
     """
     for col in (x, value, by):
         if col not in runs.columns:
@@ -326,7 +331,7 @@ def w1_frontier_figure(runs: pd.DataFrame, *, x: str = "eps", value: str = "W1",
                                      line=dict(color=colours[key], dash="dash" if is_ref else "solid")),
                           row=row, col=col)
     _layout_of_panels(fig, panels)
-    title_axes(fig, positions, x_title="ε", y_title=plot_text(f"median {value}"))
+    title_axes(fig, positions, x_title="ε", y_title=plot_text(f"median {value}" if value_title is None else value_title))
     fig.update_layout(title=plot_text(title), **LAYOUT)
     if len(panels) <= 1:
         fig.update_layout(height=None)
