@@ -189,7 +189,8 @@ with tab_audit:
                     "certified ε ≥": formatting.format_certified_eps(a_.eps_lower, 4)} for a_ in res.attacks]),
                     hide_index=True)
                 theory_txt = ("" if res.theory_eps is None else
-                              f" The exact PLD allows at most ε = {formatting.format_eps(res.theory_eps)} at this δ.")
+                              f" The exact PLD allows at most ε = {formatting.format_eps(res.theory_eps)} at this δ. "
+                              + formatting.composed_eps_note(res.theory_eps, res.stated_delta))
                 nothing = formatting.certified_eps_note(res.certified_eps)
                 if nothing:
                     msg = (f"The audit certifies nothing at {confidence:.0%} confidence (stated ε = {res.stated_eps:g}): "

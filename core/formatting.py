@@ -197,7 +197,8 @@ def format_certified_eps(value, digits: int = 3) -> str:
 
 
 def certified_eps_note(value) -> str:
-    """Plain words for an audit's certified ε of 0 (docs/audit.md §5.3), ``""`` otherwise.
+    """Plain words (a clause, to follow "the audit certifies nothing: ") for an audit's certified
+    ε of 0 (docs/audit.md §5.3), ``""`` otherwise.
 
     An audit proves a *lower* bound: every attack's operating point, with its confidence
     interval, shows that ε is at least that large. A bound of 0 is what every mechanism —
@@ -205,9 +206,9 @@ def certified_eps_note(value) -> str:
     """
     value = float(value)
     if math.isnan(value) or value <= 0:
-        return ("The audit's lower bound is ε ≥ 0, which certifies nothing: no attack told the data from its "
-                "neighbour better than chance and the stated δ allow at this confidence. That is what a correct "
-                "mechanism shows; it does not prove the guarantee (an audit can only refute it).")
+        return ("no attack told the data from its neighbour better than chance and the stated δ allow, so its "
+                "lower bound is ε ≥ 0. That is what a correct mechanism shows, but it does not prove the guarantee: "
+                "an audit can only refute one.")
     return ""
 
 

@@ -39,6 +39,9 @@ __all__ = [
 ]
 
 
+_DASHES = ("solid", "dash", "dot", "dashdot")
+
+
 def _curve(name: str, alpha, beta) -> tuple[np.ndarray, np.ndarray]:
     a = np.atleast_1d(np.asarray(alpha, dtype=float))
     b = np.atleast_1d(np.asarray(beta, dtype=float))
@@ -83,9 +86,11 @@ def tradeoff_figure(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]
         fig.add_trace(go.Scatter(x=grid, y=1 - grid, mode="lines", name="random guessing (perfect privacy)",
                                  line=dict(color="lightgrey", dash="dash"), legendgroup="random guessing",
                                  showlegend=i == 0), row=row, col=col)
-        for label in (panel.keys if panel is not None else ()):
+        for j, label in enumerate(panel.keys if panel is not None else ()):
             a, b = checked[label]
-            fig.add_trace(go.Scatter(x=a, y=b, mode="lines", name=plot_text(label), line=dict(color=colours[label]),
+            # a dash pattern per curve of a panel as well: equal curves (the same stated (ε, δ)) stay apart
+            fig.add_trace(go.Scatter(x=a, y=b, mode="lines", name=plot_text(label),
+                                     line=dict(color=colours[label], dash=_DASHES[j % len(_DASHES)], width=2),
                                      hovertemplate="α=%{x:.3g}<br>β=%{y:.3g}<extra>" + plot_text(label) + "</extra>"),
                           row=row, col=col)
         if mu_gdp is not None and i == gaussian:

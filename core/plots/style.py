@@ -236,16 +236,21 @@ def panel_figure(panels: Sequence[Panel], *, cols: int = 2, shared_x: bool = Tru
     return fig, positions
 
 
-def fit_legend(fig) -> None:
+def fit_legend(fig, width: float = 1000.0) -> None:
     """Keep a tall figure's legend just under its plots: :data:`LAYOUT` puts it at 20% of the
-    plot height below them, a gap that grows with a figure of many panels. Call it after
-    applying :data:`LAYOUT`; a figure of default height is left as it is."""
+    plot height below them, a gap that grows with a figure of many panels. The bottom margin
+    is sized for the legend's rows (estimated from its entries for a figure ``width`` pixels
+    wide), so plotly need not grow it and the legend sits 80 px under the plots, below the
+    axis title. Call it after applying :data:`LAYOUT`; a figure of default height is left as it is."""
     height = fig.layout.height
     if not height:
         return
-    margin = fig.layout.margin
-    plot_height = max(100.0, float(height) - float(margin.t or 0) - float(margin.b or 0))
-    fig.update_layout(legend_y=-80.0 / plot_height)
+    entries = [str(t.name) for t in fig.data if t.name and t.showlegend is not False]
+    rows = max(1, math.ceil(sum(45 + 6.5 * len(name) for name in entries) / (0.85 * width)))
+    bottom = 100 + 24 * rows
+    top = float(fig.layout.margin.t or 0)
+    plot_height = max(100.0, float(height) - top - bottom)
+    fig.update_layout(legend_y=-80.0 / plot_height, margin_b=bottom)
 
 
 def title_axes(fig, positions: Sequence[tuple[int, int]], *, x_title: str | None = None,
@@ -281,7 +286,7 @@ def _tick_text(mantissa: int, exponent: int, plain: bool) -> str:
 def log_ticks(values) -> tuple[list[float], list[str]] | None:
     """Readable ticks of a log axis spanning the positive finite ``values``.
 
-    Decades only (1, 10, 100 …; thinned to at most eight) when at least three lie in the
+    Decades only (1, 10, 100 …; thinned to at most eight) when at least four lie in the
     range; else 1-2-5 steps (…, 0.1, 0.2, 0.5, 1, …) when they give two or more ticks;
     else every integer mantissa (1–9). Each tick is labelled with its full value: plain
     decimals while every exponent lies in [−2, 3] ("0.05", "2000"), otherwise powers of ten
@@ -305,16 +310,20 @@ def log_ticks(values) -> tuple[list[float], list[str]] | None:
     lo, hi = float(v.min()), float(v.max())
     slack = 1e-9
     e_lo, e_hi = math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1
-    for mantissas, least in (((1,), 3), ((1, 2, 5), 2), (tuple(range(1, 10)), 2)):
-        ticks = [(mant, e) for e in range(e_lo, e_hi + 1) for mant in mantissas
-                 if lo * (1 - slack) <= mant * 10.0 ** e <= hi * (1 + slack)]
-        if len(ticks) >= least:
+    for mantissas, least in (((1,), 4), ((1, 2, 5), 2), (tuple(range(1, 10)), 2)):
+        candidates = [(mant, e) for e in range(e_lo, e_hi + 1) for mant in mantissas]
+        inside = [t for t in candidates if lo * (1 - slack) <= t[0] * 10.0 ** t[1] <= hi * (1 + slack)]
+        if len(inside) >= least:
+            # and one step beyond each end: plotly pads the range, so a tick just outside the data shows
+            ticks = [t for t in candidates if lo / 1.25 <= t[0] * 10.0 ** t[1] <= hi * 1.25]
             break
     else:
         return None
     if len(ticks) > _MAX_TICKS:
+        # keep every step-th decade counted from 10⁰, so 1 stays a tick whenever it is in range
         step = math.ceil(len(ticks) / _MAX_TICKS)
-        ticks = ticks[::step]
+        kept = [t for t in ticks if t[1] % step == 0 and t[0] == 1]
+        ticks = kept if len(kept) >= 2 else ticks[::step]
     plain = all(_PLAIN_EXPONENTS[0] <= e + math.log10(mant) < _PLAIN_EXPONENTS[1] + 1 for mant, e in ticks)
     return [mant * 10.0 ** e for mant, e in ticks], [_tick_text(mant, e, plain) for mant, e in ticks]
 

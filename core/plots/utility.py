@@ -125,6 +125,8 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
         title = f"{title} — {CURATOR_ONLY}"
     title_axes(fig, positions, x_title=plot_text(x_title), y_title="density")
     fig.update_layout(title=plot_text(title), barmode="overlay", **LAYOUT)
+    if curves:      # the samples' range: the KDE grid's padding would add values no sample holds
+        fig.update_xaxes(range=[lo - size, hi + size])
     if len(panels) <= 1:
         fig.update_layout(height=None)
     fit_legend(fig)
@@ -248,7 +250,8 @@ def w1_boxplot_figure(runs: pd.DataFrame, *, value: str = "W1", by: str = "mecha
     -------
     plotly.graph_objects.Figure
         One ``go.Box`` per (panel, series), its values in ``x``, named by the series (the
-        ceiling "… (no privacy)"); boxes from top to bottom in family order.
+        ceiling "… (no privacy)"); boxes from top to bottom in family order. The value axis
+        is logarithmic when the largest median is ten times the smallest or more.
     """
     for col in (value, by):
         if col not in runs.columns:
@@ -274,6 +277,12 @@ def w1_boxplot_figure(runs: pd.DataFrame, *, value: str = "W1", by: str = "mecha
     _layout_of_panels(fig, panels)
     title_axes(fig, positions, x_title=plot_text(value if value_title is None else value_title))
     fig.update_layout(title=plot_text(title), showlegend=False, **LAYOUT)
+    # one mechanism far off the others squeezes every box on a shared linear axis: a log axis then
+    medians = runs[runs[by].isin(keys)].groupby(by)[value].median().to_numpy(dtype=float)
+    values = runs.loc[runs[by].isin(keys), value].to_numpy(dtype=float)
+    if medians.size > 1 and np.all(values[np.isfinite(values)] > 0) and np.nanmin(medians) > 0 \
+            and np.nanmax(medians) >= 10 * np.nanmin(medians):
+        fig.update_xaxes(**log_axis(values))
     if not heights:
         fig.update_layout(height=None)
     return fig
