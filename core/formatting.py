@@ -73,24 +73,10 @@ def format_upper(value, digits: int = 3) -> str:
 def format_lower(value, digits: int = 3) -> str:
     """A lower bound (an audit's certified ε) rounded *down* to ``digits`` significant digits.
 
-    The mirror of :func:`format_upper`: the printed number, read back, is never larger than
-    ``value``, so a printed certificate never claims more than the audit showed. Same
-    style, same exactness (``ROUND_FLOOR`` on the exact binary value).
-
-    Parameters
-    ----------
-    value : float in [0, ∞]
-    digits : int in [1, 17]
-
-    Returns
-    -------
-    str
-        For example ``format_lower(0.0123499) == "0.0123"`` and ``format_lower(2.0) == "2"``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`format_upper`.
+    The mirror of :func:`format_upper` — same parameters, style, exactness and errors, with
+    ``ROUND_FLOOR`` on the exact binary value: the printed number, read back, is never larger
+    than ``value``, so a printed certificate never claims more than the audit showed. For
+    example ``format_lower(0.0123499) == "0.0123"`` and ``format_lower(2.0) == "2"``.
     """
     return _format_rounded(value, digits, ROUND_FLOOR)
 
@@ -134,15 +120,7 @@ def format_eps(value, digits: int = 3) -> str:
 
     A guarantee's ε is safe when rounded up. The two ends get words of their own on the
     page (:func:`composed_eps_note`); here ``+inf`` is written ``"∞"``, never ``"inf"``.
-
-    Parameters
-    ----------
-    value : float in [0, ∞]
-    digits : int in [1, 17]
-
-    Returns
-    -------
-    str
+    Parameters and errors as :func:`format_upper`.
     """
     text = format_upper(value, digits)
     return "∞" if text == "inf" else text

@@ -238,19 +238,17 @@ def panel_figure(panels: Sequence[Panel], *, cols: int = 2, shared_x: bool = Tru
 
 def fit_legend(fig, width: float = 1000.0) -> None:
     """Keep a tall figure's legend just under its plots: :data:`LAYOUT` puts it at 20% of the
-    plot height below them, a gap that grows with a figure of many panels. The bottom margin
-    is sized for the legend's rows (estimated from its entries for a figure ``width`` pixels
-    wide), so plotly need not grow it and the legend sits 80 px under the plots, below the
-    axis title. Call it after applying :data:`LAYOUT`; a figure of default height is left as it is."""
-    height = fig.layout.height
-    if not height:
+    plot height below them, a gap that grows with a figure of many panels. Here the legend
+    sits at the bottom of the figure itself (``yref="container"``), under a bottom margin
+    sized for the x-axis title and the legend's rows (estimated for a figure ``width``
+    pixels wide; plotly grows the margin when the figure is narrower, e.g. drawn in a tab
+    that was hidden), so the two never overlap. Call it after applying :data:`LAYOUT`; a
+    figure of default height is left as it is."""
+    if not fig.layout.height:
         return
     entries = [str(t.name) for t in fig.data if t.name and t.showlegend is not False]
     rows = max(1, math.ceil(sum(45 + 6.5 * len(name) for name in entries) / (0.85 * width)))
-    bottom = 100 + 24 * rows
-    top = float(fig.layout.margin.t or 0)
-    plot_height = max(100.0, float(height) - top - bottom)
-    fig.update_layout(legend_y=-80.0 / plot_height, margin_b=bottom)
+    fig.update_layout(legend=dict(yref="container", y=0, yanchor="bottom"), margin_b=90 + 24 * rows)
 
 
 def title_axes(fig, positions: Sequence[tuple[int, int]], *, x_title: str | None = None,

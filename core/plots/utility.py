@@ -57,7 +57,8 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
         Common evaluation grid of the KDEs (``core.evaluation``).
     kde : mapping label → array of shape (G,), optional
         Density values on ``kde_grid``; drawn as lines in the colour of the sample with
-        the same label.
+        the same label (with ``histograms="reference"``, over the samples' range and a bin
+        beyond each end).
     curator_only : bool
         Mark the figure as a curator-only view (it shows confidential data).
     names : mapping label → mechanism name, optional
@@ -95,6 +96,9 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
     if hi == lo:
         hi = lo + 1.0
     size = (hi - lo) / bins
+    if curves:
+        # with many panels, the curves over the samples' range: the KDE grid's padding holds no sample
+        shown = (g >= lo - size) & (g <= hi + size) if histograms == "reference" else np.ones(g.size, dtype=bool)
     ref = _reference_key(list(arrays), reference)
     others = [label for label in arrays if label != ref] + [label for label in curves if label not in arrays]
     colours = mechanism_colours(others, names)
@@ -111,7 +115,7 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
                                        legendgroup=label, showlegend=first,
                                        xbins=dict(start=lo, end=hi + size * 1e-9, size=size)), row=row, col=col)
         if label in curves:
-            fig.add_trace(go.Scatter(x=g, y=curves[label], mode="lines", name=plot_text(f"{label} KDE"),
+            fig.add_trace(go.Scatter(x=g[shown], y=curves[label][shown], mode="lines", name=plot_text(f"{label} KDE"),
                                      legendgroup=label, showlegend=first,
                                      line=dict(color=colours[label], width=2.5 if is_ref else 2)), row=row, col=col)
 
@@ -125,8 +129,7 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
         title = f"{title} — {CURATOR_ONLY}"
     title_axes(fig, positions, x_title=plot_text(x_title), y_title="density")
     fig.update_layout(title=plot_text(title), barmode="overlay", **LAYOUT)
-    if curves:      # the samples' range: the KDE grid's padding would add values no sample holds
-        fig.update_xaxes(range=[lo - size, hi + size])
+    fig.update_yaxes(exponentformat="power")     # a density of 2·10⁻⁵ per dollar, not "20μ"
     if len(panels) <= 1:
         fig.update_layout(height=None)
     fit_legend(fig)
@@ -214,12 +217,26 @@ def _series_names(runs: pd.DataFrame, by: str, names: Mapping[str, str] | None) 
     return {}
 
 
-def _ceiling_panels(keys: list, ceiling, names: dict):
-    """(panels, reference) of a W1 figure: the non-private ceiling, when present, is the
-    reference repeated in every panel; the other mechanisms are grouped by family."""
+def _ceiling_panels(runs: pd.DataFrame, by: str, keys: list, ceiling, names: Mapping[str, str] | None):
+    """The panels of a W1 figure: the non-private ceiling, when present, is the reference
+    repeated last in every panel; the other mechanisms are grouped by family.
+
+    Returns
+    -------
+    (panels, shown, colours, reference)
+        The :class:`~core.plots.style.Panel` list (one ``None`` panel when only the ceiling is
+        there), the keys each panel draws, key → colour, and the ceiling's key or ``None``.
+    """
+    names = _series_names(runs, by, names)
     reference = ceiling if ceiling is not None and ceiling in keys else None
     others = [k for k in keys if k != reference]
-    return mechanism_panels(others, names, references=reference is not None), reference
+    panels = mechanism_panels(others, names, references=reference is not None)
+    panels = panels or ([None] if reference is not None else [])
+    colours = mechanism_colours(keys, names)
+    if reference is not None:
+        colours[reference] = MECHANISM_COLOURS["bootstrap"]
+    shown = [list(p.keys if p is not None else ()) + ([reference] if reference is not None else []) for p in panels]
+    return panels, shown, colours, reference
 
 
 def w1_boxplot_figure(runs: pd.DataFrame, *, value: str = "W1", by: str = "mechanism",
@@ -257,18 +274,12 @@ def w1_boxplot_figure(runs: pd.DataFrame, *, value: str = "W1", by: str = "mecha
         if col not in runs.columns:
             raise ValueError(f"runs must have a column {col!r}; columns are {list(runs.columns)}")
     keys = list(order) if order is not None else list(pd.unique(runs[by]))
-    names = _series_names(runs, by, names)
-    panels, reference = _ceiling_panels(keys, ceiling, names)
-    colours = mechanism_colours(keys, names)
-    if reference is not None:
-        colours[reference] = MECHANISM_COLOURS["bootstrap"]
-    panels = panels or ([None] if reference is not None else [])
-    heights = [36.0 * (len(p.keys if p is not None else ()) + (reference is not None)) + 30 for p in panels]
+    panels, shown, colours, reference = _ceiling_panels(runs, by, keys, ceiling, names)
+    heights = [36.0 * len(drawn) + 30 for drawn in shown]
     fig, positions = panel_figure([p for p in panels if p is not None], cols=1, shared_y=False,
                                   row_heights=heights or None)
-    for panel, (row, col) in zip(panels, positions):
-        shown = list(panel.keys if panel is not None else ()) + ([reference] if reference is not None else [])
-        for key in shown:
+    for drawn, (row, col) in zip(shown, positions):
+        for key in drawn:
             vals = runs.loc[runs[by] == key, value].to_numpy(dtype=float)
             label = _ceiling_label(key) if key == reference else str(key)
             fig.add_trace(go.Box(x=vals, name=plot_text(label), boxpoints="outliers", orientation="h",
@@ -316,16 +327,10 @@ def w1_frontier_figure(runs: pd.DataFrame, *, x: str = "eps", value: str = "W1",
     stats = pd.DataFrame({"q1": grouped.quantile(0.25), "median": grouped.median(),
                           "q3": grouped.quantile(0.75)}).reset_index()
     keys = list(pd.unique(runs[by]))
-    names = _series_names(runs, by, names)
-    panels, reference = _ceiling_panels(keys, ceiling, names)
-    colours = mechanism_colours(keys, names)
-    if reference is not None:
-        colours[reference] = MECHANISM_COLOURS["bootstrap"]
-    panels = panels or ([None] if reference is not None else [])
+    panels, shown, colours, reference = _ceiling_panels(runs, by, keys, ceiling, names)
     fig, positions = panel_figure([p for p in panels if p is not None], cols=2)
-    for i, (panel, (row, col)) in enumerate(zip(panels, positions)):
-        shown = list(panel.keys if panel is not None else ()) + ([reference] if reference is not None else [])
-        for key in shown:
+    for i, (drawn, (row, col)) in enumerate(zip(shown, positions)):
+        for key in drawn:
             s = stats[stats[by] == key].sort_values(x)
             is_ref = key == reference
             label = _ceiling_label(key) if is_ref else str(key)
