@@ -159,9 +159,9 @@ def composed_eps_note(value, delta, releases: int = 1) -> str:
                 "never with its neighbour, such as a value seen once in the data appearing in the release. Fewer "
                 "releases, a smaller m, a larger θ or a larger δ bring it back to a finite ε.")
     if value == 0:
-        return (f"ε = 0: after {after}, δ(0) — how far apart the release's distributions on two neighbouring "
-                f"datasets are in total variation — is already at most δ = {format_upper(delta)}, so no test tells "
-                "the two apart beyond δ.")
+        return (f"After {after}, δ(0) — how far apart the release's distributions on two neighbouring datasets are "
+                f"in total variation — is already at most δ = {format_upper(delta)}: no test tells the two apart "
+                "beyond δ, so ε = 0.")
     return ""
 
 

@@ -673,8 +673,9 @@ def test_compare_page_calibration_runs_and_summary(sample, downloads):
     np.testing.assert_allclose(csv["W1"].to_numpy(float), summary["W1"].to_numpy(float), rtol=1e-12)
     # KDE overlay: small multiples, the confidential histogram and KDE in every panel, one KDE per mechanism
     overlay = next(s for s in _figures(at) if any(t.get("name") == "confidential KDE" for t in s["data"]))
-    hist = {t["name"] for t in overlay["data"] if t.get("type") == "histogram"}
-    assert hist == {"confidential"}
+    hist = [t for t in overlay["data"] if t.get("type") == "bar"]                 # binned once, drawn per panel
+    assert {t["name"] for t in hist} == {"confidential"} and len(hist) > 1
+    assert np.sum(np.asarray(hist[0]["y"], float)) * hist[0]["width"] == pytest.approx(1.0)   # a density
     kdes = {t["name"] for t in overlay["data"] if t.get("type") == "scatter"}
     assert len(kdes) == N_COMPARED + 1 and {f"{label} KDE" for label in labels} <= kdes
 

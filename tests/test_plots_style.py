@@ -126,7 +126,7 @@ def test_format_lower_never_above_the_value():
 def test_zero_and_infinite_epsilon_and_empty_certificates_are_explained():
     assert formatting.composed_eps_note(1.3, 1e-3, 5) == ""
     assert formatting.composed_eps_note(math.inf, 1e-3, 5).startswith("No finite ε: after 5 releases")
-    assert formatting.composed_eps_note(0.0, 1e-3).startswith("ε = 0: after one release")
+    assert formatting.composed_eps_note(0.0, 1e-3).startswith("After one release, δ(0)")
     assert formatting.format_certified_eps(-0.2) == "0" and formatting.format_certified_eps(1.23456, 3) == "1.23"
     assert "ε ≥ 0" in formatting.certified_eps_note(0.0) and formatting.certified_eps_note(0.4) == ""
 

@@ -68,14 +68,16 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
     histograms : {"all", "reference"}
         ``"reference"``: only the reference is drawn as a histogram, every other sample as
         its KDE line (a histogram when it has none) — many translucent histograms on one
-        axis cannot be told apart.
+        axis cannot be told apart; these histograms are binned here (``go.Bar`` of the
+        density per bin), so a reference repeated in every panel costs ``bins`` numbers each.
 
     Returns
     -------
     plotly.graph_objects.Figure
         One panel per family of at most five series (:data:`~core.plots.style.MAX_SERIES_PER_AXIS`,
-        the reference included) on shared axes; a histogram trace is named by its label,
-        a KDE trace ``"<label> KDE"``; the reference's traces repeat in every panel (in the
+        the reference included) on shared axes; a histogram trace (``go.Histogram`` of the
+        values, or with ``histograms="reference"`` a ``go.Bar`` of densities) is named by its
+        label, a KDE trace ``"<label> KDE"``; the reference's traces repeat in every panel (in the
         legend once).
     """
     bins = check_integer("bins", bins, minimum=1, maximum=10_000)
@@ -107,12 +109,25 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
     panels = mechanism_panels(others, names, references=ref is not None) or [None]
     fig, positions = panel_figure([p for p in panels if p is not None], shared_y=True)
 
+    binned = {}
+    if histograms == "reference":
+        # binned once here: a histogram repeated in every panel would ship its raw values once per panel
+        edges = lo + size * np.arange(bins + 1)
+        edges[-1] = hi
+        for label, a in arrays.items():
+            counts, _ = np.histogram(a[np.isfinite(a)], bins=edges)
+            binned[label] = counts / max(1, counts.sum()) / size
+
     def draw(label, row, col, first):
         is_ref = label == ref
-        if label in arrays and (histograms == "all" or is_ref or label not in curves):
-            fig.add_trace(go.Histogram(x=arrays[label], name=plot_text(label), histnorm="probability density",
-                                       opacity=0.25 if is_ref else 0.45, marker_color=colours[label],
-                                       legendgroup=label, showlegend=first,
+        style = dict(name=plot_text(label), opacity=0.25 if is_ref else 0.45, marker_color=colours[label],
+                     legendgroup=label, showlegend=first)
+        if label in binned and (is_ref or label not in curves):
+            fig.add_trace(go.Bar(x=edges[:-1] + size / 2, y=binned[label], width=size, **style,
+                                 hovertemplate="%{x:.4g}: density %{y:.3g}<extra>" + plot_text(label) + "</extra>"),
+                          row=row, col=col)
+        elif label in arrays and histograms == "all":
+            fig.add_trace(go.Histogram(x=arrays[label], histnorm="probability density", **style,
                                        xbins=dict(start=lo, end=hi + size * 1e-9, size=size)), row=row, col=col)
         if label in curves:
             fig.add_trace(go.Scatter(x=g[shown], y=curves[label][shown], mode="lines", name=plot_text(f"{label} KDE"),
