@@ -28,8 +28,8 @@ import plotly.graph_objects as go
 from scipy import stats
 
 from ..formatting import format_certified_eps, format_risk
-from .style import (LAYOUT, fit_legend, log_axis, mechanism_colours, mechanism_panels, panel_figure, plot_text,
-                    positive_or_nan, series_colour, title_axes, upper_labels)
+from .style import (LAYOUT, PanelGrid, log_axis, mechanism_colours, mechanism_panels, plot_text, positive_or_nan,
+                    series_colour, upper_labels)
 
 __all__ = [
     "audit_figure",
@@ -76,38 +76,30 @@ def tradeoff_figure(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]
     """
     names = dict(names or {})
     checked = {label: _curve(label, alpha, beta) for label, (alpha, beta) in curves.items()}
-    grid = np.linspace(0.0, 1.0, 201)
+    grid_alpha = np.linspace(0.0, 1.0, 201)
     colours = mechanism_colours(list(checked), names)
-    panels = mechanism_panels(list(checked), names, references=1 + (mu_gdp is not None)) or [None]
-    fig, positions = panel_figure([p for p in panels if p is not None], cols=2, panel_height=300)
-    gaussian = next((i for i, p in enumerate(panels) if p is not None
-                     and any(names.get(k, k) == "gaussian_histogram" for k in p.keys)), 0)
-    for i, (panel, (row, col)) in enumerate(zip(panels, positions)):
-        fig.add_trace(go.Scatter(x=grid, y=1 - grid, mode="lines", name="random guessing (perfect privacy)",
-                                 line=dict(color="lightgrey", dash="dash"), legendgroup="random guessing",
-                                 showlegend=i == 0), row=row, col=col)
+    panels = mechanism_panels(list(checked), names, references=1 + (mu_gdp is not None))
+    grid = PanelGrid(panels, cols=2, panel_height=300)
+    gaussian = next((i for i, p in enumerate(panels) if any(names.get(k, k) == "gaussian_histogram" for k in p.keys)), 0)
+    for i, panel in enumerate(panels or [None]):
+        grid.add(i, dict(type="scatter", x=grid_alpha, y=1 - grid_alpha, mode="lines",
+                         name="random guessing (perfect privacy)", line=dict(color="lightgrey", dash="dash"),
+                         legendgroup="random guessing", showlegend=i == 0))
         for j, label in enumerate(panel.keys if panel is not None else ()):
             a, b = checked[label]
             # a dash pattern per curve of a panel as well: equal curves (the same stated (ε, δ)) stay apart
-            fig.add_trace(go.Scatter(x=a, y=b, mode="lines", name=plot_text(label),
-                                     line=dict(color=colours[label], dash=_DASHES[j % len(_DASHES)], width=2),
-                                     hovertemplate="α=%{x:.3g}<br>β=%{y:.3g}<extra>" + plot_text(label) + "</extra>"),
-                          row=row, col=col)
+            grid.add(i, dict(type="scatter", x=a, y=b, mode="lines", name=plot_text(label),
+                             line=dict(color=colours[label], dash=_DASHES[j % len(_DASHES)], width=2),
+                             hovertemplate="α=%{x:.3g}<br>β=%{y:.3g}<extra>" + plot_text(label) + "</extra>"))
         if mu_gdp is not None and i == gaussian:
             with np.errstate(divide="ignore"):
-                g = stats.norm.cdf(stats.norm.ppf(1 - grid) - mu_gdp)
-            fig.add_trace(go.Scatter(x=grid, y=g, mode="lines", name=f"μ-GDP, μ = {mu_gdp:.4g}",
-                                     line=dict(color="black", dash="dot")), row=row, col=col)
-    if len(panels) <= 1:
-        fig.layout.annotations = ()
-    title_axes(fig, positions, x_title="type I error α = P_x(decide y)", y_title="type II error β = P_y(decide x)")
-    fig.update_layout(title=title, **LAYOUT)
-    if len(panels) <= 1:
-        fig.update_layout(height=None)
-    fit_legend(fig)
-    fig.update_xaxes(range=[0, 1])
-    fig.update_yaxes(range=[0, 1])
-    return fig
+                g = stats.norm.cdf(stats.norm.ppf(1 - grid_alpha) - mu_gdp)
+            grid.add(i, dict(type="scatter", x=grid_alpha, y=g, mode="lines", name=f"μ-GDP, μ = {mu_gdp:.4g}",
+                             line=dict(color="black", dash="dot")))
+    grid.title_axes(x_title="type I error α = P_x(decide y)", y_title="type II error β = P_y(decide x)")
+    grid.axes("x", range=[0, 1])
+    grid.axes("y", range=[0, 1])
+    return grid.figure(title=title)
 
 
 def composition_figure(eps, composed, naive, *, releases: int, single=None, delta_target: float | None = None,

@@ -11,14 +11,14 @@ import math
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
-from plotly.subplots import make_subplots
+import plotly.graph_objects as go
 
 from ..formatting import format_upper
 
-__all__ = ["CONFIDENTIAL_COLOUR", "CURATOR_ONLY", "LAYOUT", "MAX_SERIES_PER_AXIS",
-           "MECHANISM_COLOURS", "MECHANISM_FAMILIES", "PALETTE", "Panel", "as_1d", "log_axis", "log_ticks",
-           "fit_legend", "mechanism_colours", "mechanism_panels", "panel_figure", "plot_text", "positive_or_nan", "same_length",
-           "series_colour", "title_axes", "upper_labels"]
+__all__ = ["CONFIDENTIAL_COLOUR", "CURATOR_ONLY", "LAYOUT", "MAX_SERIES_PER_AXIS", "MECHANISM_COLOURS",
+           "MECHANISM_FAMILIES", "PALETTE", "Panel", "PanelGrid", "as_1d", "fit_legend", "log_axis", "log_ticks",
+           "mechanism_colours", "mechanism_panels", "plot_text", "positive_or_nan", "same_length", "series_colour",
+           "upper_labels"]
 
 
 def plot_text(value) -> str:
@@ -202,67 +202,107 @@ def mechanism_panels(keys: Sequence, names: Mapping | None = None, *, references
     return panels
 
 
-def panel_figure(panels: Sequence[Panel], *, cols: int = 2, shared_x: bool = True, shared_y: bool = True,
-                 row_heights: Sequence[float] | None = None, panel_height: int = 260):
-    """An empty figure of small multiples, one subplot per panel, and each panel's ``(row, col)``.
+class PanelGrid:
+    """Small multiples built as plain dicts: one subplot per :class:`Panel`, traces added per
+    panel, one :class:`plotly.graph_objects.Figure` at the end (plotly's ``make_subplots`` and
+    ``add_trace(row=, col=)`` cost about ten times more, per redraw).
 
-    Panels fill a grid of ``cols`` columns row by row (one column when there is a single
-    panel), titled by :attr:`Panel.title`, with shared axes when asked (so every panel reads
-    on the same scale). Every axis keeps its tick labels, also above an empty cell of the
-    last row. The height grows with the rows (``panel_height`` each, or ``row_heights`` in
-    pixels for a one-column figure).
+    Panels fill a grid of ``cols`` columns row by row (one column for a single panel), titled
+    by :attr:`Panel.title` (no title for a single panel: the figure's title says it all),
+    with shared axes when asked (every panel then reads on the same scale). The height grows
+    with the rows: ``panel_height`` pixels each, or ``row_heights`` for a one-column grid.
 
-    Returns
-    -------
-    (plotly.graph_objects.Figure, list of (row, col))
+    Parameters
+    ----------
+    panels : sequence of Panel (an empty sequence: one untitled panel)
+    cols : int ≥ 1
+    shared_x, shared_y : bool
+    row_heights : sequence of float, optional
+    panel_height : int
     """
-    count = max(1, len(panels))
-    cols = max(1, min(int(cols), count))
-    rows = math.ceil(count / cols)
-    heights = None
-    if row_heights is not None and cols == 1:
-        heights = [float(h) for h in row_heights]
-    total = sum(heights) if heights else rows * panel_height
-    fig = make_subplots(rows=rows, cols=cols, shared_xaxes="all" if shared_x else False,
-                        shared_yaxes="all" if shared_y else False,
-                        subplot_titles=[plot_text(p.title) for p in panels] or None,
-                        row_heights=[h / total for h in heights] if heights else None,
-                        horizontal_spacing=0.08 if cols > 1 else None,
-                        vertical_spacing=min(0.3, 70.0 / (total + 70.0 * rows)) if rows > 1 else None)
-    positions = [(i // cols + 1, i % cols + 1) for i in range(count)]
-    fig.update_xaxes(showticklabels=True)
-    fig.update_yaxes(showticklabels=True)
-    fig.update_layout(height=int(total + 70 * rows + 150))
-    return fig, positions
+
+    def __init__(self, panels: Sequence[Panel], *, cols: int = 2, shared_x: bool = True, shared_y: bool = True,
+                 row_heights: Sequence[float] | None = None, panel_height: int = 260):
+        count = max(1, len(panels))
+        cols = max(1, min(int(cols), count))
+        rows = math.ceil(count / cols)
+        given = row_heights is not None and cols == 1 and len(row_heights) == rows
+        heights = [max(1.0, float(h)) for h in row_heights] if given else [float(panel_height)] * rows
+        total = sum(heights)
+        gap_x = 0.08 if cols > 1 else 0.0
+        gap_y = min(0.3, 70.0 / (total + 70.0 * rows)) if rows > 1 else 0.0
+        width = (1.0 - gap_x * (cols - 1)) / cols
+        usable = 1.0 - gap_y * (rows - 1)
+        self.single = len(panels) <= 1
+        self.layout: dict = {} if self.single else {"height": int(total + 70 * rows + 150)}
+        self.traces: list[dict] = []
+        self.cells: list[dict] = []
+        titles = []
+        top = 1.0
+        tops = []
+        for h in heights:
+            tops.append(top)
+            top -= h / total * usable + gap_y
+        for i in range(count):
+            row, col = i // cols + 1, i % cols + 1
+            suffix = "" if i == 0 else str(i + 1)
+            x0 = (col - 1) * (width + gap_x)
+            y1 = tops[row - 1]
+            y0 = max(0.0, y1 - heights[row - 1] / total * usable)
+            self.layout[f"xaxis{suffix}"] = dict(domain=[x0, x0 + width], anchor=f"y{suffix}",
+                                                 **({"matches": "x"} if shared_x and i else {}))
+            self.layout[f"yaxis{suffix}"] = dict(domain=[y0, y1], anchor=f"x{suffix}",
+                                                 **({"matches": "y"} if shared_y and i else {}))
+            self.cells.append(dict(row=row, col=col, xaxis=f"x{suffix}", yaxis=f"y{suffix}",
+                                   x_key=f"xaxis{suffix}", y_key=f"yaxis{suffix}"))
+            if not self.single:
+                titles.append(dict(text=plot_text(panels[i].title), x=x0 + width / 2, y=y1, xref="paper",
+                                   yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
+                                   font=dict(size=14)))
+        if titles:
+            self.layout["annotations"] = titles
+
+    def add(self, i: int, trace: dict) -> None:
+        """Add ``trace`` (a plotly trace as a dict, with its ``type``) to panel ``i``."""
+        self.traces.append(dict(trace, xaxis=self.cells[i]["xaxis"], yaxis=self.cells[i]["yaxis"]))
+
+    def axes(self, which: str, i: int | None = None, **props) -> None:
+        """Set ``props`` on the ``which`` ("x" or "y") axis of panel ``i`` (every panel when ``None``)."""
+        for cell in (self.cells if i is None else [self.cells[i]]):
+            self.layout[cell[f"{which}_key"]].update(props)
+
+    def title_axes(self, *, x_title: str | None = None, y_title: str | None = None) -> None:
+        """The y title on the first column, the x title on the lowest panel of each column."""
+        lowest: dict[int, int] = {}
+        for cell in self.cells:
+            lowest[cell["col"]] = max(lowest.get(cell["col"], 0), cell["row"])
+        for i, cell in enumerate(self.cells):
+            if y_title is not None and cell["col"] == 1:
+                self.axes("y", i, title=dict(text=y_title))
+            if x_title is not None and lowest[cell["col"]] == cell["row"]:
+                self.axes("x", i, title=dict(text=x_title))
+
+    def figure(self, **layout) -> go.Figure:
+        """The figure: the traces, the grid, :data:`LAYOUT` and ``layout`` (e.g. ``title``); a tall
+        figure's legend at its foot (:func:`fit_legend`)."""
+        full = dict(self.layout, **LAYOUT)
+        full.update(layout)
+        if not self.single:
+            full.update(fit_legend(self.traces))
+        return go.Figure(data=self.traces, layout=full)
 
 
-def fit_legend(fig, width: float = 1000.0) -> None:
-    """Keep a tall figure's legend just under its plots: :data:`LAYOUT` puts it at 20% of the
-    plot height below them, a gap that grows with a figure of many panels. Here the legend
-    sits at the bottom of the figure itself (``yref="container"``), under a bottom margin
-    sized for the x-axis title and the legend's rows (estimated for a figure ``width``
-    pixels wide; plotly grows the margin when the figure is narrower, e.g. drawn in a tab
-    that was hidden), so the two never overlap. Call it after applying :data:`LAYOUT`; a
-    figure of default height is left as it is."""
-    if not fig.layout.height:
-        return
-    entries = [str(t.name) for t in fig.data if t.name and t.showlegend is not False]
+def fit_legend(traces: Sequence[dict], width: float = 1000.0) -> dict:
+    """Layout that keeps a tall figure's legend just under its plots. :data:`LAYOUT` puts it
+    at 20% of the plot height below them, a gap that grows with a figure of many panels;
+    here the legend sits at the foot of the figure itself (``yref="container"``), under a
+    bottom margin sized for the x-axis title and the legend's rows (estimated from the
+    legend entries of ``traces`` for a figure ``width`` pixels wide; plotly grows the margin
+    when the figure is narrower, e.g. drawn in a tab that was hidden), so the two never overlap."""
+    entries = [str(t.get("name")) for t in traces if t.get("name") and t.get("showlegend", True) is not False]
     rows = max(1, math.ceil(sum(45 + 6.5 * len(name) for name in entries) / (0.85 * width)))
-    fig.update_layout(legend=dict(yref="container", y=0, yanchor="bottom"), margin_b=90 + 24 * rows)
-
-
-def title_axes(fig, positions: Sequence[tuple[int, int]], *, x_title: str | None = None,
-               y_title: str | None = None) -> None:
-    """Axis titles of a :func:`panel_figure`: the y title on the first column, the x title on
-    the lowest panel of each column."""
-    lowest: dict[int, int] = {}
-    for row, col in positions:
-        lowest[col] = max(lowest.get(col, 0), row)
-    for row, col in positions:
-        if y_title is not None and col == 1:
-            fig.update_yaxes(title_text=y_title, row=row, col=col)
-        if x_title is not None and lowest[col] == row:
-            fig.update_xaxes(title_text=x_title, row=row, col=col)
+    return dict(legend=dict(LAYOUT["legend"], yref="container", y=0, yanchor="bottom"),
+                margin=dict(LAYOUT["margin"], b=90 + 24 * rows))
 
 
 # ----------------------------------------------------------------------------- log axes

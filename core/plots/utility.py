@@ -19,8 +19,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..validation import check_integer
-from .style import (CONFIDENTIAL_COLOUR, CURATOR_ONLY, LAYOUT, MECHANISM_COLOURS, as_1d, fit_legend, log_axis,
-                    mechanism_colours, mechanism_panels, panel_figure, plot_text, same_length, title_axes)
+from .style import (CONFIDENTIAL_COLOUR, CURATOR_ONLY, MECHANISM_COLOURS, PanelGrid, as_1d, log_axis,
+                    mechanism_colours, mechanism_panels, plot_text, same_length)
 
 __all__ = ["category_shares_figure", "distribution_overlay_figure", "w1_boxplot_figure", "w1_frontier_figure"]
 
@@ -33,12 +33,6 @@ def _reference_key(keys, reference):
     if reference not in keys:
         raise ValueError(f"reference {reference!r} is not one of the series {list(keys)}")
     return reference
-
-
-def _layout_of_panels(fig: go.Figure, panels) -> None:
-    """A figure of one panel has no panel title (its figure title says it all)."""
-    if len(panels) <= 1:
-        fig.layout.annotations = ()
 
 
 def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_grid=None,
@@ -106,9 +100,8 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
     colours = mechanism_colours(others, names)
     if ref is not None:
         colours[ref] = CONFIDENTIAL_COLOUR
-    panels = mechanism_panels(others, names, references=ref is not None) or [None]
-    fig, positions = panel_figure([p for p in panels if p is not None], shared_y=True)
-
+    panels = mechanism_panels(others, names, references=ref is not None)
+    grid = PanelGrid(panels)
     binned = {}
     if histograms == "reference":
         # binned once here: a histogram repeated in every panel would ship its raw values once per panel
@@ -118,37 +111,31 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
             counts, _ = np.histogram(a[np.isfinite(a)], bins=edges)
             binned[label] = counts / max(1, counts.sum()) / size
 
-    def draw(label, row, col, first):
+    def draw(i, label, first):
         is_ref = label == ref
-        style = dict(name=plot_text(label), opacity=0.25 if is_ref else 0.45, marker_color=colours[label],
+        style = dict(name=plot_text(label), opacity=0.25 if is_ref else 0.45, marker=dict(color=colours[label]),
                      legendgroup=label, showlegend=first)
         if label in binned and (is_ref or label not in curves):
-            fig.add_trace(go.Bar(x=edges[:-1] + size / 2, y=binned[label], width=size, **style,
-                                 hovertemplate="%{x:.4g}: density %{y:.3g}<extra>" + plot_text(label) + "</extra>"),
-                          row=row, col=col)
+            grid.add(i, dict(type="bar", x=edges[:-1] + size / 2, y=binned[label], width=size, **style,
+                             hovertemplate="%{x:.4g}: density %{y:.3g}<extra>" + plot_text(label) + "</extra>"))
         elif label in arrays and histograms == "all":
-            fig.add_trace(go.Histogram(x=arrays[label], histnorm="probability density", **style,
-                                       xbins=dict(start=lo, end=hi + size * 1e-9, size=size)), row=row, col=col)
+            grid.add(i, dict(type="histogram", x=arrays[label], histnorm="probability density", **style,
+                             xbins=dict(start=lo, end=hi + size * 1e-9, size=size)))
         if label in curves:
-            fig.add_trace(go.Scatter(x=g[shown], y=curves[label][shown], mode="lines", name=plot_text(f"{label} KDE"),
-                                     legendgroup=label, showlegend=first,
-                                     line=dict(color=colours[label], width=2.5 if is_ref else 2)), row=row, col=col)
+            grid.add(i, dict(type="scatter", x=g[shown], y=curves[label][shown], mode="lines",
+                             name=plot_text(f"{label} KDE"), legendgroup=label, showlegend=first,
+                             line=dict(color=colours[label], width=2.5 if is_ref else 2)))
 
-    for i, (panel, (row, col)) in enumerate(zip(panels, positions)):
+    for i, panel in enumerate(panels or [None]):
         if ref is not None:
-            draw(ref, row, col, i == 0)
+            draw(i, ref, i == 0)
         for label in (panel.keys if panel is not None else ()):
-            draw(label, row, col, True)
-    _layout_of_panels(fig, panels)
+            draw(i, label, True)
     if curator_only:
         title = f"{title} — {CURATOR_ONLY}"
-    title_axes(fig, positions, x_title=plot_text(x_title), y_title="density")
-    fig.update_layout(title=plot_text(title), barmode="overlay", **LAYOUT)
-    fig.update_yaxes(exponentformat="power")     # a density of 2·10⁻⁵ per dollar, not "20μ"
-    if len(panels) <= 1:
-        fig.update_layout(height=None)
-    fit_legend(fig)
-    return fig
+    grid.title_axes(x_title=plot_text(x_title), y_title="density")
+    grid.axes("y", exponentformat="power")     # a density of 2·10⁻⁵ per dollar, not "20μ"
+    return grid.figure(title=plot_text(title), barmode="overlay")
 
 
 def category_shares_figure(categories: Sequence, shares: Mapping[str, Sequence[float]], *, max_categories: int = 30,
@@ -194,9 +181,9 @@ def category_shares_figure(categories: Sequence, shares: Mapping[str, Sequence[f
     colours = mechanism_colours(others, names)
     if ref is not None:
         colours[ref] = CONFIDENTIAL_COLOUR
-    panels = mechanism_panels(others, names, references=ref is not None) or [None]
-    fig, positions = panel_figure([p for p in panels if p is not None], cols=1, shared_y=True)
-    for i, (panel, (row, col)) in enumerate(zip(panels, positions)):
+    panels = mechanism_panels(others, names, references=ref is not None)
+    grid = PanelGrid(panels, cols=1)
+    for i, panel in enumerate(panels or [None]):
         labels = ([ref] if ref is not None else []) + list(panel.keys if panel is not None else ())
         for label in labels:
             a = arrays[label]
@@ -204,18 +191,13 @@ def category_shares_figure(categories: Sequence, shares: Mapping[str, Sequence[f
             # the reference: light bars outlined in black, apart from every mechanism's solid colour
             marker = (dict(color="rgba(0, 0, 0, 0.15)", line=dict(color=colours[label], width=1.5)) if label == ref
                       else dict(color=colours[label]))
-            fig.add_trace(go.Bar(x=x, y=y, name=html.escape(str(label)), marker=marker, legendgroup=str(label),
-                                 showlegend=label != ref or i == 0), row=row, col=col)
-    _layout_of_panels(fig, panels)
+            grid.add(i, dict(type="bar", x=x, y=y, name=html.escape(str(label)), marker=marker,
+                             legendgroup=str(label), showlegend=label != ref or i == 0))
     if curator_only:
         title = f"{title} — {CURATOR_ONLY}"
-    title_axes(fig, positions, x_title=plot_text(x_title), y_title="share of records")
-    fig.update_xaxes(type="category")
-    fig.update_layout(title=plot_text(title), barmode="group", **LAYOUT)
-    if len(panels) <= 1:
-        fig.update_layout(height=None)
-    fit_legend(fig)
-    return fig
+    grid.title_axes(x_title=plot_text(x_title), y_title="share of records")
+    grid.axes("x", type="category")
+    return grid.figure(title=plot_text(title), barmode="group")
 
 
 def _ceiling_label(name) -> str:
@@ -290,28 +272,25 @@ def w1_boxplot_figure(runs: pd.DataFrame, *, value: str = "W1", by: str = "mecha
             raise ValueError(f"runs must have a column {col!r}; columns are {list(runs.columns)}")
     keys = list(order) if order is not None else list(pd.unique(runs[by]))
     panels, shown, colours, reference = _ceiling_panels(runs, by, keys, ceiling, names)
-    heights = [36.0 * len(drawn) + 30 for drawn in shown]
-    fig, positions = panel_figure([p for p in panels if p is not None], cols=1, shared_y=False,
-                                  row_heights=heights or None)
-    for drawn, (row, col) in zip(shown, positions):
+    grid = PanelGrid([p for p in panels if p is not None], cols=1, shared_y=False,
+                     row_heights=[36.0 * len(drawn) + 30 for drawn in shown])
+    values = runs[value].to_numpy(dtype=float)
+    groups = runs.groupby(by, sort=False).indices
+    for i, drawn in enumerate(shown):
         for key in drawn:
-            vals = runs.loc[runs[by] == key, value].to_numpy(dtype=float)
+            vals = values[groups.get(key, [])]
             label = _ceiling_label(key) if key == reference else str(key)
-            fig.add_trace(go.Box(x=vals, name=plot_text(label), boxpoints="outliers", orientation="h",
-                                 marker_color=colours[key], legendgroup=str(key)), row=row, col=col)
-        fig.update_yaxes(autorange="reversed", automargin=True, row=row, col=col)
-    _layout_of_panels(fig, panels)
-    title_axes(fig, positions, x_title=plot_text(value if value_title is None else value_title))
-    fig.update_layout(title=plot_text(title), showlegend=False, **LAYOUT)
+            grid.add(i, dict(type="box", x=vals, name=plot_text(label), boxpoints="outliers", orientation="h",
+                             marker=dict(color=colours[key]), line=dict(color=colours[key]), legendgroup=str(key)))
+        grid.axes("y", i, autorange="reversed", automargin=True)
+    grid.title_axes(x_title=plot_text(value if value_title is None else value_title))
     # one mechanism far off the others squeezes every box on a shared linear axis: a log axis then
-    medians = runs[runs[by].isin(keys)].groupby(by)[value].median().to_numpy(dtype=float)
-    values = runs.loc[runs[by].isin(keys), value].to_numpy(dtype=float)
-    if medians.size > 1 and np.all(values[np.isfinite(values)] > 0) and np.nanmin(medians) > 0 \
-            and np.nanmax(medians) >= 10 * np.nanmin(medians):
-        fig.update_xaxes(**log_axis(values))
-    if not heights:
-        fig.update_layout(height=None)
-    return fig
+    drawn_values = values[runs[by].isin(keys).to_numpy()]
+    medians = np.array([np.median(values[groups[k]]) for k in keys if k in groups and len(groups[k])])
+    if medians.size > 1 and np.all(drawn_values[np.isfinite(drawn_values)] > 0) and medians.min() > 0 \
+            and medians.max() >= 10 * medians.min():
+        grid.axes("x", **log_axis(drawn_values))
+    return grid.figure(title=plot_text(title), showlegend=False)
 
 
 def w1_frontier_figure(runs: pd.DataFrame, *, x: str = "eps", value: str = "W1",
@@ -343,35 +322,29 @@ def w1_frontier_figure(runs: pd.DataFrame, *, x: str = "eps", value: str = "W1",
                           "q3": grouped.quantile(0.75)}).reset_index()
     keys = list(pd.unique(runs[by]))
     panels, shown, colours, reference = _ceiling_panels(runs, by, keys, ceiling, names)
-    fig, positions = panel_figure([p for p in panels if p is not None], cols=2)
-    for i, (drawn, (row, col)) in enumerate(zip(shown, positions)):
+    grid = PanelGrid([p for p in panels if p is not None], cols=2)
+    for i, drawn in enumerate(shown):
         for key in drawn:
             s = stats[stats[by] == key].sort_values(x)
             is_ref = key == reference
             label = _ceiling_label(key) if is_ref else str(key)
             xs = s[x].to_numpy(dtype=float)
-            fig.add_trace(go.Scatter(x=np.concatenate([xs, xs[::-1]]),
-                                     y=np.concatenate([s["q3"].to_numpy(float), s["q1"].to_numpy(float)[::-1]]),
-                                     fill="toself", mode="lines", line=dict(width=0), fillcolor=colours[key],
-                                     opacity=0.2, name=plot_text(f"{label} quartiles"), legendgroup=str(key),
-                                     showlegend=False, hoverinfo="skip"), row=row, col=col)
-            fig.add_trace(go.Scatter(x=xs, y=s["median"].to_numpy(float), mode="lines+markers",
-                                     name=plot_text(label), legendgroup=str(key), showlegend=not is_ref or i == 0,
-                                     line=dict(color=colours[key], dash="dash" if is_ref else "solid")),
-                          row=row, col=col)
-    _layout_of_panels(fig, panels)
-    title_axes(fig, positions, x_title="ε", y_title=plot_text(f"median {value}" if value_title is None else value_title))
-    fig.update_layout(title=plot_text(title), **LAYOUT)
-    if len(panels) <= 1:
-        fig.update_layout(height=None)
-    fit_legend(fig)
+            grid.add(i, dict(type="scatter", x=np.concatenate([xs, xs[::-1]]),
+                             y=np.concatenate([s["q3"].to_numpy(float), s["q1"].to_numpy(float)[::-1]]),
+                             fill="toself", mode="lines", line=dict(width=0), fillcolor=colours[key],
+                             opacity=0.2, name=plot_text(f"{label} quartiles"), legendgroup=str(key),
+                             showlegend=False, hoverinfo="skip"))
+            grid.add(i, dict(type="scatter", x=xs, y=s["median"].to_numpy(float), mode="lines+markers",
+                             name=plot_text(label), legendgroup=str(key), showlegend=not is_ref or i == 0,
+                             line=dict(color=colours[key], dash="dash" if is_ref else "solid")))
+    grid.title_axes(x_title="ε", y_title=plot_text(f"median {value}" if value_title is None else value_title))
     if log_x:
         eps = np.unique(runs[x].to_numpy(dtype=float))
         eps = eps[np.isfinite(eps) & (eps > 0)]
         if 1 < eps.size <= 12:
-            fig.update_xaxes(type="log", tickmode="array", tickvals=eps, ticktext=[f"{e:g}" for e in eps])
+            grid.axes("x", type="log", tickmode="array", tickvals=eps, ticktext=[f"{e:g}" for e in eps])
         else:
-            fig.update_xaxes(**log_axis(eps))
+            grid.axes("x", **log_axis(eps))
     if log_y:
-        fig.update_yaxes(**log_axis(stats[["q1", "median", "q3"]].to_numpy(float)))
-    return fig
+        grid.axes("y", **log_axis(stats[["q1", "median", "q3"]].to_numpy(float)))
+    return grid.figure(title=plot_text(title))
