@@ -312,6 +312,11 @@ _PLAIN_EXPONENTS = (-2, 3)
 _MAX_TICKS = 8
 
 
+def _tick_value(mantissa: int, exponent: int) -> float:
+    """mantissa·10^exponent as a float: ``inf`` or ``0.0`` beyond the float range, never an OverflowError."""
+    return float(f"{mantissa}e{exponent}")
+
+
 def _tick_text(mantissa: int, exponent: int, plain: bool) -> str:
     if plain:
         return f"{mantissa * 10.0 ** exponent:.{max(0, -exponent)}f}"
@@ -350,10 +355,10 @@ def log_ticks(values) -> tuple[list[float], list[str]] | None:
     e_lo, e_hi = math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1
     for mantissas, least in (((1,), 4), ((1, 2, 5), 2), (tuple(range(1, 10)), 2)):
         candidates = [(mant, e) for e in range(e_lo, e_hi + 1) for mant in mantissas]
-        inside = [t for t in candidates if lo * (1 - slack) <= t[0] * 10.0 ** t[1] <= hi * (1 + slack)]
+        inside = [t for t in candidates if lo * (1 - slack) <= _tick_value(*t) <= hi * (1 + slack)]
         if len(inside) >= least:
             # and one step beyond each end: plotly pads the range, so a tick just outside the data shows
-            ticks = [t for t in candidates if lo / 1.25 <= t[0] * 10.0 ** t[1] <= hi * 1.25]
+            ticks = [t for t in candidates if lo / 1.25 <= _tick_value(*t) <= hi * 1.25]
             break
     else:
         return None
@@ -363,7 +368,7 @@ def log_ticks(values) -> tuple[list[float], list[str]] | None:
         kept = [t for t in ticks if t[1] % step == 0 and t[0] == 1]
         ticks = kept if len(kept) >= 2 else ticks[::step]
     plain = all(_PLAIN_EXPONENTS[0] <= e + math.log10(mant) < _PLAIN_EXPONENTS[1] + 1 for mant, e in ticks)
-    return [mant * 10.0 ** e for mant, e in ticks], [_tick_text(mant, e, plain) for mant, e in ticks]
+    return [_tick_value(mant, e) for mant, e in ticks], [_tick_text(mant, e, plain) for mant, e in ticks]
 
 
 def log_axis(values) -> dict:
