@@ -16,6 +16,7 @@ import streamlit as st
 
 from core import privacy
 from core.plots import audit as plots_audit
+from core import formatting
 from core.formatting import format_upper as fmt
 from ui import compute, downloads, state, widgets
 from ui.text import literal
@@ -95,11 +96,15 @@ with tab_repeat:
         eps_max = float(max(12.0, min(1.5 * eps_k, 1000.0)) if np.isfinite(eps_k) else max(12.0, 2.0 * k * eps))
         curves = compute.composed_delta_curves(model_key, model, int(k), eps_max)
         st.markdown(
-            f"After **k = {k}** releases at the target δ = {delta_target:g}: PLD composition gives total "
-            f"**ε = {fmt(eps_k)}**; naive composition of the single-release guarantee gives (kε, kδ) = "
-            f"({fmt(k * eps)}, {fmt(min(1.0, k * float(model.delta(eps))))}). Loss grid of the composition: "
+            f"After **k = {k}** releases at the target δ = {fmt(delta_target)}: PLD composition gives total "
+            f"**ε = {formatting.format_eps(eps_k)}**; naive composition of the single-release guarantee gives "
+            f"(kε, kδ) = ({formatting.format_eps(k * eps)}, {fmt(min(1.0, k * float(model.delta(eps))))}). Loss grid "
+            f"of the composition: "
             f"{model.composition_discretization(int(k)) if k > 1 else model.single_discretization:.2g} "
             "(each δ(ε) shown is at most the exact δ at ε − k·grid).")
+        eps_words = formatting.composed_eps_note(eps_k, delta_target, int(k))
+        if eps_words:
+            st.info(eps_words)
         st.plotly_chart(plots_audit.composition_figure(curves["eps"], curves["composed"], curves["naive"], releases=int(k),
                                                        single=curves["single"], delta_target=delta_target),
                         key="audit_composition")
@@ -113,11 +118,11 @@ with tab_tradeoff:
                                   int(st.session_state.bins), selection.prepared.any_bounds_from_data,
                                   data.levels, data.unlisted)
         cal_key = (selection.key, eps, delta_target, m, theta, int(st.session_state.bins))
-        curves, mu, notes = compute.tradeoff_curves(cal_key, cal)
+        curves, mu, notes, curve_names = compute.tradeoff_curves(cal_key, cal)
         st.markdown(f"Every mechanism calibrated to ε = {eps:g}, δ = {delta_target:g}, m = {m:,} (as on the Compare "
                     "page; PYPP at σ = 0 with its global guarantee). β(α) is the smallest type-II error of any test "
                     "between x and its worst neighbour with type-I error α; the diagonal is perfect privacy.")
-        st.plotly_chart(plots_audit.tradeoff_figure(curves, mu_gdp=mu), key="audit_tradeoff")
+        st.plotly_chart(plots_audit.tradeoff_figure(curves, mu_gdp=mu, names=curve_names), key="audit_tradeoff")
         rows = [{"mechanism": label, "PLD": note} for label, note in notes.items()]
         st.dataframe(pd.DataFrame(rows), hide_index=True)
         if cal.skipped:
@@ -181,11 +186,19 @@ with tab_audit:
                     "attack": a_.name, "FPR": a_.fpr, "TPR": a_.tpr,
                     "FPR interval": f"[{a_.fpr_interval[0]:.4g}, {a_.fpr_interval[1]:.4g}]",
                     "TPR interval": f"[{a_.tpr_interval[0]:.4g}, {a_.tpr_interval[1]:.4g}]",
-                    "certified ε ≥": round(a_.eps_lower, 4)} for a_ in res.attacks]), hide_index=True)
+                    "certified ε ≥": formatting.format_certified_eps(a_.eps_lower, 4)} for a_ in res.attacks]),
+                    hide_index=True)
                 theory_txt = ("" if res.theory_eps is None else
-                              f" The exact PLD allows at most ε = {fmt(res.theory_eps)} at this δ.")
-                msg = (f"The audit certifies ε ≥ {res.certified_eps:.4g} with {confidence:.0%} confidence "
-                       f"(stated ε = {res.stated_eps:g}).{theory_txt}")
+                              f" The exact PLD allows at most ε = {formatting.format_eps(res.theory_eps)} at this δ. "
+                              + formatting.composed_eps_note(res.theory_eps, res.stated_delta))
+                nothing = formatting.certified_eps_note(res.certified_eps)
+                if nothing:
+                    msg = (f"The audit certifies nothing at {confidence:.0%} confidence (stated ε = {res.stated_eps:g}): "
+                           + nothing + theory_txt)
+                else:
+                    msg = (f"The audit certifies ε ≥ {formatting.format_certified_eps(res.certified_eps, 4)} with "
+                           f"{confidence:.0%} confidence (stated ε = {res.stated_eps:g}): a lower bound, rounded "
+                           f"down.{theory_txt}")
                 if res.contradicts_stated or res.contradicts_theory:
                     st.error("The audit certifies MORE than the stated guarantee allows: " + msg
                              + " Either the stated ε is wrong or the implementation has a bug (a correct mechanism "
@@ -227,9 +240,13 @@ with tab_risk:
                            f"{out['n_train']:,} training records, {out['n_control']:,} are held out.")
             st.plotly_chart(plots_audit.risk_figure(risks), key="risk_bars")
             st.dataframe(pd.DataFrame([{"attack": r.attack, "attacks": r.n_attacks, "success on training": r.train_rate,
-                                        "success on control": r.control_rate, "residual risk": r.risk,
-                                        "interval": f"[{r.risk_interval[0]:.3g}, {r.risk_interval[1]:.3g}]",
+                                        "success on control": r.control_rate,
+                                        "residual risk": formatting.format_risk(r.risk),
+                                        "interval": formatting.format_risk_interval(*r.risk_interval),
                                         "how": r.note} for r in risks]), hide_index=True)
+            noise = formatting.risk_note([r.risk for r in risks])
+            if noise:
+                st.caption(noise)
             if len(cols) < 2:
                 st.caption("Linkability and inference need at least two columns; choose more columns on the Data page.")
             summary_json = json.dumps({"releases_k": int(spec.releases), "exact_matches": cnt,

@@ -110,12 +110,15 @@ with tab_runs:
             metric, what = (("TV", "total variation of the category shares") if col in categorical
                             else ("W1", "W1 in original units"))
             st.plotly_chart(plots.w1_boxplot_figure(sub, value=metric, by="label", ceiling=compute.CEILING_LABEL,
+                                                    value_title=(f"{metric} ({col}, original units)"
+                                                                 if metric == "W1" else f"{metric} of {col}"),
                                                     title=f"{col}: {what} to the confidential data over {runs} runs"),
                             key=f"box_{j}")
         if d > 1:
             joint = results[results["column"] == "(joint)"]
             method = ", ".join(sorted(set(joint["W1_method"])))
             st.plotly_chart(plots.w1_boxplot_figure(joint, value="W1", by="label", ceiling=compute.CEILING_LABEL,
+                                                    value_title="joint W1 (columns scaled to [0, 1])",
                                                     title=f"joint W1 over all columns ({method})"),
                             key="box_joint")
             st.caption(f"Joint W1 method: **{method}**, on the columns scaled to [0, 1]"
@@ -127,8 +130,9 @@ with tab_runs:
                        "(docs/quality.md).")
         releases = compute.one_release_per_mechanism(selection.key, data, cal, cal_key, seed)
         picture, sampled = compute.data_picture(prepared)
+        mechanism_names = {mech.label: mech.name for mech in cal.mechanisms}
         for j, col in enumerate(columns):
-            st.plotly_chart(compute.comparison_overlay(data, picture, releases, j), key=f"kde_{j}")
+            st.plotly_chart(compute.comparison_overlay(data, picture, releases, j, mechanism_names), key=f"kde_{j}")
         if sampled:
             st.caption(f"The confidential histograms show a fixed-seed sample of {len(picture):,} of the n = {n:,} "
                        "records; the confidential KDE curves and every metric above use all of them (the "
@@ -179,5 +183,7 @@ with tab_sweep:
             metric = "TV" if col in categorical else "W1"
             st.plotly_chart(plots.w1_frontier_figure(sub, x="target_eps", value=metric, by="label",
                                                      ceiling=compute.CEILING_LABEL,
+                                                     value_title=(f"median W1 ({col}, original units)"
+                                                                  if metric == "W1" else f"median TV of {col}"),
                                                      title=f"{col}: median {metric} against ε (quartile bands)"),
                             key=f"frontier_{j}")

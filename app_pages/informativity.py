@@ -13,6 +13,7 @@ import functools
 import math
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from core.evaluation import informativity
@@ -45,6 +46,13 @@ FORM_FIELDS = ("inf_p", "inf_population", "inf_population_seed", "inf_n_min", "i
 
 # ------------------------------------------------------------------ explanation
 st.markdown(
+    "**Why this matters to you.** W1 is the average distance each synthetic value has to move to become the "
+    "confidential data — in the column's own units (dollars, years, …). This page shows how that error of a PYPP "
+    "release shrinks as the data grow, at the release size your privacy target allows (Theorem 2: m grows at most "
+    "linearly with n and never beyond the singleton limit). A slope near −1/2 means four times the records halve "
+    "the error; a flatter slope means more data buys less. Read off the curve how many records you need before a "
+    "release at your (ε, δ) is as faithful as your users need, or how much error your current n implies.")
+st.markdown(
     "For each confidential sample size n on a log grid, each of R runs draws a confidential sample of size n "
     "(without replacement) from a population, releases m synthetic values with the Dirichlet-process "
     "posterior-predictive mechanism (PYPP with σ = 0, strength θ, base measure H uniform on the public "
@@ -62,7 +70,7 @@ source, rule_kind = st.session_state.inf_source, st.session_state.inf_rule
 selection, problem = sel.load_selection()
 widgets.sidebar_summary(None if selection is None else selection.profile())
 population = bounds = population_key = None
-population_note = ""
+population_note, log_base = "", False
 if source == "data":
     if problem:
         st.error(f"The current data cannot be used: {literal(problem)} Choose the data on the Data page, or use the "
@@ -83,14 +91,18 @@ if source == "data":
     # records drawn from the frequency table (the experiment subsamples it anyway).
     rows, sampled = compute.data_picture(prepared)
     values = rows if prepared.d == 1 else rows[:, j]
-    population = np.asarray(values, dtype=np.float64)
-    bounds = (float(info.base.lo), float(info.base.hi))
-    population_key = f"{selection.key}:{column}"
+    # back to original units (old values exactly, docs/mathematics.md §2.4): W1 is then in the column's units
+    population = pd.array(info.inverse(values)).to_numpy(dtype=np.float64, na_value=np.nan)
+    bounds = (float(info.bounds[0]), float(info.bounds[1]))
+    log_base = bool(info.spec.log)
+    population_key = f"{selection.key}:{column}:original"
     which = (f"a sample of {population.size:,} of the {prepared.n:,} records (drawn without replacement with a "
              f"fixed seed)" if sampled else f"the {population.size:,} records")
-    population_note = (f"Population: {which} of **{column}** from "
-                       f"{selection.source.name}, on the mechanism's scale (after the Data page's transforms, "
-                       f"scaled to [{bounds[0]:g}, {bounds[1]:g}] by the bounds); W1 is measured on that scale.")
+    population_note = (f"Population: {which} of **{literal(column)}** from {literal(selection.source.name)}, in "
+                       f"its original units (after the Data page's clipping to the public bounds "
+                       f"[{bounds[0]:g}, {bounds[1]:g}]); H is "
+                       + ("log-uniform on them (the Data page's log scale)" if log_base else "uniform on them")
+                       + "; W1 is in the column's units.")
     if info.bounds_from_data:
         st.warning(f"The bounds of {quoted(column)} were read off the data (Data page): the base measure H then "
                    "depends on the confidential data, so a release made this way is not covered by the "
@@ -139,7 +151,8 @@ with widgets.show_errors("These settings cannot be run: "):
                            f"with g the dyadic map (g(1), g(2), g(3), … = 1/2, 1/4, 3/4, …), population seed "
                            f"{population_seed}; H uniform on [0, 1].")
     n_grid = tuple(int(v) for v in informativity.log_grid(int(s.inf_n_min), int(s.inf_n_max), int(s.inf_points)))
-    result = compute.run_informativity_experiment(population_key, population, n_grid, rule, theta, runs, seed, bounds)
+    result = compute.run_informativity_experiment(population_key, population, n_grid, rule, theta, runs, seed, bounds,
+                                                  log_base)
 
 # ------------------------------------------------------------------ results
 st.subheader("Mean W1 against n")
@@ -170,15 +183,21 @@ else:
     st.info("The slope needs at least two grid points with a release.")
 c3.metric("reference slope (n^−1/2)", "-0.5")
 
-table = result.table()
+width = bounds[1] - bounds[0]
+table = result.table(width=width if source == "data" else None)
 plotted = table[table["m"] > 0]
 if not plotted.empty:
-    fig = plots.informativity_figure(plotted, slopes={result.label: slope} if math.isfinite(slope) else None)
+    fig = plots.informativity_figure(plotted, slopes={result.label: slope} if math.isfinite(slope) else None,
+                                     y_title="mean W1" + (f" ({column}, original units)" if source == "data" else ""))
     st.plotly_chart(fig, key="informativity_figure")
     st.caption(f"Bands: {100 * result.level:g}% Student-t confidence intervals of the mean over the R runs. "
                "Dashed: a reference line ∝ n^(−1/2) anchored at the first point.")
 
-st.markdown("**Table** (one row per grid point)")
+table_units = "the population's units, on [0, 1])"
+if source == "data":
+    table_units = (f"the original units of {literal(column)}; “mean / (hi − lo)” is the mean W1 as a fraction of "
+                   "the width of the public bounds, comparable across columns)")
+st.markdown("**Table** (one row per grid point; W1 in " + table_units)
 st.dataframe(table, hide_index=True)
 downloads.confidential_download("Download the table (CSV)", functools.partial(widgets.csv_bytes, table),
                                 file_name="informativity.csv", mime="text/csv", key="download_informativity")

@@ -16,14 +16,16 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from decimal import ROUND_CEILING, Decimal, localcontext
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 
 import numpy as np
 import pandas as pd
 
 from .validation import check_integer
 
-__all__ = ["CONFIDENTIAL_MARK", "FORMULA_TRIGGERS", "format_upper", "formula_safe", "neutralise_formula"]
+__all__ = ["CONFIDENTIAL_MARK", "FORMULA_TRIGGERS", "certified_eps_note", "composed_eps_note", "format_certified_eps",
+           "format_eps", "format_lower", "format_risk", "format_risk_interval", "format_upper", "formula_safe",
+           "neutralise_formula", "risk_note"]
 
 #: Heads every curator-only file (the curator report, its figures and tables).
 CONFIDENTIAL_MARK = ("CONFIDENTIAL — curator record of a bnp-synth release: it states facts about the "
@@ -65,6 +67,22 @@ def format_upper(value, digits: int = 3) -> str:
     ValueError
         ``value`` is negative or NaN, or ``digits`` is out of range.
     """
+    return _format_rounded(value, digits, ROUND_CEILING)
+
+
+def format_lower(value, digits: int = 3) -> str:
+    """A lower bound (an audit's certified ε) rounded *down* to ``digits`` significant digits.
+
+    The mirror of :func:`format_upper` — same parameters, style, exactness and errors, with
+    ``ROUND_FLOOR`` on the exact binary value: the printed number, read back, is never larger
+    than ``value``, so a printed certificate never claims more than the audit showed. For
+    example ``format_lower(0.0123499) == "0.0123"`` and ``format_lower(2.0) == "2"``.
+    """
+    return _format_rounded(value, digits, ROUND_FLOOR)
+
+
+def _format_rounded(value, digits: int, rounding: str) -> str:
+    """:func:`format_upper` (``ROUND_CEILING``) or :func:`format_lower` (``ROUND_FLOOR``)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"value must be a real number, got {type(value).__name__}")
     value = float(value)
@@ -84,7 +102,7 @@ def format_upper(value, digits: int = 3) -> str:
             rounded = shortest
         else:
             exact = Decimal(value)
-            rounded = exact.quantize(Decimal(1).scaleb(exact.adjusted() - digits + 1), rounding=ROUND_CEILING)
+            rounded = exact.quantize(Decimal(1).scaleb(exact.adjusted() - digits + 1), rounding=rounding)
             rounded = rounded.normalize()
     exponent = rounded.adjusted()
     if -4 <= exponent < digits:
@@ -94,6 +112,118 @@ def format_upper(value, digits: int = 3) -> str:
     head = format(mantissa, "f")
     head = head.rstrip("0").rstrip(".") if "." in head else head
     return f"{head}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+
+
+# ----------------------------------------------------------------------------- ε and audit numbers
+def format_eps(value, digits: int = 3) -> str:
+    """An ε of a guarantee as a user reads it: ``"0"``, ``"∞"``, or rounded *up* (:func:`format_upper`).
+
+    A guarantee's ε is safe when rounded up. The two ends get words of their own on the
+    page (:func:`composed_eps_note`); here ``+inf`` is written ``"∞"``, never ``"inf"``.
+    Parameters and errors as :func:`format_upper`.
+    """
+    text = format_upper(value, digits)
+    return "∞" if text == "inf" else text
+
+
+def composed_eps_note(value, delta, releases: int = 1) -> str:
+    """Plain words for a total ε of ``releases`` releases at ``delta`` that is 0 or ∞ (docs/audit.md §4).
+
+    The total ε is the smallest ε with δ(ε) ≤ ``delta`` after composing the releases'
+    privacy loss distributions. It is
+
+    * ``∞`` when no finite ε reaches ``delta``: with probability above δ the privacy loss is
+      infinite — some event (a value seen once in the data copied into the release) happens
+      under one dataset and never under its neighbour;
+    * ``0`` when δ(0) — the total variation between the release's laws on neighbouring
+      datasets — is already at most ``delta``: no test tells them apart beyond δ.
+
+    Parameters
+    ----------
+    value : float in [0, ∞]
+        The total ε.
+    delta : float in (0, 1)
+    releases : int ≥ 1
+
+    Returns
+    -------
+    str
+        One or two sentences, or ``""`` for a finite positive ε (nothing to explain).
+    """
+    releases = check_integer("releases", releases, minimum=1)
+    value = float(value)
+    after = "one release" if releases == 1 else f"{releases} releases"
+    if value == math.inf:
+        return (f"No finite ε: after {after}, δ(ε) stays above δ = {format_upper(delta)} for every ε. With a "
+                "probability above δ the privacy loss is infinite — an event that can happen with one dataset and "
+                "never with its neighbour, such as a value seen once in the data appearing in the release. Fewer "
+                "releases, a smaller m, a larger θ or a larger δ bring it back to a finite ε.")
+    if value == 0:
+        return (f"After {after}, δ(0) — how far apart the release's distributions on two neighbouring datasets are "
+                f"in total variation — is already at most δ = {format_upper(delta)}: no test tells the two apart "
+                "beyond δ, so ε = 0.")
+    return ""
+
+
+def format_certified_eps(value, digits: int = 3) -> str:
+    """An audit's certified lower bound on ε, rounded *down* (:func:`format_lower`); 0 when the
+    bound is at most 0 (an attack no better than chance certifies nothing)."""
+    value = float(value)
+    if math.isnan(value):
+        return "n/a"
+    return format_lower(max(value, 0.0), digits)
+
+
+def certified_eps_note(value) -> str:
+    """Plain words (a clause, to follow "the audit certifies nothing: ") for an audit's certified
+    ε of 0 (docs/audit.md §5.3), ``""`` otherwise.
+
+    An audit proves a *lower* bound: every attack's operating point, with its confidence
+    interval, shows that ε is at least that large. A bound of 0 is what every mechanism —
+    private or not — passes: it certifies nothing, and it does not prove the guarantee.
+    """
+    value = float(value)
+    if math.isnan(value) or value <= 0:
+        return ("no attack told the data from its neighbour better than chance and the stated δ allow, so its "
+                "lower bound is ε ≥ 0. That is what a correct mechanism shows, but it does not prove the guarantee: "
+                "an audit can only refute one.")
+    return ""
+
+
+def format_risk(value, digits: int = 3) -> str:
+    """A residual disclosure risk estimate ``(r_train − r_control)/(1 − r_control)`` as shown.
+
+    Rounded *up* (a risk is safe when overstated); a negative estimate — the attack did no
+    better on the released records than on the held-out control — is Monte Carlo noise
+    around 0 and is shown as ``"≤ 0 (noise)"``, NaN as ``"n/a"`` (:func:`risk_note`).
+    """
+    value = float(value)
+    if math.isnan(value):
+        return "n/a"
+    if value <= 0:
+        return "≤ 0 (noise)" if value < 0 else "0"
+    return format_upper(value, digits)
+
+
+def format_risk_interval(lower, upper, digits: int = 3) -> str:
+    """The interval of a residual risk, each end clipped to [0, 1] (a risk below 0 is noise,
+    :func:`format_risk`): the lower end rounded down, the upper end rounded up."""
+    lower, upper = float(lower), float(upper)
+    if math.isnan(lower) or math.isnan(upper):
+        return "n/a"
+    lower, upper = min(max(lower, 0.0), 1.0), min(max(upper, 0.0), 1.0)
+    return f"[{format_lower(lower, digits)}, {format_upper(upper, digits)}]"
+
+
+def risk_note(values) -> str:
+    """Plain words for residual risks shown as ``"≤ 0 (noise)"`` (:func:`format_risk`), ``""`` when
+    none is negative."""
+    if not any(float(v) < 0 for v in values):
+        return ""
+    return ("A residual risk shown as “≤ 0 (noise)” had a negative estimate: the attack did no better on the "
+            "records behind the release than on the held-out control records. The true residual risk cannot be "
+            "told from 0 there; the negative value is Monte Carlo noise of the attacks, and interval ends below 0 "
+            "are shown as 0.")
 
 
 #: First characters that make a spreadsheet (Excel, LibreOffice, Google Sheets) read a cell as

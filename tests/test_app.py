@@ -647,14 +647,20 @@ def test_compare_page_calibration_runs_and_summary(sample, downloads):
     assert not at.exception
     assert any("Curator-only" in w.value for w in at.warning)
     box = next(s for s in _figures(at) if s["data"] and s["data"][0].get("type") == "box")
-    labels = [t["name"] for t in box["data"]]
-    assert labels[0] == "PYPP (σ = 0)" and labels[-1] == "Bootstrap (no privacy)" and len(labels) == N_COMPARED
-    assert all(len(t["y"]) == 10 for t in box["data"])
+    labels = list(dict.fromkeys(t["name"] for t in box["data"]))
+    # small multiples by family, the non-private ceiling repeated in every panel (issue 25)
+    assert labels[0] == "PYPP (σ = 0)" and "Bootstrap (no privacy)" in labels and len(labels) == N_COMPARED
+    panels: dict[str, list] = {}
+    for t in box["data"]:
+        panels.setdefault(t.get("yaxis", "y"), []).append(t["name"])
+    assert len(panels) > 1 and all(len(names) <= 5 and names[-1] == "Bootstrap (no privacy)"
+                                   for names in panels.values())
+    assert all(len(t["x"]) == 10 for t in box["data"])
     summary = at.dataframe[1].value
     # the summary table and the boxplots show the same runs
     for t in box["data"]:
         row = summary[summary["label"] == t["name"]]
-        assert row["W1"].iloc[0] == pytest.approx(np.mean(np.asarray(t["y"], float)), rel=1e-12)
+        assert row["W1"].iloc[0] == pytest.approx(np.mean(np.asarray(t["x"], float)), rel=1e-12)
     # confidential row: the data in original units (clipped to the sample's public bounds), computed independently
     assert not any(LEAK in w.value for w in at.warning)
     lo, hi = _public_bounds()
@@ -665,10 +671,13 @@ def test_compare_page_calibration_runs_and_summary(sample, downloads):
     (download,) = [b for b in at.get("download_button") if b.proto.label.startswith("Download summary")]
     csv = pd.read_csv(io.BytesIO(downloads(download.proto)))
     np.testing.assert_allclose(csv["W1"].to_numpy(float), summary["W1"].to_numpy(float), rtol=1e-12)
-    # KDE overlay: one histogram per mechanism plus the confidential data
+    # KDE overlay: small multiples, the confidential histogram and KDE in every panel, one KDE per mechanism
     overlay = next(s for s in _figures(at) if any(t.get("name") == "confidential KDE" for t in s["data"]))
-    hist = [t["name"] for t in overlay["data"] if t.get("type") == "histogram"]
-    assert hist[0] == "confidential" and len(hist) == N_COMPARED + 1
+    hist = [t for t in overlay["data"] if t.get("type") == "bar"]                 # binned once, drawn per panel
+    assert {t["name"] for t in hist} == {"confidential"} and len(hist) > 1
+    assert np.sum(np.asarray(hist[0]["y"], float)) * hist[0]["width"] == pytest.approx(1.0)   # a density
+    kdes = {t["name"] for t in overlay["data"] if t.get("type") == "scatter"}
+    assert len(kdes) == N_COMPARED + 1 and {f"{label} KDE" for label in labels} <= kdes
 
     at.session_state["sweep_runs"] = 5
     at.button(key="run_sweep").click().run()
@@ -698,7 +707,7 @@ def test_compare_page_runs_on_a_categorical_column_without_public_list():
     box = next(s for s in _figures(at) if "total variation" in s["layout"]["title"]["text"])
     assert [t["name"] for t in box["data"]] == ["PYPP (σ = 0)", "PYPP, old values only (Alg. 3, σ = 0)",
                                                 "Bootstrap (no privacy)"]
-    assert all(0.0 <= v <= 1.0 for t in box["data"] for v in t["y"])
+    assert all(0.0 <= v <= 1.0 for t in box["data"] for v in t["x"])
     summary = at.dataframe[1].value
     assert summary.loc[summary["mechanism"] != "confidential", "TV"].between(0.0, 1.0).all()
     assert summary["W1"].isna().all()

@@ -243,15 +243,16 @@ def test_informativity_on_the_current_data(earnings, public_bounds):
     assert table["n"].iloc[-1] == 5_000 and (table["runs"] == 40).all()
     assert "13,501 records of **earnings**" in _texts(at.caption)
     assert LEAK not in _texts(at.warning)   # the sample's default bounds are public
-    # same numbers as core on the scaled column (the public bounds mapped to [0, 1])
+    # same numbers as core on the column in its original units (clipped to the public bounds), W1 in
+    # those units (issue 25), and as a fraction of the bounds' width
     lo, hi = public_bounds
-    scaled = (earnings - lo) / (hi - lo)
     s = at.session_state
     expected = informativity.informativity_experiment(
-        scaled, table["n"].to_numpy(), informativity.PrivacySizeRule(s["inf_eps"], s["inf_delta"]), 1.0, 40,
-        np.random.default_rng(2024), bounds=(0.0, 1.0)).table()
-    _assert_same_table(table, expected, exclude=("mean", "sd", "lower", "upper"))
+        np.clip(earnings, lo, hi), table["n"].to_numpy(), informativity.PrivacySizeRule(s["inf_eps"], s["inf_delta"]),
+        1.0, 40, np.random.default_rng(2024), bounds=(lo, hi)).table(width=hi - lo)
+    _assert_same_table(table, expected, exclude=("mean", "sd", "lower", "upper", "mean / (hi − lo)"))
     np.testing.assert_allclose(table["mean"], expected["mean"], rtol=1e-9)
+    np.testing.assert_allclose(table["mean / (hi − lo)"], expected["mean"] / (hi - lo), rtol=1e-9)
     assert math.isfinite(float(_metrics(at)["fitted log–log slope"]))
 
 
@@ -415,6 +416,9 @@ def test_inference_repeated_release_table(earnings, public_bounds, downloads):
     bars = _trace(at, pe.COVERAGE_TRACE)
     np.testing.assert_allclose(bars["y"], table["coverage"])
     assert "60 releases" in _texts(at.caption)
+    # no earnings record exceeds t = 50: P(X > t) is exactly 0 and no interval contains it; the page says why
+    assert table.set_index("functional").loc[_functional_names(t)[-1], "coverage"] == 0
+    assert "degenerate" in _texts(at.warning) and "Coverage below nominal" in _texts(at.warning)
     _assert_same_table(downloads(at, "Download the repeated-release table (CSV, curator only)"), table)
 
 

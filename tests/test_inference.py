@@ -566,3 +566,29 @@ def test_repeated_share_experiment_from_a_frequency_table():
     again = F.repeated_share_experiment(records, 5.0, 400, ["a", "d"], np.random.default_rng(4), replicates=200,
                                         n_draws=400)
     np.testing.assert_array_equal(again.posterior_mean, result.posterior_mean)
+
+
+def test_coverage_notes_say_why_coverage_falls_short():
+    """Issue 25: P(X > 50) = 0 in the data is degenerate (coverage 0 however small the bias); a
+    bias toward H explains the rest; coverage within its Monte Carlo error is not flagged."""
+    import pandas as pd
+
+    table = pd.DataFrame({
+        "functional": ["mean", "median", "Q3 (75%)", "P(X > 50)", "P(X = a)"],
+        "confidential": [12.66, 11.5, 15.9, 0.0, 1.0],
+        "bias": [0.866, 0.05, 0.02, 0.0099, -0.02],
+        "rmse": [1.14, 1.4, 1.1, 0.0099, 0.02],
+        "ci_length": [3.46, 2.76, 3.86, 0.035, 0.05],
+        "coverage": [0.80, 0.70, 0.93, 0.0, 0.0],
+        "coverage_se": [0.04, 0.046, 0.0255, 0.0, 0.0],
+    })
+    notes = F.coverage_notes(table, theta=2.0, n=13_501, m=100, bounds=(0.0, 100.0))
+    assert list(notes) == ["mean", "median", "P(X > 50)", "P(X = a)"]          # Q3 is within its error
+    assert "pull toward H" in notes["mean"] and "uniform on the public bounds [0, 100]" in notes["mean"]
+    assert "short for the spread" in notes["median"]
+    assert "degenerate" in notes["P(X > 50)"] and "exactly 0" in notes["P(X > 50)"]
+    assert "every confidential record satisfies X = a" in notes["P(X = a)"]
+    shares = F.coverage_notes(table.iloc[[4]], theta=2.0, n=10, m=5, categorical=True)
+    assert "fresh label" in shares["P(X = a)"]
+    with pytest.raises(ValueError, match="coverage_se"):
+        F.coverage_notes(table.drop(columns="coverage_se"), theta=2.0, n=10, m=5)

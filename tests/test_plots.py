@@ -211,12 +211,13 @@ def test_w1_boxplot_one_box_per_mechanism():
     runs1 = runs[runs.eps == 1.0]
     fig = plots.w1_boxplot_figure(runs1)
     assert [t.name for t in fig.data] == ["PYPP", "Laplace histogram", "bootstrap (no privacy)"]
-    np.testing.assert_allclose(fig.data[0].y, 0.01 * np.arange(1, 6))
-    assert fig.data[2].marker.color == "grey"
+    np.testing.assert_allclose(fig.data[0].x, 0.01 * np.arange(1, 6))     # horizontal boxes: values on x
+    grey = plots.style.MECHANISM_COLOURS["bootstrap"]
+    assert fig.data[2].marker.color == grey
     # a ceiling whose name already says so is not labelled twice
     relabelled = runs1.replace({"mechanism": {"bootstrap": "Bootstrap (no privacy)"}})
     fig2 = plots.w1_boxplot_figure(relabelled, ceiling="Bootstrap (no privacy)")
-    assert fig2.data[2].name == "Bootstrap (no privacy)" and fig2.data[2].marker.color == "grey"
+    assert fig2.data[2].name == "Bootstrap (no privacy)" and fig2.data[2].marker.color == grey
     with pytest.raises(ValueError, match="W2"):
         plots.w1_boxplot_figure(runs1, value="W2")
 

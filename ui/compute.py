@@ -192,13 +192,14 @@ def feasible_region(n: int, eps: float, delta: float, theta: float) -> tuple[tup
 
 # --------------------------------------------------------------------------- figures
 def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title: str,
-                         first_table: tuple[np.ndarray, np.ndarray] | None = None):
+                         first_table: tuple[np.ndarray, np.ndarray] | None = None, **options):
     """Histograms of ``samples`` with a KDE (``core.evaluation``) of each sample that has one
     (a KDE needs two distinct values; without a common grid the histograms alone show).
 
     ``first_table``: ``(values, counts)``, the frequency table of the whole data the first
     sample pictures (e.g. a bounded sample of it): its KDE and the grid then come from the
-    table (exact, cost in k), the histogram from the sample."""
+    table (exact, cost in k), the histogram from the sample. ``options``: passed to
+    ``core.plots.distribution_overlay_figure`` (``names``, ``histograms``)."""
     kde_inputs = list(samples.values())
     counts = None
     if first_table is not None:
@@ -206,7 +207,7 @@ def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title:
     try:
         grid = evaluation.kde_grid(*kde_inputs, first_counts=counts)
     except ValueError:
-        return plots.distribution_overlay_figure(samples, title=title, x_title=x_title)
+        return plots.distribution_overlay_figure(samples, title=title, x_title=x_title, **options)
     kde = {}
     for i, (label, values) in enumerate(zip(samples, kde_inputs)):
         try:
@@ -214,7 +215,7 @@ def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title:
         except ValueError:
             pass  # a sample with a single distinct value has no KDE
     return plots.distribution_overlay_figure(samples, kde_grid=grid, kde=kde or None, title=title,
-                                             x_title=x_title)
+                                             x_title=x_title, **options)
 
 
 # --------------------------------------------------------------------------- pictures of the data
@@ -315,8 +316,9 @@ def sweep_runs(selection_key: str, _table: evaluation.ComparisonTable, eps_value
 
 
 def comparison_overlay(table: evaluation.ComparisonTable, picture: np.ndarray, releases: dict[str, np.ndarray],
-                       j: int):
-    """One release per mechanism against the data on column ``j``, in the column's own terms.
+                       j: int, names: dict[str, str] | None = None):
+    """One release per mechanism against the data on column ``j``, in the column's own terms
+    (``names``: label → mechanism name, for each mechanism's colour and panel).
 
     A numeric column: histograms + KDEs in original units, the confidential histogram from
     ``picture`` (:func:`data_picture`: every record while n ≤ ``PICTURE_ROWS``, else a
@@ -328,13 +330,14 @@ def comparison_overlay(table: evaluation.ComparisonTable, picture: np.ndarray, r
         shares = {"confidential": column.shares(atoms, table.counts)}
         shares.update({label: column.shares(z[:, j]) for label, z in releases.items()})
         categories = list(column.labels) + [evaluation.OTHER_CATEGORY]
-        return plots.category_shares_figure(categories, shares, x_title=column.name,
+        return plots.category_shares_figure(categories, shares, x_title=column.name, names=names,
                                             title=f"{column.name}: category shares, one release per mechanism")
     values = column.original(atoms)
     samples = {"confidential": column.original(np.asarray(picture).reshape(len(picture), -1)[:, j].astype(float))}
     samples.update({label: column.original(z[:, j]) for label, z in releases.items()})
     return distribution_overlay(samples, title=f"{column.name} (original units): one release per mechanism",
-                                x_title=column.name, first_table=(values, table.counts))
+                                x_title=column.name, first_table=(values, table.counts), names=names,
+                                histograms="reference")
 
 
 # --------------------------------------------------------------------------- audit
@@ -384,19 +387,21 @@ def composed_epsilon(model_key: tuple, _model: core_pld.PrivacyLoss, k: int, del
 
 
 @session_cache(max_entries=8)
-def tradeoff_curves(cal_key: tuple, _calibration) -> tuple[dict, float | None, dict]:
+def tradeoff_curves(cal_key: tuple, _calibration) -> tuple[dict, float | None, dict, dict]:
     """The trade-off curve β(α) on :data:`TRADEOFF_ALPHA` of every calibrated mechanism
     (``core.privacy.pld.calibration_losses``), label → (α, β); the μ of the one that is
-    Gaussian-DP (or ``None``); and label → the note on its PLD."""
+    Gaussian-DP (or ``None``); label → the note on its PLD; and label → the mechanism's
+    name (its colour and panel in the figure)."""
     losses = core_pld.calibration_losses(_calibration)
     alpha = np.asarray(TRADEOFF_ALPHA)
-    curves, notes, mu = {}, {}, None
+    curves, notes, names, mu = {}, {}, {}, None
     for name, loss in losses.items():
         label = f"{loss.label} ({loss.kind})"
         curves[label] = (alpha, loss.tradeoff(alpha))
         notes[label] = loss.note
+        names[label] = name
         mu = loss.mu_gdp if loss.mu_gdp is not None else mu
-    return curves, mu, notes
+    return curves, mu, notes, names
 
 
 @session_cache(max_entries=8)
@@ -554,15 +559,16 @@ def dyadic_population(p: float, size: int, seed: int) -> np.ndarray:
 
 @session_cache(max_entries=8)
 def run_informativity_experiment(population_key: str, _population: np.ndarray, n_grid: tuple[int, ...], rule: tuple,
-                   theta: float, runs: int, seed: int, bounds: tuple[float, float]):
+                   theta: float, runs: int, seed: int, bounds: tuple[float, float], log_base: bool = False):
     """``core.evaluation.informativity.informativity_experiment`` with ``default_rng(seed)`` (cached), with a
-    progress bar driven by the experiment's progress callback."""
+    progress bar driven by the experiment's progress callback. ``log_base``: H log-uniform on the bounds."""
     kind, first, second = rule
     size_rule = (informativity.PrivacySizeRule(first, second) if kind == "privacy"
                  else informativity.PowerSizeRule(first, second))
     bar, progress = progress_bar("Running the informativity experiment…")
     result = informativity.informativity_experiment(_population, np.asarray(n_grid), size_rule, theta, runs,
-                                                    np.random.default_rng(seed), bounds=bounds, progress=progress)
+                                                    np.random.default_rng(seed), bounds=bounds, log_base=log_base,
+                                                    progress=progress)
     bar.empty()
     return result
 

@@ -173,14 +173,15 @@ def release_sizes(n, rule: PowerSizeRule | PrivacySizeRule, theta) -> np.ndarray
     raise ValueError(f"rule must be a PowerSizeRule or a PrivacySizeRule, got {type(rule).__name__}")
 
 
-def _w1_of_dp_releases(atoms, counts, n, m, theta, lo, hi, runs, rng):
+def _w1_of_dp_releases(atoms, counts, n, m, theta, lo, hi, runs, rng, log_base=False):
     """W1 between PYPP (σ = 0) releases and their confidential subsamples, for ``runs`` runs.
 
     Count-level form of docs/mathematics.md §2 with σ = 0 on a subsample with counts :math:`X_i` over the
     population's distinct values :math:`u_i` (absent values have :math:`X_i = 0`):
     :math:`(P, R) \\sim \\mathrm{Dir}(X_1, \\dots, X_K, \\theta)` as normalised gammas
     (a Gamma(0) is 0), :math:`(S, L) \\sim \\mathrm{Mult}(m; P, R)`, and the ``L`` new
-    draws seated in a Chinese restaurant of strength θ, one uniform value per table.
+    draws seated in a Chinese restaurant of strength θ, one value from H per table
+    (uniform on [lo, hi], or ``exp`` of a uniform on [log lo, log hi] with ``log_base``).
     """
     subsample = rng.multivariate_hypergeometric(counts, n, size=runs)
     gammas = np.column_stack([rng.standard_gamma(subsample.astype(np.float64)),
@@ -191,7 +192,9 @@ def _w1_of_dp_releases(atoms, counts, n, m, theta, lo, hi, runs, rng):
     run_of_atom, atom = np.nonzero(subsample)
     # One signed entry per occupied value: synthetic mass minus confidential mass.
     signed_old = old[run_of_atom, atom] / m - subsample[run_of_atom, atom] / n
-    values = np.concatenate([atoms[atom], rng.uniform(lo, hi, size=block.size)])
+    fresh = np.exp(rng.uniform(math.log(lo), math.log(hi), size=block.size)) if log_base else \
+        rng.uniform(lo, hi, size=block.size)
+    values = np.concatenate([atoms[atom], fresh])
     weights = np.concatenate([signed_old, block / m])
     groups = np.concatenate([run_of_atom, owner])
     return signed_wasserstein1(values, weights, groups, runs)
@@ -265,22 +268,31 @@ class InformativityResult:
     def runs(self) -> int:
         return int(self.w1.shape[1])
 
-    def table(self) -> pd.DataFrame:
+    def table(self, width: float | None = None) -> pd.DataFrame:
         """One row per grid point: ``series, n, m, runs, mean, sd, lower, upper``.
 
         The columns ``n, mean, lower, upper, series`` are what
-        :func:`core.plots.informativity_figure` reads.
+        :func:`core.plots.informativity_figure` reads; W1 is in the population's units.
+
+        Parameters
+        ----------
+        width : float > 0, optional
+            The width hi − lo of the public bounds: adds the column ``"mean / (hi − lo)"``,
+            the mean W1 as a fraction of the bounds (unit-free, comparable across columns).
         """
         sd = np.full(self.n.shape, np.nan)
         ok = self.m > 0
         if ok.any():
             sd[ok] = self.w1[ok].std(axis=1, ddof=1)
-        return pd.DataFrame({"series": self.label, "n": self.n, "m": self.m, "runs": self.runs,
-                             "mean": self.mean, "sd": sd, "lower": self.lower, "upper": self.upper})
+        out = pd.DataFrame({"series": self.label, "n": self.n, "m": self.m, "runs": self.runs,
+                            "mean": self.mean, "sd": sd, "lower": self.lower, "upper": self.upper})
+        if width is not None:
+            out["mean / (hi − lo)"] = self.mean / check_positive("width", width)
+        return out
 
 
 def informativity_experiment(population, n_values, rule: PowerSizeRule | PrivacySizeRule, theta,
-                             runs, rng, *, bounds=(0.0, 1.0), level: float = 0.95,
+                             runs, rng, *, bounds=(0.0, 1.0), log_base: bool = False, level: float = 0.95,
                              progress: ProgressCallback | None = None) -> InformativityResult:
     """Mean W1 between DP-posterior-predictive releases and confidential subsamples, per n.
 
@@ -306,7 +318,12 @@ def informativity_experiment(population, n_values, rule: PowerSizeRule | Privacy
         Independent runs ``R`` per grid point.
     rng : numpy.random.Generator
     bounds : (lo, hi)
-        Public bounds of the base measure. The dyadic population lives in [0, 1].
+        Public bounds of the base measure, in the population's units (W1 is in those units).
+        The dyadic population lives in [0, 1].
+    log_base : bool
+        ``H`` is log-uniform on the bounds (uniform on [log lo, log hi], mapped back by
+        ``exp``): a column released on the log scale (``ColumnSpec.log``), its population
+        and W1 still in original units. Needs ``lo > 0``.
     level : float in (0, 1)
     progress : callable (fraction in [0, 1], message) -> None, optional
         Called after every block of runs.
@@ -323,6 +340,8 @@ def informativity_experiment(population, n_values, rule: PowerSizeRule | Privacy
     runs = check_integer("runs", runs, minimum=2, maximum=10**6)
     rng = check_rng(rng)
     lo, hi = check_bounds(bounds)
+    if log_base and not lo > 0:
+        raise ValueError(f"bounds: a log-uniform base measure needs lo > 0, got ({lo!r}, {hi!r})")
     level = check_probability(level, "level")
     m_arr = release_sizes(n_arr, rule, theta)
     if int(m_arr.max()) > MAX_RELEASE_SIZE:
@@ -339,7 +358,8 @@ def informativity_experiment(population, n_values, rule: PowerSizeRule | Privacy
             continue
         for start in range(0, runs, block):
             stop = min(runs, start + block)
-            w1[g, start:stop] = _w1_of_dp_releases(atoms, counts, n, m, theta, lo, hi, stop - start, rng)
+            w1[g, start:stop] = _w1_of_dp_releases(atoms, counts, n, m, theta, lo, hi, stop - start, rng,
+                                                   log_base=bool(log_base))
             if progress is not None:
                 progress((g + stop / runs) / n_arr.size, f"n = {n}, m = {m}: {stop}/{runs} runs")
 

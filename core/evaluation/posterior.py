@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Callable, Sequence
 
 import numpy as np
@@ -487,6 +488,102 @@ class RepeatedReleaseResult:
             "coverage_se": np.sqrt(coverage * (1 - coverage) / reps),
             "seconds": float(self.seconds.mean()),
         })
+
+
+def _coverage_if_shifted(bias: float, length: float, level: float) -> float:
+    """Coverage of normal intervals of length ``length`` at ``level`` whose centre is off by ``bias``."""
+    normal = NormalDist()
+    z = normal.inv_cdf(0.5 + level / 2)
+    if not length > 0:
+        return 0.0 if bias else level
+    shift = abs(bias) / (length / (2 * z))
+    return normal.cdf(z - shift) - normal.cdf(-z - shift)
+
+
+def coverage_notes(table: pd.DataFrame, *, theta: float, n: int, m: int, level: float = 0.95,
+                   bounds: tuple[float, float] | None = None, categorical: bool = False) -> dict[str, str]:
+    """Why a functional's coverage falls below the nominal level, in plain words (docs/mathematics.md §6.2).
+
+    A functional is *below nominal* when its estimated coverage plus 1.96 standard errors is
+    still below ``level``. Its reason is the first of:
+
+    1. **Degenerate truth.** A probability functional (``P(X > t)``, ``P(X = c)``) whose
+       confidential value is exactly 0 or 1. Every release and the analyst's prior carry mass
+       from the base measure H (new values drawn from H, weight θ/(θ + m) in the posterior),
+       so the posterior of the share is continuous on (0, 1) and an equal-tailed interval
+       never contains 0 or 1: coverage is 0 however close the interval comes.
+    2. **Bias towards H.** The mean error b of the posterior mean accounts for at least half
+       the shortfall: intervals of the mean length L, read as normal intervals
+       (σ = L/(2z), z the normal quantile of the level) shifted by b, would cover with
+       probability :math:`\\Phi(z - |b|/σ) - \\Phi(-z - |b|/σ)`. The release is not a sample of the data: each released value
+       is new, drawn from H, with probability θ/(θ + n), and the analyst's posterior adds
+       weight θ/(θ + m) on H. The posterior treats the release as a plain sample of the
+       population and does not undo this privacy-induced pull toward H, so its intervals are
+       centred off the confidential value.
+    3. **Intervals too short.** Otherwise: the intervals are shorter than the spread of the
+       posterior means across releases (RMSE against the mean half-length).
+
+    Parameters
+    ----------
+    table : DataFrame
+        :meth:`RepeatedReleaseResult.table` (columns ``functional, confidential, bias, rmse,
+        ci_length, coverage, coverage_se``).
+    theta : float > 0
+    n, m : int ≥ 1
+        Confidential records and release size (public).
+    level : float in (0, 1)
+        The nominal level of the intervals.
+    bounds : (lo, hi), optional
+        The public bounds H is uniform on (a numeric column), quoted in the reason.
+    categorical : bool
+        A categorical column: H gives each new value a fresh label, never a listed category.
+
+    Returns
+    -------
+    dict functional → str
+        One entry per functional below nominal, in table order; empty when none is.
+    """
+    needed = ("functional", "confidential", "bias", "rmse", "ci_length", "coverage", "coverage_se")
+    missing = [c for c in needed if c not in getattr(table, "columns", ())]
+    if missing:
+        raise ValueError(f"table must come from RepeatedReleaseResult.table(); missing columns {missing}")
+    _, theta, _ = check_py_parameters(0.0, theta)
+    n = check_integer("n", n, minimum=1)
+    m = check_release_size(m)
+    level = check_probability(level, "level")
+    h = ("H (a fresh label, never one of the categories)" if categorical else
+         "H (uniform on the public bounds" + (f" [{bounds[0]:g}, {bounds[1]:g}])" if bounds is not None else ")"))
+    new_share, prior_share = theta / (theta + n), theta / (theta + m)
+    pull = (f"each released value is a new one drawn from {h} with probability θ/(θ + n) = {new_share:.2g}, and the "
+            f"analyst's posterior puts weight θ/(θ + m) = {prior_share:.2g} on H")
+    notes = {}
+    for row in table.itertuples(index=False):
+        coverage, se = float(row.coverage), float(row.coverage_se)
+        if not coverage + 1.96 * se < level:
+            continue
+        name, truth = str(row.functional), float(row.confidential)
+        head = f"{name}: coverage {coverage:.2f}, below the nominal {level:.0%}. "
+        if name.startswith("P(") and truth in (0.0, 1.0):
+            which = "no confidential record" if truth == 0.0 else "every confidential record"
+            event = name[2:-1] if name.endswith(")") else name
+            notes[name] = head + (
+                f"The functional is degenerate here: {which} satisfies {event}, so its true value is exactly "
+                f"{truth:g}. But {pull}, so every posterior of it is spread over (0, 1) and an equal-tailed "
+                f"{level:.0%} interval never contains {truth:g}: the coverage is 0 however close the intervals come "
+                "(see their bias and length in the table). Read the posterior mean and its bias instead, or choose "
+                "a functional the data do not make certain.")
+        elif level - _coverage_if_shifted(float(row.bias), float(row.ci_length), level) >= 0.5 * (level - coverage):
+            notes[name] = head + (
+                f"The posterior mean is off by {float(row.bias):+.3g} on average, against intervals {float(row.ci_length):.3g} "
+                f"long: the release is not a plain sample of the data — {pull}. The analyst's posterior treats the "
+                "release as a sample of the population and does not undo that privacy-induced pull toward H, so its "
+                "intervals are centred off the confidential value. A larger n or m, or a smaller θ, shrinks it.")
+        else:
+            notes[name] = head + (
+                f"The intervals (mean length {float(row.ci_length):.3g}) are short for the spread of the posterior "
+                f"means across releases (RMSE {float(row.rmse):.3g}): the posterior's uncertainty understates how much "
+                "a release varies around the data.")
+    return notes
 
 
 def repeated_release_experiment(confidential, theta, m, bounds, rng, *, counts=None, replicates: int = 100,

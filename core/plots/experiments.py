@@ -156,6 +156,9 @@ def coverage_figure(table: pd.DataFrame, *, level: float = 0.95,
     half = 1.96 * table["coverage_se"].to_numpy(float)
     fig = go.Figure()
     fig.add_trace(go.Bar(x=x, y=coverage, name=COVERAGE_TRACE, marker_color=_POSTERIOR_COLOUR,
+                         # the value on each bar (inside, clear of the nominal line; above a bar too low for it)
+                         text=[f"{c:.2f}" for c in coverage], cliponaxis=False, insidetextanchor="middle",
+                         textposition=["inside" if c >= 0.15 else "outside" for c in coverage],
                          error_y=dict(type="data", array=np.minimum(half, 1 - coverage),
                                       arrayminus=np.minimum(half, coverage)),
                          hovertemplate="%{x}: coverage %{y:.3f}<extra></extra>"))

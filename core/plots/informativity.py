@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import LAYOUT, series_colour
+from .style import LAYOUT, log_axis, plot_text, series_colour
 
 __all__ = ["informativity_figure"]
 
 
 def informativity_figure(curves: pd.DataFrame, *, slopes: Mapping[str, float] | None = None,
-                         reference_slope: float = -0.5,
+                         reference_slope: float = -0.5, y_title: str = "mean W1",
                          title: str = "Informativity: W1 between synthetic and confidential data") -> go.Figure:
     """Mean W1 against n on log–log axes with confidence bands and a reference slope.
 
@@ -28,6 +28,10 @@ def informativity_figure(curves: pd.DataFrame, *, slopes: Mapping[str, float] | 
     reference_slope : float
         Exponent of the reference line :math:`c\\,n^{a}` (default ``a = −1/2``), anchored
         at the first point of the first series so it can be compared by eye.
+    y_title : str
+        Title of the W1 axis (say its units: e.g. the column's name).
+
+    Both axes are logarithmic with readable ticks (:func:`core.plots.style.log_axis`).
     """
     for col in ("n", "mean", "lower", "upper"):
         if col not in curves.columns:
@@ -56,7 +60,8 @@ def informativity_figure(curves: pd.DataFrame, *, slopes: Mapping[str, float] | 
         fig.add_trace(go.Scatter(x=xs, y=y0 * (xs / n0) ** reference_slope, mode="lines",
                                  name=f"reference n^{reference_slope:g}",
                                  line=dict(color="black", dash="dash")))
-    fig.update_layout(title=title, xaxis_title="n (confidential sample size)", yaxis_title="mean W1", **LAYOUT)
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    fig.update_layout(title=plot_text(title), xaxis_title="n (confidential sample size)",
+                      yaxis_title=plot_text(y_title), **LAYOUT)
+    fig.update_xaxes(**log_axis(data["n"].to_numpy(float)))
+    fig.update_yaxes(**log_axis(np.concatenate([np.asarray(t.y, dtype=float) for t in fig.data])))
     return fig

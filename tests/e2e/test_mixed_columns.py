@@ -81,9 +81,9 @@ def test_compare_inference_and_audit_on_mixed_columns(page, app_url, mixed_csv, 
     tv = w.figure_with_title(page, "region: total variation", timeout=60.0)
     labels = {t["name"] for t in tv["traces"] if t["name"]}
     assert any("PYPP" in label for label in labels) and any("Bootstrap" in label for label in labels), labels
-    assert all(0.0 <= v <= 1.0 for t in tv["traces"] for v in t["y"])
+    assert all(0.0 <= v <= 1.0 for t in tv["traces"] for v in t["x"])        # horizontal boxes: values on x
     wage = w.figure_with_title(page, "wage: W1 in original units", timeout=30.0)
-    assert max(v for t in wage["traces"] for v in t["y"]) > 1.0   # original units, not [0, 1]
+    assert max(v for t in wage["traces"] for v in t["x"]) > 1.0   # original units, not [0, 1]
     w.figure_with_title(page, "joint W1 over all columns", timeout=30.0)
     shares = w.figure_with_title(page, "region: category shares", timeout=30.0)
     assert "north" in shares["traces"][0]["x"]
