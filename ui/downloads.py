@@ -83,24 +83,29 @@ class _DebouncedSweep:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._due: float | None = None
+        self._stores: list = []      # the media stores with a file waiting (one per runtime)
 
     def schedule(self, media) -> None:
         with self._lock:
             start = self._due is None
             self._due = time.monotonic() + CONFIDENTIAL_URL_SECONDS
+            if not any(store is media for store in self._stores):
+                self._stores.append(media)
         if start:
-            sweeper = threading.Thread(target=self._run, args=(media,), daemon=True)
+            sweeper = threading.Thread(target=self._run, daemon=True)
             sweeper.start()
 
-    def _run(self, media) -> None:
+    def _run(self) -> None:
         while True:
             with self._lock:
                 wait = self._due - time.monotonic()
                 if wait <= 0:
                     self._due = None
+                    stores, self._stores = self._stores, []
                     break
             time.sleep(wait)
-        _drop_unused_files(media)
+        for media in stores:
+            _drop_unused_files(media)
 
 
 _SWEEPER = _DebouncedSweep()
