@@ -30,7 +30,8 @@ source_kinds = ["sample", "upload"] if samples else ["upload"]
 if st.session_state.source_kind not in source_kinds:
     st.session_state.source_kind = "upload"
 st.radio("Data source", source_kinds, horizontal=True,
-         format_func={"sample": "Bundled sample", "upload": "Upload a CSV"}.get, **state.bind("source_kind"))
+         format_func={"sample": "Bundled sample", "upload": "Upload a CSV or Parquet file"}.get,
+         **state.bind("source_kind"))
 
 if st.session_state.source_kind == "sample":
     if st.session_state.sample_name not in samples:

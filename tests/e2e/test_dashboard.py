@@ -182,7 +182,7 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path)
 
     # ---------------------------------------------------------------- bad uploads
     w.go_to_page(page, "Data")
-    w.choose_radio(page, "Upload a CSV")
+    w.choose_radio(page, "Upload a CSV or Parquet file")
     _upload(page, csv_files["dir"] / "empty.csv", "is empty")
     alerts = " ".join(w.alert_texts(page))
     assert "empty" in alerts, alerts
@@ -283,7 +283,7 @@ def test_million_row_upload_is_profiled_quickly(page, app_url, artifacts_dir, tm
     path.write_text("amount\n" + "\n".join(map(str, values.tolist())) + "\n")
     counts = pd.Series(values).value_counts()
     w.open_app(page, app_url)
-    w.choose_radio(page, "Upload a CSV")
+    w.choose_radio(page, "Upload a CSV or Parquet file")
     uploader = page.locator(w.UPLOADER)
     uploader.wait_for(state="attached", timeout=90_000)
     w.wait_for_idle(page)
