@@ -47,7 +47,8 @@ def default_menu(column: str) -> list[core_data.ColumnTransform]:
     t = _public_settings(column)
     if t.get("kind") == "categorical":
         return core_planning.default_transforms(column, "categorical")
-    bounds = (float(t["lo"]), float(t["hi"])) if t.get("bounds_public") and float(t["lo"]) < float(t["hi"]) else None
+    bounds = sel.typed_bounds(t)
+    bounds = bounds if bounds is not None and bounds[0] < bounds[1] else None
     return core_planning.default_transforms(column, "numeric", bounds=bounds, log=bool(t.get("log")))
 
 

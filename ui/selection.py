@@ -312,6 +312,24 @@ def grid_setter(column: str):
     return store
 
 
+def typed_bounds(transform: dict) -> tuple[float, float] | None:
+    """The public bounds of a numeric column's transform settings: ``(lo, hi)`` as typed when
+    "I know public bounds" is ticked and both are typed, else ``None`` (the bounds are then read
+    off the data, with the warning that they are not private). No default ever stands in for
+    a bound not typed: [0, 1] would clip every value outside it. Typed bounds are checked by
+    ``core`` (lo < hi; lo > 0 with log), whose message names the column."""
+    if not transform.get("bounds_public"):
+        return None
+    lo, hi = transform.get("lo"), transform.get("hi")
+    return None if lo is None or hi is None else (float(lo), float(hi))
+
+
+def bounds_pending(transform: dict) -> bool:
+    """Whether "I know public bounds" is ticked while a bound is not typed yet (the bounds are
+    then still read off the data: nothing is clipped before both are typed)."""
+    return bool(transform.get("bounds_public")) and typed_bounds(transform) is None
+
+
 @dataclass(frozen=True)
 class PublicDomains:
     """What the Data page says publicly about the released columns: each column's kind, the
@@ -337,8 +355,8 @@ def public_domains(columns) -> PublicDomains:
                 categories[c] = tuple(t["categories"])
             continue
         log[c] = bool(t.get("log"))
-        if t.get("bounds_public"):
-            bounds[c] = (float(t["lo"]), float(t["hi"]))
+        if typed_bounds(t) is not None:
+            bounds[c] = typed_bounds(t)
             if t.get("grid"):
                 grids[c] = float(t["grid"])
     return PublicDomains(kinds, bounds, log, categories, grids)
@@ -353,7 +371,7 @@ def column_specs(columns: list[str], transforms: dict) -> tuple[core_data.Column
             specs.append(core_data.ColumnSpec(c, kind="categorical", categories=t.get("categories"),
                                               missing=t.get("missing")))
         else:
-            bounds = (float(t["lo"]), float(t["hi"])) if t["bounds_public"] else None
+            bounds = typed_bounds(t)
             grid = t.get("grid") if bounds is not None else None
             specs.append(core_data.ColumnSpec(c, log=bool(t["log"]), bounds=bounds, decimals=t["decimals"],
                                               grid=grid or None, missing=t.get("missing")))
