@@ -103,7 +103,11 @@ with st.container(border=True):
                            f"{MAX_PLAN_CANDIDATES}, else one column at a time)")}
     searched = st.radio("Coarsening candidates", choices, key="_plan_candidates", format_func=labels.get)
     a, b, c = st.columns(3)
-    thetas_text = a.text_input("θ grid (comma-separated)", value="0.5, 1, 2, 5, 25", key="_plan_thetas")
+    theta_lo, theta_hi = state.THETA_RANGE
+    thetas_text = a.text_input(f"θ grid (comma-separated, {theta_lo:g} to {theta_hi:,.0f})", value="0.5, 1, 2, 5, 25",
+                               key="_plan_thetas",
+                               help="The Privacy page's θ range. A larger θ allows a larger m (the singleton limit "
+                                    "grows with θ + n − 1) and draws more values from the base measure.")
     m_lo, m_hi = state.RANGES["m"]
     m_min = b.number_input("smallest acceptable m", min_value=m_lo, max_value=m_hi, value=1, step=1,
                            key="_plan_m_min")
@@ -168,7 +172,7 @@ def _numbers(text: str, what: str, lo: float, hi: float, where: str) -> tuple[fl
 
 
 def _thetas(text: str) -> tuple[float, ...]:
-    return _numbers(text, "θ grid", *state.RANGES["theta"], "the Privacy page's range")
+    return _numbers(text, "θ grid", *state.THETA_RANGE, "the Privacy page's range")
 
 
 def _pure_search() -> tuple | None:

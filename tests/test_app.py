@@ -329,7 +329,7 @@ def test_privacy_page_shows_core_values_and_plateau(sample):
 
 def test_privacy_page_sliders_update_values(sample):
     at = _page(_app(), "privacy.py")
-    at.slider(key="_w_m").set_value(300).run()
+    at.select_slider(key="_w_m").set_value(300).run()     # a point of the log scale
     at.slider(key="_w_eps").set_value(1.0).run()
     assert not at.exception
     counts = _counts(sample)
@@ -403,7 +403,7 @@ def _overlay_release(at: AppTest) -> np.ndarray:
 def test_synthetic_page_release_and_download(sample, downloads):
     at = _app()
     at.session_state["m"] = 2500
-    at.session_state["theta"] = 100.0  # the slider's largest θ: ≈ 17 new values expected in 2 500 draws
+    at.session_state["theta"] = 100.0  # a large θ: ≈ 17 new values expected in 2 500 draws
     _page(at, "synthetic_data.py")
     assert any("Generate release" in i.value for i in at.info)
     at.button[0].click().run()
@@ -729,7 +729,7 @@ def test_out_of_range_session_state_is_clamped_not_a_traceback():
     assert at.session_state["m"] == state.RANGES["m"][1]
     assert at.session_state["eps"] == state.RANGES["eps"][0]
     assert at.session_state["delta"] in state.DELTA_OPTIONS and at.session_state["regime"] == "dp"
-    assert at.slider(key="_w_theta").value == state.RANGES["theta"][0]
+    assert at.select_slider(key="_w_theta").value == state.RANGES["theta"][0]
     for page in ("synthetic_data.py", "compare.py", "informativity.py", "inference.py"):
         _page(at, page)
 
@@ -1014,5 +1014,5 @@ def test_a_hand_change_ends_the_planners_say(sample):
     at = _page(_app(), "privacy.py")
     at.session_state["settings_chosen_from_data"] = True
     at.run()
-    at.slider(key="_w_theta").set_value(3.0).run()
+    at.select_slider(key="_w_theta").set_value(3.0).run()   # a point of the log scale
     assert at.session_state["settings_chosen_from_data"] is False

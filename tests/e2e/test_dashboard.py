@@ -71,8 +71,8 @@ def _measure_slider_latency(page, n: int, presses: int, *, singletons: bool = Tr
     charts show the new numbers: the "selected (ε, m)" marker of the ε-vs-m chart, drawn
     after the δ(ε) chart in the same run. Also checks the numbers: with singletons, the
     plateau is the singleton term of the new m; without, there is no plateau."""
-    theta = w.slider_value(page, "_w_theta")
-    m = int(w.slider_value(page, "_w_m"))
+    theta = w.select_slider_value(page, "_w_theta")    # θ and m move on log scales
+    m = int(w.select_slider_value(page, "_w_m"))
     if singletons:
         assert w.first_value(page, PLATEAU) == pytest.approx(m / (m + theta + n - 1), rel=1e-9)
     else:
@@ -85,8 +85,8 @@ def _measure_slider_latency(page, n: int, presses: int, *, singletons: bool = Tr
         w.wait_for_trace_change(page, SELECTED, old_m)
         latencies["m"].append(time.perf_counter() - start)
         w.wait_for_idle(page)
-        m += 1
-        assert int(w.slider_value(page, "_w_m")) == m and w.first_value(page, SELECTED) == m
+        old_value, m = m, int(w.select_slider_value(page, "_w_m"))    # the next point of the log scale
+        assert m > old_value and w.first_value(page, SELECTED) == m
         if singletons:
             # the plateau moved to the singleton term of the new m, and δ grew with m
             assert w.first_value(page, PLATEAU) == pytest.approx(m / (m + theta + n - 1), rel=1e-9)
