@@ -1,5 +1,6 @@
 """The singleton-aware coarsening advisor: candidate transforms, their singletons, their
-instance-level largest m and their cost in W1 (docs/mathematics.md §3.5).
+instance-level largest m and their cost in W1, next to the global largest m that limits a
+public release whatever the coarsening (docs/mathematics.md §3.5).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..privacy import max_instance_synthetic_size
+from ..privacy import max_instance_synthetic_size, max_synthetic_size
 from ..validation import check_bounds, check_choice, check_integer, check_real, check_row_counts
 from ..data import (
     ColumnTransform,
@@ -80,15 +81,26 @@ class CoarseningCandidate:
 
 @dataclass(frozen=True)
 class AdvisorResult:
-    """All evaluated candidates and the scope of their numbers."""
+    """All evaluated candidates and the scope of their numbers.
+
+    ``global_m_star``: the largest release size whose global (ε, δ)-DP guarantee holds for
+    every dataset of n records (Theorem 2, :func:`core.privacy.max_synthetic_size` at the
+    candidates' (ε, δ, θ)), what limits a public release. It depends on n, θ, ε and δ only,
+    so it is the same for every candidate: a coarsening changes the singletons and the
+    instance-level m*, never the global m* (``None`` when not computed).
+    """
 
     candidates: tuple
     scope: str = "instance-level (computed from the confidential data; for the curator)"
     caveat: str = SELECTION_CAVEAT
+    global_m_star: int | None = None
 
     def table(self) -> pd.DataFrame:
-        """One row per candidate, with ``on_frontier`` (per-column costs) and ``on_relative_frontier``."""
+        """One row per candidate, with ``on_frontier`` (per-column costs) and ``on_relative_frontier``,
+        led by ``global_m_star`` (the same in every row) when it is known."""
         frame = pd.DataFrame([c.to_dict() for c in self.candidates])
+        if self.global_m_star is not None:
+            frame.insert(1, "global_m_star", int(self.global_m_star))
         for name, by in (("on_frontier", "columns"), ("on_relative_frontier", "relative")):
             front = {id(c) for c in frontier(self.candidates, by=by)}
             frame[name] = [id(c) in front for c in self.candidates]
@@ -192,9 +204,9 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
     candidates : sequence of sequences of ColumnTransform
         E.g. from :func:`candidate_grid`. At most ``MAX_CANDIDATES``.
     eps : float > 0, delta : float in (0, 1), theta : float > 0
-        Target of the instance-level m* (σ = 0).
+        Target of the instance-level m* of each candidate and of the global m* (σ = 0).
     m_cap : int
-        Largest m* searched.
+        Largest m* searched (instance-level and global).
     cost_scales : mapping column -> float > 0, optional
         Divisors of the per-column costs in ``relative_cost``. Default: the standard
         deviation of a numeric column (1 if it is constant) — read from the data, which
@@ -207,6 +219,7 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
     Returns
     -------
     AdvisorResult
+        With ``global_m_star``, the global m* (Theorem 2) at n = the records of ``frame``.
     """
     if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0 or frame.shape[1] == 0:
         raise ValueError("frame must be a non-empty pandas DataFrame of the release columns")
@@ -263,7 +276,9 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
             theta=float(theta)))
         if progress is not None:
             progress((i + 1) / len(candidates), f"candidate {i + 1} of {len(candidates)}")
-    return AdvisorResult(tuple(out))
+    # Every candidate keeps the n records, so one global m* serves them all.
+    n = int(len(frame) if counts is None else np.sum(counts))
+    return AdvisorResult(tuple(out), global_m_star=int(max_synthetic_size(n, theta, eps, delta, m_cap=m_cap)))
 
 
 def frontier(candidates: Sequence[CoarseningCandidate], *, by: str = "columns") -> list[CoarseningCandidate]:
