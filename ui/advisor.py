@@ -236,7 +236,8 @@ def _show_result(result: core_planning.AdvisorResult) -> None:
                 "below. The instance-level m\\*ₓ describes this data only (not private).")
     flat = table["m_star"].nunique() == 1   # every candidate at one m*ₓ (e.g. each keeps a singleton)
     y = st.radio("Plot", ["m_star", "singletons"], horizontal=True, key="_adv_y", index=1 if flat else 0,
-                 format_func={"m_star": "m*ₓ against cost (global m* as a line)",
+                 # radio options are Markdown: the asterisks are escaped
+                 format_func={"m_star": "m\\*ₓ against cost (global m\\* as a line)",
                               "singletons": "singletons against cost"}.get)
     st.plotly_chart(coarsening_frontier_figure(table, y=y, applied=applied_label,
                                                global_m_star=result.global_m_star), key="advisor_frontier_plot")

@@ -590,7 +590,9 @@ def load_selection() -> tuple[Selection | None, str | None]:
 
 def release_frame() -> pd.DataFrame | None:
     """The released columns of the confidential data in ORIGINAL units, BEFORE the
-    coarsening and the Data page's transforms (for the coarsening advisor).
+    coarsening and the Data page's transforms (for the coarsening advisor), without the
+    records a column set to drop them has a missing value in (a missing cell of a column
+    where missing is a value stays).
 
     Exact path: one row per record (``release_counts()`` is ``None``). Lean path
     (large CSV, Parquet, frequency table): the *distinct* rows, with the records each
@@ -618,11 +620,20 @@ def _release_rows() -> tuple[pd.DataFrame, np.ndarray | None] | None:
         head = head_of(source.key, source.content, options, source.name, not lean)
         columns = ensure_columns(head.frame)
         if lean:
-            return distinct_rows(source.key, source.content, options, tuple(columns),
-                                 st.session_state.counts_column, source.name)
-        return read_result(source.key, source.content, options).frame[columns], None
+            frame, counts = distinct_rows(source.key, source.content, options, tuple(columns),
+                                          st.session_state.counts_column, source.name)
+        else:
+            frame, counts = read_result(source.key, source.content, options).frame[columns], None
     except ValueError:
         return None
+    # The records a column drops for a missing value leave before the mechanism (Data page):
+    # the rows handed on are those released from. A missing cell of another column stays.
+    dropping = [c for c in columns if st.session_state.transforms.get(c, {}).get("missing") == "drop"]
+    if dropping:
+        keep = frame[dropping].notna().all(axis=1).to_numpy()
+        frame = frame[keep].reset_index(drop=True)
+        counts = None if counts is None else counts[keep]
+    return frame, counts
 
 
 def waiting_for_upload() -> bool:

@@ -200,7 +200,10 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
     ----------
     frame : pandas.DataFrame, shape (n, d)
         The release columns (every column of ``frame`` is part of a record). Columns
-        without a transform in a candidate are kept as recorded.
+        without a transform in a candidate are kept as recorded. A missing cell (None,
+        NaN) is one more value of its column (docs/mathematics.md §2.5, "missing is a
+        value"): the transforms leave it missing and the costs are over the records with a
+        value. Records a column drops for a missing value must be removed by the caller.
     candidates : sequence of sequences of ColumnTransform
         E.g. from :func:`candidate_grid`. At most ``MAX_CANDIDATES``.
     eps : float > 0, delta : float in (0, 1), theta : float > 0
@@ -237,28 +240,35 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
             if t.column not in frame.columns:
                 raise ValueError(f"transform for column {t.column!r}, which is not among {columns}")
             applied[t] = None
-    originals = {}
-    for col in columns:
-        originals[col] = frame[col].to_numpy()
-        if pd.isna(frame[col]).any():
-            raise ValueError(f"column {col!r} has missing values: remove or impute them first")
+    originals = {col: frame[col].to_numpy() for col in columns}
+    present = {col: ~pd.isna(frame[col]).to_numpy() for col in columns}   # the records with a value
+
+    def with_value(col, values):
+        """``values`` and the records' weights restricted to the records with a value in ``col``."""
+        keep = present[col]
+        return values[keep], None if counts is None else counts[keep]
+
     scales = {}
     for col in columns:
         given = None if cost_scales is None else cost_scales.get(col)
         if given is not None:
             scales[col] = check_real(f"cost_scales[{col!r}]", given, low=0.0, low_open=True)
-        elif frame[col].dtype.kind in "biuf":
-            x = numeric_values(originals[col], col)
-            mean = np.average(x, weights=counts)
-            sd = float(np.sqrt(np.average((x - mean) ** 2, weights=counts)))
+        elif frame[col].dtype.kind in "biuf" and present[col].any():
+            values, weights = with_value(col, originals[col])
+            x = numeric_values(values, col)
+            mean = np.average(x, weights=weights)
+            sd = float(np.sqrt(np.average((x - mean) ** 2, weights=weights)))
             scales[col] = sd if sd > 0 else 1.0
         else:
             scales[col] = 1.0
     cache = {}
     for t in applied:
         values = t.apply(originals[t.column], weights=counts)
-        original = numeric_values(originals[t.column], t.column) if t.numeric else originals[t.column]
-        cost = 0.0 if t.kind == "identity" else transform_cost(original, values, t.numeric, counts)
+        cost = 0.0
+        if t.kind != "identity" and present[t.column].any():
+            original, weights = with_value(t.column, originals[t.column])
+            original = numeric_values(original, t.column) if t.numeric else original
+            cost = transform_cost(original, values[present[t.column]], t.numeric, weights)
         cache[t] = (factor_codes(values), cost)
     out = []
     for i, cand in enumerate(candidates):
