@@ -24,6 +24,8 @@ from ui.text import literal
 #: Largest coarsening grid the planner searches with "default transforms".
 MAX_PLAN_CANDIDATES = 200
 _ARGS = "planner_args"
+#: The run (its ``_ARGS``) whose recommended settings were loaded.
+_LOADED_FOR = "planner_loaded_for"
 
 st.title("Release planner")
 st.caption("State the guarantee you need and the utility you need; the planner searches θ, m and coarsenings "
@@ -93,7 +95,7 @@ with st.container(border=True):
 with st.container(border=True):
     st.markdown("**Search**")
     applied = advisor.applied_coarsening()
-    frontier = st.session_state.get(advisor.FRONTIER_KEY) or ()
+    frontier = advisor.current_frontier()   # none evaluated on other data
     choices = ["none", "applied", "frontier", "defaults"]
     labels = {"none": "none (as recorded)",
               # a radio renders its option labels as Markdown: the coarsening quotes column and category names
@@ -263,12 +265,20 @@ if plan.recommended is not None:
         st.session_state.m = int(best.m)
         st.session_state.eps = float(plan.guarantee.eps)
         st.session_state.delta = float(plan.guarantee.delta)
+        st.session_state[_LOADED_FOR] = args   # the run whose plan was loaded
         # a coarsening picked by the plan is picked by looking at the data (the recipe says so)
         st.session_state.coarsening_chosen_from_data = bool(st.session_state.coarsening)
         # θ or α, m and the grid steps searched on the confidential data: the recipe and its public report say so
         st.session_state.settings_chosen_from_data = True
 
     st.button("Load these settings", key="_plan_load", on_click=load, type="primary")
+# "Loaded" speaks of the plan on the page: it goes when a later run fails to recommend, when
+# the run's inputs change, and when a loaded setting is changed by hand or the data change
+# (settings_chosen_from_data is then False).
+if st.session_state.get("planner_loaded") and not (
+        plan.recommended is not None and st.session_state.get(_LOADED_FOR) == args
+        and st.session_state.get("settings_chosen_from_data")):
+    del st.session_state["planner_loaded"]
 if st.session_state.get("planner_loaded"):
     pure_loaded = st.session_state["planner_loaded"] == privacy.DIRICHLET_MULTINOMIAL.key
     loaded = ("σ < 0 (Dirichlet–multinomial), α, m, ε, δ and each numeric column's public grid step are set"

@@ -30,8 +30,11 @@ from . import selection as sel
 from . import widgets
 from .text import literal, quoted
 
-#: Session key of the frontier of the last evaluation (tuples of transforms), read by the planner page.
+#: Session key of the frontier of the last evaluation (tuples of transforms), read by the planner
+#: page through :func:`current_frontier`, and of the data it was evaluated on (:func:`data_key`).
 FRONTIER_KEY = "advisor_frontier"
+_FRONTIER_FOR = "advisor_frontier_for"
+#: The source (its content hash) the advisor was switched on for: a new file starts it off.
 _ON_KEY = "advisor_on"
 #: Rows of the best-candidates table.
 SHOWN = 15
@@ -136,6 +139,20 @@ def data_key() -> str | None:
                  st.session_state.get("counts_column")))
 
 
+def current_frontier() -> tuple:
+    """The frontier of the last evaluation when it was made on the current data and columns,
+    else ``()``: the candidates of another file or other columns are never offered."""
+    if st.session_state.get(_FRONTIER_FOR) != data_key():
+        return ()
+    return tuple(st.session_state.get(FRONTIER_KEY) or ())
+
+
+def _switched_on() -> bool:
+    """Whether "Evaluate candidates" was clicked for the current file (not for a previous one)."""
+    source = sel.current_source()
+    return source is not None and st.session_state.get(_ON_KEY) == source.key
+
+
 def applied_coarsening() -> tuple:
     return tuple(st.session_state.get("coarsening") or ())
 
@@ -195,7 +212,7 @@ def render_advisor() -> None:
         return
     counts = sel.release_counts()
     columns = [str(c) for c in frame.columns]
-    with st.expander("Coarsening advisor (singleton-aware)", expanded=bool(st.session_state.get(_ON_KEY))):
+    with st.expander("Coarsening advisor (singleton-aware)", expanded=_switched_on()):
         st.caption("**What limits a public release is the global m\\*** (Theorem 2): it depends on n, θ, ε and δ "
                    "only, so it is the same for one column or several, coarsened or not. With several columns "
                    "a record is one value (a whole row), so most records are singletons; each singleton puts the "
@@ -214,8 +231,8 @@ def render_advisor() -> None:
             grid = core_planning.candidate_grid(menus)
             st.caption(f"{len(grid)} candidate(s).")
             if st.button("Evaluate candidates", key="_adv_run", type="primary"):
-                st.session_state[_ON_KEY] = True
-            if not st.session_state.get(_ON_KEY):
+                st.session_state[_ON_KEY] = sel.current_source().key
+            if not _switched_on():
                 return
             result = evaluate(data_key(), frame, counts, tuple(grid), float(st.session_state.eps),
                               float(st.session_state.delta), float(st.session_state.theta))
@@ -225,6 +242,7 @@ def render_advisor() -> None:
 def _show_result(result: core_planning.AdvisorResult) -> None:
     table = result.table()
     st.session_state[FRONTIER_KEY] = tuple(c.transforms for c in result.frontier(by="relative"))
+    st.session_state[_FRONTIER_FOR] = data_key()
     st.warning(literal(result.caveat), icon="⚠️")
     st.caption(f"Scope: {literal(result.scope)}.")
     applied = applied_coarsening()
