@@ -66,6 +66,8 @@ def test_spectrum_bars_carry_the_spectrum():
     # the singleton bar stands out
     assert bar.marker.color[0] != bar.marker.color[1]
     assert plots.spectrum_figure(r, counts, log_y=False).layout.yaxis.type in (None, "linear", "-")
+    # 'auto' (the default): log only when the bars span two decades, so a bar of 1 never looks empty
+    assert plots.spectrum_figure([1, 2, 9], [5, 3, 1]).layout.yaxis.type in (None, "linear", "-")
 
 
 def test_spectrum_of_thousands_of_multiplicities_is_a_few_dozen_bars():

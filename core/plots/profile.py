@@ -34,7 +34,7 @@ def multiplicity_bins(largest: int, ratio: float = SPECTRUM_BIN_RATIO) -> np.nda
     return np.asarray(edges, dtype=float)   # whole numbers, exact up to 2^53 (MAX_RECORDS)
 
 
-def spectrum_figure(multiplicity, number_of_values, *, log_y: bool = True,
+def spectrum_figure(multiplicity, number_of_values, *, log_y: bool | str = "auto",
                     title: str = "Multiplicity spectrum") -> go.Figure:
     """Log-binned histogram of the multiplicity spectrum: how many distinct values appear
     r times, with r in log-spaced bins (:func:`multiplicity_bins`).
@@ -50,8 +50,10 @@ def spectrum_figure(multiplicity, number_of_values, *, log_y: bool = True,
     number_of_values : array_like of int, shape (J,)
         :math:`\\#\\{i : n_i = r\\}` for each ``r``; the bar at ``r = 1`` is the number of
         singletons ``k_1`` (docs/mathematics.md §1).
-    log_y : bool
-        Log scale for the counts (spectra of real data span several decades).
+    log_y : bool or 'auto'
+        Log scale for the counts (spectra of real data span several decades). ``'auto'``:
+        when the bars span at least two decades (on a narrower span a log axis makes a bar
+        of 1 look empty).
 
     Returns
     -------
@@ -79,6 +81,8 @@ def spectrum_figure(multiplicity, number_of_values, *, log_y: bool = True,
     fig.update_layout(title=title, xaxis_title="multiplicity r (times a value appears; log-spaced bins)",
                       yaxis_title="number of distinct values", showlegend=False, bargap=0.1, **LAYOUT)
     fig.update_xaxes(type="category")
+    if log_y == "auto":
+        log_y = bool(shown.size) and values[shown].max() >= 100 * values[shown].min()
     if log_y:
         fig.update_yaxes(type="log")
     return fig
