@@ -77,7 +77,10 @@ with st.container(border=True):
     targets = {}
     for col, cell in zip(numeric, st.columns(len(numeric))):
         values = frame[col].to_numpy(float)
-        sd = math.sqrt(float(np.cov(values, fweights=counts, bias=True))) if len(values) > 1 else 0.0
+        present = np.isfinite(values)     # a missing cell has no distance to count
+        weights = None if counts is None else counts[present]
+        sd = (math.sqrt(float(np.cov(values[present], fweights=weights, bias=True)))
+              if present.sum() > 1 else 0.0)
         sd = sd or 1.0
         default = float(f"{0.25 * sd:.2g}")   # a starting point (curator's view): a quarter of the column's SD
         if kind == "w1":
@@ -208,6 +211,11 @@ with widgets.show_errors("The planner cannot run: "):
     if st.button("Run planner", type="primary", key="_plan_run"):
         if m_min > m_max:
             raise ValueError(f"the smallest acceptable m ({m_min}) exceeds the largest m considered ({m_max})")
+        holed = [c for c in numeric if frame[c].isna().any()]
+        if holed:   # the records a column drops are already gone (ui.selection.release_frame)
+            raise ValueError(f"the planner predicts utility on numbers, and the numeric column(s) {holed} keep "
+                             "missing values as a value; set them to drop the records with a missing value on "
+                             "the Data page to plan, or choose the settings by hand on the Privacy page")
         for col, values in targets.items():
             if not all(v > 0 for v in values):
                 raise ValueError(f"the utility target of column {col!r} must be > 0")
