@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from test_app import _upload   # the app on an upload, as a session gets it
 from ui.selection import content_hash
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,16 +28,6 @@ def sample_earnings() -> pd.Series:
     return pd.read_csv(REPO / "sample_data" / "cps_earnings.csv")["earnings"]
 
 
-def _upload_app(frame: pd.DataFrame, name: str = "mine.csv") -> AppTest:
-    content = frame.to_csv(index=False).encode()
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["source_kind"] = "upload"
-    at.session_state["upload"] = {"name": name, "bytes": content, "hash": content_hash(content)}
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def _ok(at: AppTest) -> AppTest:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -46,7 +37,7 @@ def _ok(at: AppTest) -> AppTest:
 def test_ticking_public_bounds_never_fills_in_a_default_nor_clips():
     rng = np.random.default_rng(3)
     age = rng.integers(17, 91, 400).astype(float)
-    at = _upload_app(pd.DataFrame({"age": age}))
+    at = _upload(pd.DataFrame({"age": age}).to_csv(index=False).encode(), "mine.csv")
     metrics = {m.label: m.value for m in at.metric}
     _ok(at.checkbox(key="_w_tf_age_bounds_public").check().run())
     # both bounds empty, nothing clipped: the profile is the data's, the bounds still the data's (said so)
