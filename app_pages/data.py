@@ -30,7 +30,8 @@ source_kinds = ["sample", "upload"] if samples else ["upload"]
 if st.session_state.source_kind not in source_kinds:
     st.session_state.source_kind = "upload"
 st.radio("Data source", source_kinds, horizontal=True,
-         format_func={"sample": "Bundled sample", "upload": "Upload a CSV"}.get, **state.bind("source_kind"))
+         format_func={"sample": "Bundled sample", "upload": "Upload a CSV or Parquet file"}.get,
+         **state.bind("source_kind"))
 
 if st.session_state.source_kind == "sample":
     if st.session_state.sample_name not in samples:
@@ -171,11 +172,17 @@ if frame is not None:
                 mid.selectbox("Rounding precision (decimals kept)", sel.ROUNDING_OPTIONS, format_func=str,
                               **state.bind_transform(c, "decimals", none_as=sel.AS_RECORDED))
                 public = right.checkbox("I know public bounds for this column",
+                                        help="Bounds known without looking at this file (a code book, a legal "
+                                             "range). Unticked, the bounds are read off the data, which the "
+                                             "guarantee does not cover. Values outside typed bounds are clipped.",
                                         **state.bind_transform(c, "bounds_public"))
                 if public:
                     b1, b2, b3 = st.columns(3)
-                    b1.number_input("public lower bound", format="%g", **state.bind_transform(c, "lo"))
-                    b2.number_input("public upper bound", format="%g", **state.bind_transform(c, "hi"))
+                    # Empty until typed: no default bound (a [0, 1] default would clip every value).
+                    b1.number_input("public lower bound", value=None, format="%g", placeholder="type it",
+                                    **state.bind_transform(c, "lo"))
+                    b2.number_input("public upper bound", value=None, format="%g", placeholder="type it",
+                                    **state.bind_transform(c, "hi"))
                     b3.number_input("public grid step (0 = none)", min_value=0.0, format="%g",
                                     help="Round every value to the nearest point lo + j·step (log units with log "
                                          "on): the column becomes categorical over those public points and can be "
@@ -183,6 +190,13 @@ if frame is not None:
                                          "§3.3.1). Choose the step from public knowledge, not from this file.",
                                     **state.bind_value(f"_w_tf_{c}_grid", st.session_state.transforms[c].get("grid")
                                                        or 0.0, sel.grid_setter(c)))
+                    if sel.bounds_pending(st.session_state.transforms[c]):
+                        st.info("Type both public bounds. Until both are typed nothing is clipped: the bounds "
+                                "are read off the data, which is not private (see the warning under the "
+                                "profile).", icon="✏️")
+                else:
+                    st.caption("Bounds read off the data: not private (see the warning under the profile). "
+                               "Tick *I know public bounds* to type public ones.")
             else:
                 st.text_input("Public category list (optional, comma-separated)",
                               help="Type the categories from a public source (a code list, a census "
@@ -224,7 +238,12 @@ for info in prepared.column_info:
                    "confidential data. They are not private: the differential-privacy guarantees on the "
                    "next pages do not cover them. Enter public bounds to remove this leak.", icon="⚠️")
     if info.n_clipped:
-        st.info(f"{info.n_clipped:,} value(s) of {quoted(info.name)} lie outside the public bounds and were clipped.")
+        # Clipping is what typed public bounds do; clipping many values usually means mistyped bounds.
+        share = info.n_clipped / max(table.n, 1)
+        (st.warning if share >= 0.01 else st.info)(
+            f"{info.n_clipped:,} of the {table.n:,} values of {quoted(info.name)} ({share:.1%}) lie outside the "
+            f"public bounds ({info.bounds[0]:g}, {info.bounds[1]:g}) and were clipped to them"
+            + (": check the bounds." if share >= 0.01 else "."))
 if prepared.dropped_columns:
     st.info(f"{prepared.n_dropped:,} of the {table.n + prepared.n_dropped:,} records were dropped before the "
             f"mechanism because a column set to drop them has a missing value (the counts per column are in the "

@@ -24,6 +24,8 @@ from ui.text import literal
 #: Largest coarsening grid the planner searches with "default transforms".
 MAX_PLAN_CANDIDATES = 200
 _ARGS = "planner_args"
+#: The run (its ``_ARGS``) whose recommended settings were loaded.
+_LOADED_FOR = "planner_loaded_for"
 
 st.title("Release planner")
 st.caption("State the guarantee you need and the utility you need; the planner searches θ, m and coarsenings "
@@ -75,7 +77,10 @@ with st.container(border=True):
     targets = {}
     for col, cell in zip(numeric, st.columns(len(numeric))):
         values = frame[col].to_numpy(float)
-        sd = math.sqrt(float(np.cov(values, fweights=counts, bias=True))) if len(values) > 1 else 0.0
+        present = np.isfinite(values)     # a missing cell has no distance to count
+        weights = None if counts is None else counts[present]
+        sd = (math.sqrt(float(np.cov(values[present], fweights=weights, bias=True)))
+              if present.sum() > 1 else 0.0)
         sd = sd or 1.0
         default = float(f"{0.25 * sd:.2g}")   # a starting point (curator's view): a quarter of the column's SD
         if kind == "w1":
@@ -93,7 +98,7 @@ with st.container(border=True):
 with st.container(border=True):
     st.markdown("**Search**")
     applied = advisor.applied_coarsening()
-    frontier = st.session_state.get(advisor.FRONTIER_KEY) or ()
+    frontier = advisor.current_frontier()   # none evaluated on other data
     choices = ["none", "applied", "frontier", "defaults"]
     labels = {"none": "none (as recorded)",
               # a radio renders its option labels as Markdown: the coarsening quotes column and category names
@@ -103,7 +108,11 @@ with st.container(border=True):
                            f"{MAX_PLAN_CANDIDATES}, else one column at a time)")}
     searched = st.radio("Coarsening candidates", choices, key="_plan_candidates", format_func=labels.get)
     a, b, c = st.columns(3)
-    thetas_text = a.text_input("θ grid (comma-separated)", value="0.5, 1, 2, 5, 25", key="_plan_thetas")
+    theta_lo, theta_hi = state.THETA_RANGE
+    thetas_text = a.text_input(f"θ grid (comma-separated, {theta_lo:g} to {theta_hi:,.0f})", value="0.5, 1, 2, 5, 25",
+                               key="_plan_thetas",
+                               help="The Privacy page's θ range. A larger θ allows a larger m (the singleton limit "
+                                    "grows with θ + n − 1) and draws more values from the base measure.")
     m_lo, m_hi = state.RANGES["m"]
     m_min = b.number_input("smallest acceptable m", min_value=m_lo, max_value=m_hi, value=1, step=1,
                            key="_plan_m_min")
@@ -168,7 +177,7 @@ def _numbers(text: str, what: str, lo: float, hi: float, where: str) -> tuple[fl
 
 
 def _thetas(text: str) -> tuple[float, ...]:
-    return _numbers(text, "θ grid", *state.RANGES["theta"], "the Privacy page's range")
+    return _numbers(text, "θ grid", *state.THETA_RANGE, "the Privacy page's range")
 
 
 def _pure_search() -> tuple | None:
@@ -202,6 +211,11 @@ with widgets.show_errors("The planner cannot run: "):
     if st.button("Run planner", type="primary", key="_plan_run"):
         if m_min > m_max:
             raise ValueError(f"the smallest acceptable m ({m_min}) exceeds the largest m considered ({m_max})")
+        holed = [c for c in numeric if frame[c].isna().any()]
+        if holed:   # the records a column drops are already gone (ui.selection.release_frame)
+            raise ValueError(f"the planner predicts utility on numbers, and the numeric column(s) {holed} keep "
+                             "missing values as a value; set them to drop the records with a missing value on "
+                             "the Data page to plan, or choose the settings by hand on the Privacy page")
         for col, values in targets.items():
             if not all(v > 0 for v in values):
                 raise ValueError(f"the utility target of column {col!r} must be > 0")
@@ -259,12 +273,20 @@ if plan.recommended is not None:
         st.session_state.m = int(best.m)
         st.session_state.eps = float(plan.guarantee.eps)
         st.session_state.delta = float(plan.guarantee.delta)
+        st.session_state[_LOADED_FOR] = args   # the run whose plan was loaded
         # a coarsening picked by the plan is picked by looking at the data (the recipe says so)
         st.session_state.coarsening_chosen_from_data = bool(st.session_state.coarsening)
         # θ or α, m and the grid steps searched on the confidential data: the recipe and its public report say so
         st.session_state.settings_chosen_from_data = True
 
     st.button("Load these settings", key="_plan_load", on_click=load, type="primary")
+# "Loaded" speaks of the plan on the page: it goes when a later run fails to recommend, when
+# the run's inputs change, and when a loaded setting is changed by hand or the data change
+# (settings_chosen_from_data is then False).
+if st.session_state.get("planner_loaded") and not (
+        plan.recommended is not None and st.session_state.get(_LOADED_FOR) == args
+        and st.session_state.get("settings_chosen_from_data")):
+    del st.session_state["planner_loaded"]
 if st.session_state.get("planner_loaded"):
     pure_loaded = st.session_state["planner_loaded"] == privacy.DIRICHLET_MULTINOMIAL.key
     loaded = ("σ < 0 (Dirichlet–multinomial), α, m, ε, δ and each numeric column's public grid step are set"

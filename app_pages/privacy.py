@@ -45,14 +45,22 @@ with st.container(border=True):
                 st.caption("To release with this family, give every column a public domain on the Data page "
                            "(a grid step for a numeric column, a public category list for a categorical one).")
         else:
-            widgets.slider("θ (strength)", "theta", step=0.1)
-        widgets.slider("m (synthetic sample size)", "m", step=1)
+            widgets.log_slider(f"θ (strength; log scale, {widgets.parameter_text(state.THETA_RANGE[0])} to "
+                               f"{widgets.parameter_text(state.THETA_RANGE[1])})", "theta",
+                               help="θ matters once it is comparable with n: the singleton limit m_sing grows "
+                                    "with θ + n − 1. The inverse calibration below and the Release planner use "
+                                    "the same range.")
+        m_lo, m_hi = state.m_range(n)
+        widgets.log_slider(f"m (synthetic sample size; log scale, {m_lo:,} to {m_hi:,})", "m", hi=m_hi,
+                           help=f"From {m_lo:,} to {m_hi:,}: the largest m that some setting of this family "
+                                f"gives a global guarantee for, at n = {n:,} records.")
     with b:
         widgets.slider("ε", "eps", step=0.05)
         widgets.select_slider("δ target", "delta", format_func=plots.format_upper)
 
 spec = state.release_spec(n, k, selection.prepared.public_domain)
 sigma, theta, m, eps, delta = spec.sigma, spec.theta, spec.m, spec.eps, spec.delta
+theta_text = widgets.parameter_text(theta)   # 10^6 as '1,000,000'
 widgets.sidebar_summary(selection.profile())
 fmt = plots.format_upper
 eps_grid = compute.EPS_GRID
@@ -123,7 +131,7 @@ def _pure_pointer() -> None:
             f"**{m_pure:,}**" + (f" — with grid steps proposed from the public bounds for {len(proposed)} numeric "
                                  "column(s) without one" if proposed else "")
             + ". **The utility cost** (table): the expected W1 of such a release against your data, per numeric "
-            f"column in its own units, next to the σ = 0 release you have now (θ = {theta:g}, m = {m:,}); the mean of "
+            f"column in its own units, next to the σ = 0 release you have now (θ = {theta_text}, m = {m:,}); the mean of "
             f"{compute.PURE_COST_RUNS} releases of each, computed from the confidential data (curator-only). The "
             "Release planner searches α and the grid steps for the best pure option.", icon="🧭")
     fmt3 = "{:.3g}".format
@@ -157,7 +165,7 @@ def _dirichlet_process_guarantee() -> None:
     curves = compute.dp_delta_curves(selection.key, multiplicities, spec.without_target(), eps_grid)
     point = compute.dp_point_guarantees(selection.key, multiplicities, spec)
     st.markdown(
-        f"**Guarantee at ε = {eps:g}, m = {m:,}, θ = {theta:g} (σ = 0, Dirichlet process).** "
+        f"**Guarantee at ε = {eps:g}, m = {m:,}, θ = {theta_text} (σ = 0, Dirichlet process).** "
         f"For *your data* the release is **instance-level** (ε, δ)-probabilistic DP with "
         f"**δ = {fmt(point['instance'])}** (the paper's notion; the tight privacy profile gives "
         f"δ = {fmt(point['tight'])}). This is an *instance-level* guarantee: it depends on the "
@@ -245,7 +253,7 @@ def _pitman_yor_guarantee() -> None:
     # At the slider's ε, with the spec's own seed: the value the curator record carries.
     statement = compute.py_instance_statement(selection.key, multiplicities, spec, n_mc)
     st.markdown(
-        f"**Guarantee at ε = {eps:g}, m = {m:,}, σ = {sigma:g}, θ = {theta:g} (Pitman–Yor).** "
+        f"**Guarantee at ε = {eps:g}, m = {m:,}, σ = {sigma:g}, θ = {theta_text} (Pitman–Yor).** "
         f"{statement.description} *Approximate* and *instance-level*: it depends on the confidential data and "
         "is not itself private. No global closed form exists for σ > 0. The curve below is the same Monte Carlo "
         f"on a grid of ε ({res['n_types']} neighbour types, seed {int(st.session_state.mc_seed)}).")
@@ -277,7 +285,7 @@ GUARANTEE_SECTIONS[spec.regime]()
 st.subheader("Largest admissible release size")
 if spec.regime.size_rules:
     sizes = compute.size_curves(selection.key, multiplicities, n, theta, delta, compute.EPS_GRID_SIZE_CURVE)
-    st.markdown(f"With δ = {fmt(delta)} and θ = {theta:g}, no ε allows more than the **singleton limit "
+    st.markdown(f"With δ = {fmt(delta)} and θ = {theta_text}, no ε allows more than the **singleton limit "
                 f"m_sing = {sizes['m_sing']:,}** synthetic values under Theorem 2 (the ε-vs-m plateau).")
     fig_m = plots.max_m_figure(compute.EPS_GRID_SIZE_CURVE,
                                {"global m*(ε, δ) (Theorem 2)": sizes["global"],
@@ -302,10 +310,12 @@ current_theta = float(st.session_state.theta)
 grid, m_star = compute.feasible_region(n, float(target_eps), float(target_delta), current_theta)
 at_current = int(m_star[grid.index(current_theta)])
 best = int(np.argmax(m_star))
-st.markdown(f"For ε = {target_eps:g}, δ = {fmt(target_delta)} and n = {n:,}: at your θ = {current_theta:g} the "
-            f"largest admissible release is **m\\* = {at_current:,}**; over the θ grid the largest is "
-            f"m\\* = {int(m_star[best]):,} at θ = {grid[best]:.3g} (a larger θ puts more mass on new values, "
-            "which buys a larger release at the cost of more values drawn from H).")
+best_theta = widgets.parameter_text(f"{grid[best]:.3g}")
+st.markdown(f"For ε = {target_eps:g}, δ = {fmt(target_delta)} and n = {n:,}: at your θ = "
+            f"{widgets.parameter_text(current_theta)} the largest admissible release is **m\\* = {at_current:,}**; "
+            f"over the θ grid (the θ slider's range) the largest is m\\* = {int(m_star[best]):,} at "
+            f"θ = {best_theta} (a larger θ puts more mass on new values, which buys a larger release at the cost "
+            "of more values drawn from H).")
 st.plotly_chart(plots.feasible_region_figure(grid, m_star, delta_target=float(target_delta),
                                              eps_target=float(target_eps), selected_theta=current_theta,
                                              log_x=True), key="feasible")

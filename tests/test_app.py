@@ -163,12 +163,12 @@ def test_data_page_profile_matches_the_csv(sample):
     # the sample's public bounds are used by default: nothing read off the data, nothing clipped
     assert not any(LEAK in w.value for w in at.warning)
     assert not any("clipped" in i.value for i in at.info)
-    # the spectrum chart carries the spectrum: bar at r has #{values appearing r times}
+    # the spectrum chart carries the spectrum, in log-spaced bins of r: #{values appearing r times}
     spec = _figure_with_trace(at, "distinct values")
     bar = _trace(spec, "distinct values")
-    spectrum = counts.value_counts().sort_index()
-    np.testing.assert_array_equal(np.asarray(bar["x"], float), spectrum.index.to_numpy(float))
-    np.testing.assert_array_equal(np.asarray(bar["y"], float), spectrum.to_numpy(float))
+    spectrum, edges = counts.value_counts().sort_index(), plots.profile.multiplicity_bins(int(counts.max()))
+    binned = spectrum.groupby(np.searchsorted(edges, spectrum.index.to_numpy(), side="right") - 1).sum()
+    assert bar["x"][0] == "1" and np.array_equal(np.asarray(bar["y"], float), binned.to_numpy(float))
     # rounding table: 0 decimals -> singletons of the rounded column
     rounded = np.round(sample["earnings"].to_numpy(), 0)
     _, c0 = np.unique(rounded, return_counts=True)
@@ -329,7 +329,7 @@ def test_privacy_page_shows_core_values_and_plateau(sample):
 
 def test_privacy_page_sliders_update_values(sample):
     at = _page(_app(), "privacy.py")
-    at.slider(key="_w_m").set_value(300).run()
+    at.select_slider(key="_w_m").set_value(300).run()     # a point of the log scale
     at.slider(key="_w_eps").set_value(1.0).run()
     assert not at.exception
     counts = _counts(sample)
@@ -403,7 +403,7 @@ def _overlay_release(at: AppTest) -> np.ndarray:
 def test_synthetic_page_release_and_download(sample, downloads):
     at = _app()
     at.session_state["m"] = 2500
-    at.session_state["theta"] = 100.0  # the slider's largest θ: ≈ 17 new values expected in 2 500 draws
+    at.session_state["theta"] = 100.0  # a large θ: ≈ 17 new values expected in 2 500 draws
     _page(at, "synthetic_data.py")
     assert any("Generate release" in i.value for i in at.info)
     at.button[0].click().run()
@@ -738,7 +738,7 @@ def test_out_of_range_session_state_is_clamped_not_a_traceback():
     assert at.session_state["m"] == state.RANGES["m"][1]
     assert at.session_state["eps"] == state.RANGES["eps"][0]
     assert at.session_state["delta"] in state.DELTA_OPTIONS and at.session_state["regime"] == "dp"
-    assert at.slider(key="_w_theta").value == state.RANGES["theta"][0]
+    assert at.select_slider(key="_w_theta").value == state.RANGES["theta"][0]
     for page in ("synthetic_data.py", "compare.py", "informativity.py", "inference.py"):
         _page(at, page)
 
@@ -1023,5 +1023,5 @@ def test_a_hand_change_ends_the_planners_say(sample):
     at = _page(_app(), "privacy.py")
     at.session_state["settings_chosen_from_data"] = True
     at.run()
-    at.slider(key="_w_theta").set_value(3.0).run()
+    at.select_slider(key="_w_theta").set_value(3.0).run()   # a point of the log scale
     assert at.session_state["settings_chosen_from_data"] is False

@@ -18,7 +18,8 @@ from streamlit.testing.v1 import AppTest
 
 from core.data import apply_coarsening
 from core.data import ColumnSpec, frequency_table, prepare
-from core.privacy import max_instance_synthetic_size
+from core.privacy import max_instance_synthetic_size, max_synthetic_size
+from ui.advisor import GLOBAL_M, INSTANCE_M
 from ui.text import shown as shown_text
 # The download recorder and the command-line replay of the app's release tests.
 from test_app import _release_downloads, _replay, downloads  # noqa: F401
@@ -66,7 +67,12 @@ def test_advisor_numbers_and_apply_change_the_profile(sample, downloads, tmp_pat
     eps, delta, theta = (float(at.session_state[k]) for k in ("eps", "delta", "theta"))
     assert any("looking at the confidential data" in w.value for w in at.warning)   # SELECTION_CAVEAT
     shown = at.dataframe[-1].value
-    assert {"candidate", "data-dependent", "k", "singletons", "m_star", "frontier"} <= set(shown.columns)
+    # the table leads with the global m* (what limits a public release; one number for every candidate)
+    assert list(shown.columns[:2]) == ["candidate", GLOBAL_M]
+    assert {"data-dependent", "k", "singletons", INSTANCE_M, "frontier"} <= set(shown.columns)
+    assert set(shown[GLOBAL_M]) == {max_synthetic_size(len(sample), theta, eps, delta)}
+    assert any(f"Global m\\* = {max_synthetic_size(len(sample), theta, eps, delta):,}" in md.value
+               for md in at.markdown)
     assert any(c.startswith("cost[") for c in shown.columns)
     labels = at.selectbox(key="_adv_pick").options
     assert list(shown["candidate"]) == labels and len(labels) >= 2
@@ -82,7 +88,7 @@ def test_advisor_numbers_and_apply_change_the_profile(sample, downloads, tmp_pat
     table = frequency_table(coarse.to_numpy(dtype=object))
     row = shown[shown["candidate"] == pick].iloc[0]
     assert (row["k"], row["singletons"]) == (table.k, table.singletons)
-    assert row["m_star"] == max_instance_synthetic_size(table.counts, theta, eps, delta)
+    assert row[INSTANCE_M] == max_instance_synthetic_size(table.counts, theta, eps, delta)
     # The profile reflects the coarsening (prepare runs after it).
     expected = prepare(coarse, _specs(sample)).table
     assert _metric(at, "singletons k₁") == expected.singletons < before
@@ -149,8 +155,8 @@ def test_planner_runs_and_loads_the_settings(sample, downloads):  # noqa: F811 (
     assert "Next: **Privacy**" in " ".join(i.value for i in at.info)
     # The Privacy and Synthetic data pages read the loaded settings.
     _ok(at.switch_page("app_pages/privacy.py").run())
-    assert at.slider(key="_w_theta").value == pytest.approx(recommended["theta"])
-    assert at.slider(key="_w_m").value == int(recommended["m"])
+    assert at.select_slider(key="_w_theta").value == pytest.approx(recommended["theta"])
+    assert at.select_slider(key="_w_m").value == int(recommended["m"])
     _ok(at.switch_page("app_pages/synthetic_data.py").run())
     # θ and m were searched on the confidential data: the release's recipe and public report say so.
     assert at.session_state["settings_chosen_from_data"] is True

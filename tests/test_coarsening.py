@@ -16,6 +16,7 @@ from core.planning import (
 )
 from core.data import ColumnTransform
 from core.data import frequency_table
+from core import privacy
 from core.privacy import max_instance_synthetic_size
 
 
@@ -182,12 +183,32 @@ def test_grid_and_advise_validation(frame):
     with pytest.raises(ValueError, match="two transforms"):
         advise(frame, [(ColumnTransform("wage"), ColumnTransform("wage", "signif", digits=1))], eps=1.0,
                delta=1e-3, theta=1.0)
-    bad = frame.copy()
-    bad.loc[3, "wage"] = np.nan
-    with pytest.raises(ValueError, match="missing"):
-        advise(bad, [()], eps=1.0, delta=1e-3, theta=1.0)
     with pytest.raises(ValueError, match="delta"):
         advise(frame, [()], eps=1.0, delta=1.5, theta=1.0)
+
+
+def test_a_missing_cell_is_one_more_value(frame):
+    """docs/mathematics.md §2.5: missing is a value; the costs are over the records with a value."""
+    holed = frame.copy()
+    holed.loc[::7, "wage"] = np.nan
+    holed.loc[::11, "educ"] = None
+    eps, delta, theta = 1.0, 1e-3, 2.0
+    grid = [(ColumnTransform("wage", "signif", digits=1), ColumnTransform("educ", "keep", keep=("A",))),
+            (ColumnTransform("wage"), ColumnTransform("educ"))]
+    result = advise(holed[["wage", "educ"]], grid, eps=eps, delta=delta, theta=theta)
+    for cand in result.candidates:
+        coarse = apply_candidate(holed[["wage", "educ"]], cand)
+        # NaN and None as one value each (one key per row), as frequency_table of labels counts them
+        keys = coarse.astype(object).where(coarse.notna(), "<missing>").to_numpy(dtype=object)
+        table = frequency_table(keys)
+        assert (cand.k, cand.singletons, cand.n) == (table.k, table.singletons, len(holed))
+        assert cand.m_star == max_instance_synthetic_size(table.counts, theta, eps, delta)
+    rounded = result.candidates[0]
+    present = holed["wage"].notna().to_numpy()
+    x = holed["wage"].to_numpy()[present]
+    one_digit = ColumnTransform("wage", "signif", digits=1).apply(x)
+    assert rounded.cost[0] == pytest.approx(stats.wasserstein_distance(x, one_digit))
+    assert result.global_m_star == privacy.max_synthetic_size(len(holed), theta, eps, delta)
 
 
 def test_progress_is_reported(frame):

@@ -134,8 +134,9 @@ def test_mostly_numeric():
 
 def test_default_transform_reads_only_the_kind_off_the_data():
     numbers = pd.Series([3.0, 900.0])
-    assert D.default_transform(numbers) == {"kind": "numeric", "log": False, "bounds_public": False, "lo": 0.0,
-                                            "hi": 1.0, "decimals": None, "grid": None, "categories": None}
+    # no default bounds (never [0, 1], which would clip): empty until typed
+    assert D.default_transform(numbers) == {"kind": "numeric", "log": False, "bounds_public": False, "lo": None,
+                                            "hi": None, "decimals": None, "grid": None, "categories": None}
     assert D.default_transform(numbers, [0, 100]) == {"kind": "numeric", "log": False, "bounds_public": True,
                                                       "lo": 0.0, "hi": 100.0, "decimals": None, "grid": None,
                                                       "categories": None}

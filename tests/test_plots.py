@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import pytest
 
 from core import plots
+from core.plots.profile import multiplicity_bins
 
 
 def _trace(fig: go.Figure, name: str):
@@ -57,12 +58,29 @@ def test_spectrum_bars_carry_the_spectrum():
     fig = plots.spectrum_figure(r, counts)
     (bar,) = fig.data
     assert isinstance(bar, go.Bar)
-    np.testing.assert_array_equal(bar.x, r)
+    # log-spaced bins 1 | 2 | 3–4 | 5–6 | 7–9 | …, empty ones left out
+    assert list(bar.x) == ["1", "2", "3–4", "7–9"]
     np.testing.assert_array_equal(bar.y, counts)
+    np.testing.assert_array_equal(np.asarray(bar.customdata)[:, 0], counts * r)   # records per bin
     assert fig.layout.yaxis.type == "log"
     # the singleton bar stands out
     assert bar.marker.color[0] != bar.marker.color[1]
     assert plots.spectrum_figure(r, counts, log_y=False).layout.yaxis.type in (None, "linear", "-")
+    # 'auto' (the default): log only when the bars span two decades, so a bar of 1 never looks empty
+    assert plots.spectrum_figure([1, 2, 9], [5, 3, 1]).layout.yaxis.type in (None, "linear", "-")
+
+
+def test_spectrum_of_thousands_of_multiplicities_is_a_few_dozen_bars():
+    r = np.arange(1, 2372) ** 2                     # 2 371 distinct multiplicities up to 5.6 million
+    counts = np.full(r.size, 3)
+    edges = multiplicity_bins(int(r.max()))
+    assert edges[0] == 1 and list(edges[:4]) == [1, 2, 3, 5] and edges[-1] > r.max()
+    assert np.all(np.diff(edges) >= 1) and np.all(edges[1:] <= np.ceil(1.4 * edges[:-1]) + 1)
+    (bar,) = plots.spectrum_figure(r, counts).data
+    assert len(bar.x) <= 50
+    assert bar.y.sum() == counts.sum() and np.asarray(bar.customdata)[:, 0].sum() == (counts * r).sum()
+    with pytest.raises(ValueError, match="whole numbers"):
+        plots.spectrum_figure([0.5, 2], [1, 1])
 
 
 def test_spectrum_length_mismatch_names_parameter():

@@ -57,3 +57,17 @@ def test_bad_input_is_refused(result):
         coarsening_frontier_figure(result.table().drop(columns="m_star"))
     # An applied label that is not a candidate adds no ring.
     assert "applied" not in names(coarsening_frontier_figure(result.table(), applied="nothing"))
+
+
+def test_the_global_m_star_leads_and_a_flat_m_star_is_explained(result):
+    table = result.table()
+    assert result.global_m_star is not None and list(table.columns[:2]) == ["candidate", "global_m_star"]
+    fig = coarsening_frontier_figure(table, y="m_star", global_m_star=result.global_m_star)
+    assert names(fig)[0] == "global m*" and set(fig.data[0].y) == {result.global_m_star}
+    assert f"Global m* = {result.global_m_star:,} limits a public release" in fig.layout.title.text
+    # every candidate keeps a singleton: one m*ₓ for all, and the figure says why
+    flat = table.assign(m_star=7, singletons=np.maximum(table["singletons"], 1))
+    notes = [a.text for a in coarsening_frontier_figure(flat, global_m_star=7).layout.annotations]
+    assert any("m*ₓ = 7 for every candidate" in t and "singleton" in t for t in notes)
+    # the singletons are drawn on a log axis when every candidate keeps one
+    assert coarsening_frontier_figure(flat, y="singletons").layout.yaxis.type == "log"

@@ -30,8 +30,11 @@ from . import selection as sel
 from . import widgets
 from .text import literal, quoted
 
-#: Session key of the frontier of the last evaluation (tuples of transforms), read by the planner page.
+#: Session key of the frontier of the last evaluation (tuples of transforms), read by the planner
+#: page through :func:`current_frontier`, and of the data it was evaluated on (:func:`data_key`).
 FRONTIER_KEY = "advisor_frontier"
+_FRONTIER_FOR = "advisor_frontier_for"
+#: The source (its content hash) the advisor was switched on for: a new file starts it off.
 _ON_KEY = "advisor_on"
 #: Rows of the best-candidates table.
 SHOWN = 15
@@ -47,7 +50,8 @@ def default_menu(column: str) -> list[core_data.ColumnTransform]:
     t = _public_settings(column)
     if t.get("kind") == "categorical":
         return core_planning.default_transforms(column, "categorical")
-    bounds = (float(t["lo"]), float(t["hi"])) if t.get("bounds_public") and float(t["lo"]) < float(t["hi"]) else None
+    bounds = sel.typed_bounds(t)
+    bounds = bounds if bounds is not None and bounds[0] < bounds[1] else None
     return core_planning.default_transforms(column, "numeric", bounds=bounds, log=bool(t.get("log")))
 
 
@@ -135,6 +139,20 @@ def data_key() -> str | None:
                  st.session_state.get("counts_column")))
 
 
+def current_frontier() -> tuple:
+    """The frontier of the last evaluation when it was made on the current data and columns,
+    else ``()``: the candidates of another file or other columns are never offered."""
+    if st.session_state.get(_FRONTIER_FOR) != data_key():
+        return ()
+    return tuple(st.session_state.get(FRONTIER_KEY) or ())
+
+
+def _switched_on() -> bool:
+    """Whether "Evaluate candidates" was clicked for the current file (not for a previous one)."""
+    source = sel.current_source()
+    return source is not None and st.session_state.get(_ON_KEY) == source.key
+
+
 def applied_coarsening() -> tuple:
     return tuple(st.session_state.get("coarsening") or ())
 
@@ -167,14 +185,23 @@ def show_applied() -> None:
     st.button("Clear coarsening", key="_adv_clear", on_click=clear)
 
 
+#: Headers of the advisor's table: the global m* (what limits a public release) leads, the
+#: instance-level m*ₓ (this data only) is secondary.
+GLOBAL_M, INSTANCE_M = "global m* (public release)", "instance-level m*ₓ (this data)"
+
+
 def _shown_table(result: core_planning.AdvisorResult, table: pd.DataFrame) -> pd.DataFrame:
-    """Frontier first (by m* then singletons), then the rest; one row per candidate, at most SHOWN."""
-    order = table.sort_values(["on_relative_frontier", "m_star", "singletons", "relative_cost"],
-                              ascending=[False, False, True, True])
+    """Frontier first (by singletons, then instance-level m*), then the rest; one row per
+    candidate, at most SHOWN; the global m* in the first column of numbers."""
+    order = table.sort_values(["on_relative_frontier", "singletons", "m_star", "relative_cost"],
+                              ascending=[False, True, False, True])
     shown = order.head(SHOWN).copy()
     shown.insert(1, "data-dependent", np.where(shown["data_dependent"], "⚠ data-dependent", ""))
     shown["frontier"] = np.where(shown["on_relative_frontier"], "✔", "")
-    return shown.drop(columns=["data_dependent", "on_frontier", "on_relative_frontier"])
+    shown = shown.drop(columns=["data_dependent", "on_frontier", "on_relative_frontier"])
+    shown = shown.rename(columns={"global_m_star": GLOBAL_M, "m_star": INSTANCE_M})
+    lead = [c for c in ("candidate", GLOBAL_M, "data-dependent", "singletons", "k", INSTANCE_M) if c in shown]
+    return shown[lead + [c for c in shown.columns if c not in lead]]
 
 
 def render_advisor() -> None:
@@ -185,21 +212,27 @@ def render_advisor() -> None:
         return
     counts = sel.release_counts()
     columns = [str(c) for c in frame.columns]
-    with st.expander("Coarsening advisor (singleton-aware)", expanded=bool(st.session_state.get(_ON_KEY))):
-        st.caption("With several columns a record is one value, so most records are singletons and the instance-"
-                   "level release size m* collapses. Coarsening merges records. Each candidate takes one "
-                   "transform per column; the advisor reports distinct rows k, singletons k₁, m* at the current "
-                   f"(ε = {st.session_state.eps:g}, δ = {st.session_state.delta:g}, θ = {st.session_state.theta:g}; "
-                   "σ = 0) and what the coarsening alone costs per column (W1 in the column's units; total "
-                   "variation for categories). Numbers are for the columns as read, before the rounding and "
-                   "bounds set above. Curator-only: they describe the confidential data.")
+    with st.expander("Coarsening advisor (singleton-aware)", expanded=_switched_on()):
+        st.caption("**What limits a public release is the global m\\*** (Theorem 2): it depends on n, θ, ε and δ "
+                   "only, so it is the same for one column or several, coarsened or not. With several columns "
+                   "a record is one value (a whole row), so most records are singletons; each singleton puts the "
+                   "plateau m/(m + θ + n − 1) into the instance-level δ, so while one is left the instance-level "
+                   "m\\*ₓ of this data stays at or below the singleton limit m_sing, which caps the global m\\* "
+                   "too. Coarsening merges records: it lowers the singletons and, once none is left, lifts m\\*ₓ "
+                   "above m_sing — a fact about this data, not a larger public release. Each candidate takes "
+                   "one transform per column; the advisor reports distinct rows k, singletons k₁, m\\*ₓ at the "
+                   f"current (ε = {st.session_state.eps:g}, δ = {st.session_state.delta:g}, "
+                   f"θ = {widgets.parameter_text(st.session_state.theta)}; σ = 0) and what the coarsening alone "
+                   "costs per column (W1 in the column's units; total variation for categories). Numbers are "
+                   "for the columns as read, before the rounding and bounds set above. Curator-only: they "
+                   "describe the confidential data.")
         with widgets.show_errors("The advisor cannot run: ", stop=False):
             menus = _menus(columns, frame)
             grid = core_planning.candidate_grid(menus)
             st.caption(f"{len(grid)} candidate(s).")
             if st.button("Evaluate candidates", key="_adv_run", type="primary"):
-                st.session_state[_ON_KEY] = True
-            if not st.session_state.get(_ON_KEY):
+                st.session_state[_ON_KEY] = sel.current_source().key
+            if not _switched_on():
                 return
             result = evaluate(data_key(), frame, counts, tuple(grid), float(st.session_state.eps),
                               float(st.session_state.delta), float(st.session_state.theta))
@@ -209,17 +242,26 @@ def render_advisor() -> None:
 def _show_result(result: core_planning.AdvisorResult) -> None:
     table = result.table()
     st.session_state[FRONTIER_KEY] = tuple(c.transforms for c in result.frontier(by="relative"))
+    st.session_state[_FRONTIER_FOR] = data_key()
     st.warning(literal(result.caveat), icon="⚠️")
     st.caption(f"Scope: {literal(result.scope)}.")
     applied = applied_coarsening()
     applied_label = next((c.label for c in result.candidates
                           if tuple(t for t in c.transforms if t.kind != "identity") == applied), None)
-    y = st.radio("Plot", ["m_star", "singletons"], horizontal=True, key="_adv_y",
-                 format_func={"m_star": "m* against cost", "singletons": "singletons against cost"}.get)
-    st.plotly_chart(coarsening_frontier_figure(table, y=y, applied=applied_label), key="advisor_frontier_plot")
+    st.markdown(f"**Global m\\* = {result.global_m_star:,}** at ε = {st.session_state.eps:g}, "
+                f"δ = {st.session_state.delta:g}, θ = {widgets.parameter_text(st.session_state.theta)} for "
+                f"n = {result.candidates[0].n:,} records: the largest public release, the same for every candidate "
+                "below. The instance-level m\\*ₓ describes this data only (not private).")
+    flat = table["m_star"].nunique() == 1   # every candidate at one m*ₓ (e.g. each keeps a singleton)
+    y = st.radio("Plot", ["m_star", "singletons"], horizontal=True, key="_adv_y", index=1 if flat else 0,
+                 # radio options are Markdown: the asterisks are escaped
+                 format_func={"m_star": "m\\*ₓ against cost (global m\\* as a line)",
+                              "singletons": "singletons against cost"}.get)
+    st.plotly_chart(coarsening_frontier_figure(table, y=y, applied=applied_label,
+                                               global_m_star=result.global_m_star), key="advisor_frontier_plot")
     shown = _shown_table(result, table)
-    st.markdown("**Best candidates** (frontier ✔ first: no other candidate has a larger m*, fewer singletons "
-                "and a smaller cost)")
+    st.markdown("**Best candidates** (frontier ✔ first: no other candidate has fewer singletons, a larger "
+                "instance-level m\\*ₓ and a smaller cost)")
     st.dataframe(shown, hide_index=True)
     labels = list(shown["candidate"])
     by_label = {c.label: c for c in result.candidates}

@@ -27,6 +27,7 @@ from core.privacy import pld as core_pld
 from core.release import report as core_report
 from core.validation import PrivacyLeakWarning
 
+from . import state
 from .selection import session_cache
 from .widgets import progress_bar
 
@@ -168,9 +169,10 @@ def feasible_theta_m(n: int, eps: float, delta: float, theta_grid: tuple[float, 
 
 
 def theta_grid(n: int, size: int = 30) -> tuple[float, ...]:
-    """θ from 0.1 to 2n on a log grid: m_sing grows with θ + n − 1, so θ matters once it
-    is comparable with n."""
-    return tuple(float(t) for t in np.geomspace(0.1, max(2.0 * n, 10.0), size))
+    """θ on a log grid over the range of the Privacy page's θ slider and of the Release
+    planner (:data:`ui.state.THETA_RANGE`): m_sing grows with θ + n − 1, so θ matters once
+    it is comparable with n, and any θ recommended here can be chosen there."""
+    return tuple(float(t) for t in np.geomspace(*state.THETA_RANGE, size))
 
 
 @session_cache(max_entries=64)

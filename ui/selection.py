@@ -312,6 +312,24 @@ def grid_setter(column: str):
     return store
 
 
+def typed_bounds(transform: dict) -> tuple[float, float] | None:
+    """The public bounds of a numeric column's transform settings: ``(lo, hi)`` as typed when
+    "I know public bounds" is ticked and both are typed, else ``None`` (the bounds are then read
+    off the data, with the warning that they are not private). No default ever stands in for
+    a bound not typed: [0, 1] would clip every value outside it. Typed bounds are checked by
+    ``core`` (lo < hi; lo > 0 with log), whose message names the column."""
+    if not transform.get("bounds_public"):
+        return None
+    lo, hi = transform.get("lo"), transform.get("hi")
+    return None if lo is None or hi is None else (float(lo), float(hi))
+
+
+def bounds_pending(transform: dict) -> bool:
+    """Whether "I know public bounds" is ticked while a bound is not typed yet (the bounds are
+    then still read off the data: nothing is clipped before both are typed)."""
+    return bool(transform.get("bounds_public")) and typed_bounds(transform) is None
+
+
 @dataclass(frozen=True)
 class PublicDomains:
     """What the Data page says publicly about the released columns: each column's kind, the
@@ -337,8 +355,8 @@ def public_domains(columns) -> PublicDomains:
                 categories[c] = tuple(t["categories"])
             continue
         log[c] = bool(t.get("log"))
-        if t.get("bounds_public"):
-            bounds[c] = (float(t["lo"]), float(t["hi"]))
+        if typed_bounds(t) is not None:
+            bounds[c] = typed_bounds(t)
             if t.get("grid"):
                 grids[c] = float(t["grid"])
     return PublicDomains(kinds, bounds, log, categories, grids)
@@ -353,7 +371,7 @@ def column_specs(columns: list[str], transforms: dict) -> tuple[core_data.Column
             specs.append(core_data.ColumnSpec(c, kind="categorical", categories=t.get("categories"),
                                               missing=t.get("missing")))
         else:
-            bounds = (float(t["lo"]), float(t["hi"])) if t["bounds_public"] else None
+            bounds = typed_bounds(t)
             grid = t.get("grid") if bounds is not None else None
             specs.append(core_data.ColumnSpec(c, log=bool(t["log"]), bounds=bounds, decimals=t["decimals"],
                                               grid=grid or None, missing=t.get("missing")))
@@ -572,7 +590,9 @@ def load_selection() -> tuple[Selection | None, str | None]:
 
 def release_frame() -> pd.DataFrame | None:
     """The released columns of the confidential data in ORIGINAL units, BEFORE the
-    coarsening and the Data page's transforms (for the coarsening advisor).
+    coarsening and the Data page's transforms (for the coarsening advisor), without the
+    records a column set to drop them has a missing value in (a missing cell of a column
+    where missing is a value stays).
 
     Exact path: one row per record (``release_counts()`` is ``None``). Lean path
     (large CSV, Parquet, frequency table): the *distinct* rows, with the records each
@@ -600,11 +620,20 @@ def _release_rows() -> tuple[pd.DataFrame, np.ndarray | None] | None:
         head = head_of(source.key, source.content, options, source.name, not lean)
         columns = ensure_columns(head.frame)
         if lean:
-            return distinct_rows(source.key, source.content, options, tuple(columns),
-                                 st.session_state.counts_column, source.name)
-        return read_result(source.key, source.content, options).frame[columns], None
+            frame, counts = distinct_rows(source.key, source.content, options, tuple(columns),
+                                          st.session_state.counts_column, source.name)
+        else:
+            frame, counts = read_result(source.key, source.content, options).frame[columns], None
     except ValueError:
         return None
+    # The records a column drops for a missing value leave before the mechanism (Data page):
+    # the rows handed on are those released from. A missing cell of another column stays.
+    dropping = [c for c in columns if st.session_state.transforms.get(c, {}).get("missing") == "drop"]
+    if dropping:
+        keep = frame[dropping].notna().all(axis=1).to_numpy()
+        frame = frame[keep].reset_index(drop=True)
+        counts = None if counts is None else counts[keep]
+    return frame, counts
 
 
 def waiting_for_upload() -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 import streamlit as st
 
 from core import privacy
+from core.validation import MAX_RELEASE_SIZE
 
 #: Upload limit in megabytes (10**6 bytes). Streamlit's uploader counts a megabyte as
 #: 10**6 bytes in the browser (2**20 on Windows) and its server accepts up to
@@ -55,6 +56,14 @@ MAX_DECOMPRESSED_BYTES = 2**27
 REGIMES = {key: regime.label for key, regime in privacy.REGIMES.items()}
 DELTA_OPTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1)
 SEED_MAX = 2**32 - 1
+#: θ (the strength of the Dirichlet process and Pitman–Yor predictive): the one range of the
+#: Privacy page's θ slider, its inverse calibration's θ grid and the Release planner's θ grid.
+#: θ matters once it is comparable with n (m_sing grows with θ + n − 1, docs/mathematics.md
+#: §3.1), so it reaches 10^6; the widgets move on a log scale (:func:`log_grid`).
+THETA_RANGE = (0.1, 1e6)
+#: Mantissas of the log grids the sliders of θ and m move on: ten steps per decade, about
+#: 25 % apart (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten).
+LOG_STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 
 DEFAULTS: dict[str, Any] = {
     "source_kind": "sample",       # "sample" | "upload"
@@ -86,8 +95,9 @@ DEFAULTS: dict[str, Any] = {
 RANGES: dict[str, tuple[float, float]] = {
     "sigma_py": (0.01, 0.95),
     "alpha_dm": (0.05, 50.0),
-    "theta": (0.1, 100.0),
-    "m": (1, 5000),
+    "theta": THETA_RANGE,
+    # the hard limit of one release (core.validation); the Privacy page offers m_range(n)
+    "m": (1, MAX_RELEASE_SIZE),
     "releases_planned": (1, 1000),
     "eps": (0.05, 12.0),
     "n_mc": (500, 200_000),
@@ -123,6 +133,39 @@ OPTIONS: dict[str, tuple] = {
     "inf_source": ("dyadic", "data"),
     "inf_rule": ("privacy", "power"),
 }
+
+
+def log_grid(lo, hi, *, integer: bool = False, keep=None) -> list:
+    """The values a log-scale slider offers between ``lo`` and ``hi`` (both included):
+    :data:`LOG_STEPS` times each power of ten, every whole number up to 10 when ``integer``,
+    and ``keep`` (the setting's own value, so that a value set elsewhere, e.g. loaded by the
+    Release planner, is shown as it is), sorted."""
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    values = {float(f"{step * 10.0 ** d:.6g}") for d in decades for step in LOG_STEPS}
+    if integer:
+        values = {int(round(v)) for v in values} | set(range(int(lo), min(int(hi), 10) + 1))
+    values = {v for v in values if lo <= v <= hi} | {lo, hi}
+    if keep is not None:
+        values.add(int(keep) if integer else float(keep))
+    return sorted(values)
+
+
+def m_range(n: int) -> tuple[int, int]:
+    """The release sizes the Privacy page offers for data of ``n`` records under the chosen
+    regime: from 1 to the largest m that some setting the pages offer gives a global
+    guarantee for, at most :data:`core.validation.MAX_RELEASE_SIZE`.
+
+    σ = 0 (and σ > 0, which has no global guarantee, on the same scale): the singleton limit
+    m_sing = ⌊δ(θ + n − 1)/(1 − δ)⌋ at the largest θ and δ offered, beyond which no ε gives
+    a guarantee (docs/mathematics.md §3.1): about n/9 + 10^5. σ < 0: the largest pure m,
+    ⌊(e^ε − 1)·α⌋ at the largest ε and α offered (§3.3.1), whatever n."""
+    cap = RANGES["m"][1]
+    if regime() is privacy.DIRICHLET_MULTINOMIAL:
+        alpha = RANGES["alpha_dm"][1]
+        hi = privacy.DIRICHLET_MULTINOMIAL.largest_m(n, -alpha, alpha, RANGES["eps"][1], None, m_cap=cap)
+    else:
+        hi = privacy.DIRICHLET_PROCESS.singleton_limit(n, THETA_RANGE[1], max(DELTA_OPTIONS))
+    return RANGES["m"][0], int(min(max(hi, 1), cap))
 
 
 def clamp(value, lo, hi):

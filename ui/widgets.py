@@ -1,7 +1,7 @@
 """Widgets and notes shared by the pages.
 
-* :func:`slider`, :func:`number` and :func:`select_slider` draw a widget bound to a
-  setting of :mod:`ui.state`, with that setting's one admissible range;
+* :func:`slider`, :func:`log_slider`, :func:`number` and :func:`select_slider` draw a
+  widget bound to a setting of :mod:`ui.state`, with that setting's one admissible range;
 * :func:`show_errors` is the one place where a ``ValueError`` from ``core`` becomes a
   message (``st.error``) instead of a traceback; ``app.py`` wraps every page in it, and a
   page uses it around a step whose failure needs its own words;
@@ -65,6 +65,25 @@ def form_number(label: str, name: str, *, where=st, **kwargs):
     return where.number_input(label, min_value=lo, max_value=hi, **state.form_field(name), **kwargs)
 
 
+def log_slider(label: str, name: str, *, hi=None, where=st, **kwargs):
+    """``st.select_slider`` on a log scale (:func:`ui.state.log_grid`) over the range of
+    setting ``name``, up to ``hi`` when given (e.g. :func:`ui.state.m_range` of the data).
+    The setting's own value is always an option: a value set elsewhere is shown, never moved."""
+    lo, top = state.RANGES[name]
+    integer = isinstance(lo, int)
+    binding = state.bind(name)   # clamps the setting into its range first
+    options = state.log_grid(lo, top if hi is None else hi, integer=integer, keep=st.session_state[name])
+    return where.select_slider(label, options=options, format_func="{:,}".format if integer else parameter_text,
+                               **binding, **kwargs)
+
+
+def parameter_text(value) -> str:
+    """A mechanism parameter (θ, α, ...) for people: up to 10 significant digits with thousands
+    separated, so that θ = 10^6 reads '1,000,000', not '1e+06' (not a privacy number: those
+    are rounded up by :func:`core.formatting.format_upper`)."""
+    return f"{float(value):,.10g}"
+
+
 def select_slider(label: str, name: str, *, where=st, **kwargs):
     """``st.select_slider`` over the options of setting ``name`` (:data:`ui.state.OPTIONS`)."""
     return where.select_slider(label, options=list(state.OPTIONS[name]), **state.bind(name), **kwargs)
@@ -99,7 +118,7 @@ def sidebar_summary(profile: dict | None) -> None:
                     f"n = {profile['n']:,}, k = {profile['k']:,}, singletons = {profile['singletons']:,}")
         sigma, theta = state.mechanism_parameters(profile["k"], profile.get("public_domain"))
         st.markdown(f"**Mechanism:** {state.regime().label}  \n"
-                    f"σ = {sigma:g}, θ = {theta:g}, m = {st.session_state.m:,}  \n"
+                    f"σ = {sigma:g}, θ = {parameter_text(theta)}, m = {st.session_state.m:,}  \n"
                     f"ε = {st.session_state.eps:g}, δ target = {plots.format_upper(st.session_state.delta)}")
 
 

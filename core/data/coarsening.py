@@ -214,8 +214,10 @@ def numeric_values(values, column: str) -> np.ndarray:
 
 
 def factor_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """(int64 code of each value, number of distinct values), in order of first appearance."""
-    codes, uniques = pd.factorize(values, sort=False)
+    """(int64 code of each value, number of distinct values), in order of first appearance.
+    A missing cell (None, NaN) is one more value, with a code of its own (docs/mathematics.md
+    §2.5, "missing is a value"), never a sentinel that could collide in a combined key."""
+    codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
     return codes.astype(np.int64), len(uniques)
 
 

@@ -372,9 +372,10 @@ def mostly_numeric(series) -> bool:
 def default_transform(series, bounds=None) -> dict:
     """The transform first offered for a column: its kind, and public bounds only if known.
 
-    Nothing is read off the data but the kind: without known public bounds the fields
-    start at [0, 1], and :func:`prepare` takes the bounds from the data (with a
-    :class:`~core.validation.PrivacyLeakWarning`) until the user gives them
+    Nothing is read off the data but the kind: without known public bounds the bound
+    fields start empty (``None``: no default such as [0, 1] is ever applied, which would
+    clip the values), and :func:`prepare` takes the bounds from the data (with a
+    :class:`~core.validation.PrivacyLeakWarning`) until the user types both
     (docs/mathematics.md §2.4).
 
     Parameters
@@ -389,8 +390,9 @@ def default_transform(series, bounds=None) -> dict:
     -------
     dict
         ``{"kind": 'numeric' or 'categorical' (:func:`mostly_numeric`), "log": False,
-        "bounds_public": bounds given, "lo": float, "hi": float, "decimals": None, "grid": None,
-        "categories": None}`` (no public grid step, no public category list: both are typed).
+        "bounds_public": bounds given, "lo": float or None, "hi": float or None, "decimals": None,
+        "grid": None, "categories": None}`` (no public bounds, grid step or category list unless
+        given: all are typed).
 
     Raises
     ------
@@ -398,7 +400,7 @@ def default_transform(series, bounds=None) -> dict:
         ``series`` is not a ``pandas.Series``; ``bounds`` is not a pair of finite numbers
         with lo < hi.
     """
-    lo, hi = (0.0, 1.0) if bounds is None else check_bounds(bounds)
+    lo, hi = (None, None) if bounds is None else check_bounds(bounds)
     return {"kind": "numeric" if mostly_numeric(series) else "categorical", "log": False,
             "bounds_public": bounds is not None, "lo": lo, "hi": hi, "decimals": None, "grid": None,
             "categories": None}

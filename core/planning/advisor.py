@@ -1,5 +1,6 @@
 """The singleton-aware coarsening advisor: candidate transforms, their singletons, their
-instance-level largest m and their cost in W1 (docs/mathematics.md §3.5).
+instance-level largest m and their cost in W1, next to the global largest m that limits a
+public release whatever the coarsening (docs/mathematics.md §3.5).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..privacy import max_instance_synthetic_size
+from ..privacy import max_instance_synthetic_size, max_synthetic_size
 from ..validation import check_bounds, check_choice, check_integer, check_real, check_row_counts
 from ..data import (
     ColumnTransform,
@@ -80,15 +81,26 @@ class CoarseningCandidate:
 
 @dataclass(frozen=True)
 class AdvisorResult:
-    """All evaluated candidates and the scope of their numbers."""
+    """All evaluated candidates and the scope of their numbers.
+
+    ``global_m_star``: the largest release size whose global (ε, δ)-DP guarantee holds for
+    every dataset of n records (Theorem 2, :func:`core.privacy.max_synthetic_size` at the
+    candidates' (ε, δ, θ)), what limits a public release. It depends on n, θ, ε and δ only,
+    so it is the same for every candidate: a coarsening changes the singletons and the
+    instance-level m*, never the global m* (``None`` when not computed).
+    """
 
     candidates: tuple
     scope: str = "instance-level (computed from the confidential data; for the curator)"
     caveat: str = SELECTION_CAVEAT
+    global_m_star: int | None = None
 
     def table(self) -> pd.DataFrame:
-        """One row per candidate, with ``on_frontier`` (per-column costs) and ``on_relative_frontier``."""
+        """One row per candidate, with ``on_frontier`` (per-column costs) and ``on_relative_frontier``,
+        led by ``global_m_star`` (the same in every row) when it is known."""
         frame = pd.DataFrame([c.to_dict() for c in self.candidates])
+        if self.global_m_star is not None:
+            frame.insert(1, "global_m_star", int(self.global_m_star))
         for name, by in (("on_frontier", "columns"), ("on_relative_frontier", "relative")):
             front = {id(c) for c in frontier(self.candidates, by=by)}
             frame[name] = [id(c) in front for c in self.candidates]
@@ -188,13 +200,16 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
     ----------
     frame : pandas.DataFrame, shape (n, d)
         The release columns (every column of ``frame`` is part of a record). Columns
-        without a transform in a candidate are kept as recorded.
+        without a transform in a candidate are kept as recorded. A missing cell (None,
+        NaN) is one more value of its column (docs/mathematics.md §2.5, "missing is a
+        value"): the transforms leave it missing and the costs are over the records with a
+        value. Records a column drops for a missing value must be removed by the caller.
     candidates : sequence of sequences of ColumnTransform
         E.g. from :func:`candidate_grid`. At most ``MAX_CANDIDATES``.
     eps : float > 0, delta : float in (0, 1), theta : float > 0
-        Target of the instance-level m* (σ = 0).
+        Target of the instance-level m* of each candidate and of the global m* (σ = 0).
     m_cap : int
-        Largest m* searched.
+        Largest m* searched (instance-level and global).
     cost_scales : mapping column -> float > 0, optional
         Divisors of the per-column costs in ``relative_cost``. Default: the standard
         deviation of a numeric column (1 if it is constant) — read from the data, which
@@ -207,6 +222,7 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
     Returns
     -------
     AdvisorResult
+        With ``global_m_star``, the global m* (Theorem 2) at n = the records of ``frame``.
     """
     if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0 or frame.shape[1] == 0:
         raise ValueError("frame must be a non-empty pandas DataFrame of the release columns")
@@ -224,28 +240,35 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
             if t.column not in frame.columns:
                 raise ValueError(f"transform for column {t.column!r}, which is not among {columns}")
             applied[t] = None
-    originals = {}
-    for col in columns:
-        originals[col] = frame[col].to_numpy()
-        if pd.isna(frame[col]).any():
-            raise ValueError(f"column {col!r} has missing values: remove or impute them first")
+    originals = {col: frame[col].to_numpy() for col in columns}
+    present = {col: ~pd.isna(frame[col]).to_numpy() for col in columns}   # the records with a value
+
+    def with_value(col, values):
+        """``values`` and the records' weights restricted to the records with a value in ``col``."""
+        keep = present[col]
+        return values[keep], None if counts is None else counts[keep]
+
     scales = {}
     for col in columns:
         given = None if cost_scales is None else cost_scales.get(col)
         if given is not None:
             scales[col] = check_real(f"cost_scales[{col!r}]", given, low=0.0, low_open=True)
-        elif frame[col].dtype.kind in "biuf":
-            x = numeric_values(originals[col], col)
-            mean = np.average(x, weights=counts)
-            sd = float(np.sqrt(np.average((x - mean) ** 2, weights=counts)))
+        elif frame[col].dtype.kind in "biuf" and present[col].any():
+            values, weights = with_value(col, originals[col])
+            x = numeric_values(values, col)
+            mean = np.average(x, weights=weights)
+            sd = float(np.sqrt(np.average((x - mean) ** 2, weights=weights)))
             scales[col] = sd if sd > 0 else 1.0
         else:
             scales[col] = 1.0
     cache = {}
     for t in applied:
         values = t.apply(originals[t.column], weights=counts)
-        original = numeric_values(originals[t.column], t.column) if t.numeric else originals[t.column]
-        cost = 0.0 if t.kind == "identity" else transform_cost(original, values, t.numeric, counts)
+        cost = 0.0
+        if t.kind != "identity" and present[t.column].any():
+            original, weights = with_value(t.column, originals[t.column])
+            original = numeric_values(original, t.column) if t.numeric else original
+            cost = transform_cost(original, values[present[t.column]], t.numeric, weights)
         cache[t] = (factor_codes(values), cost)
     out = []
     for i, cand in enumerate(candidates):
@@ -263,7 +286,9 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
             theta=float(theta)))
         if progress is not None:
             progress((i + 1) / len(candidates), f"candidate {i + 1} of {len(candidates)}")
-    return AdvisorResult(tuple(out))
+    # Every candidate keeps the n records, so one global m* serves them all.
+    n = int(len(frame) if counts is None else np.sum(counts))
+    return AdvisorResult(tuple(out), global_m_star=int(max_synthetic_size(n, theta, eps, delta, m_cap=m_cap)))
 
 
 def frontier(candidates: Sequence[CoarseningCandidate], *, by: str = "columns") -> list[CoarseningCandidate]:

@@ -4,7 +4,8 @@
 (one row per candidate) and returns a :class:`plotly.graph_objects.Figure`: each candidate
 at (relative coarsening cost, m* or singletons), the non-dominated candidates joined in
 cost order, data-dependent candidates drawn with another symbol. No arithmetic beyond
-sorting. Trace names are stable so that tests can find a series: ``"candidates"``,
+sorting. Trace names are stable so that tests can find a series: ``"global m*"`` (the
+line of the global m* that limits a public release, first when given), ``"candidates"``,
 ``"data-dependent candidates"``, ``"frontier"``, ``"applied"``.
 """
 
@@ -15,16 +16,25 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .style import CURATOR_ONLY, LAYOUT, plot_text, series_colour
-from ..validation import check_choice
+from ..validation import check_choice, check_integer
 
 __all__ = ["coarsening_frontier_figure"]
 
-_Y = {"m_star": "largest instance-level release size m*", "singletons": "singletons k₁"}
+_Y = {"m_star": "instance-level m*ₓ (this data)", "singletons": "singletons k₁"}
 _NEEDED = ("candidate", "relative_cost", "m_star", "singletons", "data_dependent", "on_relative_frontier")
 
 
-def coarsening_frontier_figure(table: pd.DataFrame, *, y: str = "m_star", applied: str | None = None) -> go.Figure:
-    """m* (or singletons) of each coarsening candidate against its relative cost.
+def coarsening_frontier_figure(table: pd.DataFrame, *, y: str = "m_star", applied: str | None = None,
+                               global_m_star: int | None = None) -> go.Figure:
+    """Instance-level m* (or singletons) of each coarsening candidate against its relative
+    cost, led by the global m* that limits a public release.
+
+    The global m* (Theorem 2) depends on n, θ, ε and δ only, so it is one number for every
+    candidate: the title states it and, with ``y='m_star'``, a line draws it under the
+    instance-level m*ₓ of the candidates (log axis). A candidate that keeps a singleton has
+    m*ₓ at most the singleton limit, so with singletons everywhere the m*ₓ are all equal:
+    the figure then says so (the singletons are the axis that moves). The singletons are
+    drawn on a log axis when every candidate keeps one.
 
     Parameters
     ----------
@@ -36,6 +46,8 @@ def coarsening_frontier_figure(table: pd.DataFrame, *, y: str = "m_star", applie
         The vertical axis (m* is better high, singletons better low).
     applied : str, optional
         Label of the candidate currently applied, marked with a ring.
+    global_m_star : int ≥ 0, optional
+        :attr:`core.planning.AdvisorResult.global_m_star` (docs/mathematics.md §3.5).
 
     Returns
     -------
@@ -48,7 +60,17 @@ def coarsening_frontier_figure(table: pd.DataFrame, *, y: str = "m_star", applie
     missing = [c for c in _NEEDED if c not in table.columns]
     if missing:
         raise ValueError(f"table lacks the column(s) {missing} of AdvisorResult.table()")
+    if global_m_star is not None:
+        global_m_star = check_integer("global_m_star", global_m_star, minimum=0)
     fig = go.Figure()
+    costs = table["relative_cost"].to_numpy(float)
+    values = table[y].to_numpy(float)
+    if global_m_star is not None and y == "m_star":
+        span = [float(costs.min()), float(costs.max())] if costs.max() > costs.min() else [-0.5, 0.5]
+        fig.add_trace(go.Scatter(x=span, y=[global_m_star] * 2, mode="lines", name="global m*",
+                                 line=dict(color="black", dash="dash", width=3),
+                                 hovertemplate=f"global m* = {global_m_star:,}: limits a public release "
+                                               "(every candidate)<extra></extra>"))
     dependent = table["data_dependent"].to_numpy(bool)
     for name, rows, symbol, colour in (("candidates", ~dependent, "circle", series_colour(0)),
                                        ("data-dependent candidates", dependent, "x", series_colour(1))):
@@ -71,11 +93,23 @@ def coarsening_frontier_figure(table: pd.DataFrame, *, y: str = "m_star", applie
                                      text=[plot_text(c) for c in hit["candidate"]], hoverinfo="text",
                                      marker=dict(symbol="circle-open", size=20, line=dict(width=3),
                                                  color="black")))
-    costs = table["relative_cost"].to_numpy(float)
+    lead = ("" if global_m_star is None else
+            f"Global m* = {global_m_star:,} limits a public release (every candidate)<br>")
     fig.update_layout(
-        title=f"Coarsening candidates: {_Y[y]} against cost — {CURATOR_ONLY}",
+        title=f"{lead}Coarsening candidates: {_Y[y]} against cost — {CURATOR_ONLY}",
         xaxis_title="relative coarsening cost (max over columns of W1 / SD; TV for categories)",
         yaxis_title=_Y[y], **LAYOUT)
+    fig.update_layout(margin=dict(t=90 if lead else 60))
     if np.all(costs == 0):
         fig.update_xaxes(range=[-0.5, 0.5])
+    singletons = table["singletons"].to_numpy(float)
+    if y == "singletons" and np.all(singletons > 0):
+        fig.update_yaxes(type="log")
+    if y == "m_star" and np.all(values > 0):
+        fig.update_yaxes(type="log")
+    if y == "m_star" and np.unique(values).size == 1:
+        why = (" (every candidate keeps a singleton: m*ₓ is at most the singleton limit; coarser transforms "
+               "lower the singletons, plot them)") if np.all(singletons > 0) else ""
+        fig.add_annotation(text=plot_text(f"m*ₓ = {int(values[0]):,} for every candidate{why}"),
+                           xref="paper", yref="paper", x=0.5, y=1.0, yanchor="bottom", showarrow=False)
     return fig

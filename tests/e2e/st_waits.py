@@ -182,6 +182,12 @@ def slider_value(page, key: str) -> float:
     return float(slider(page, key).input_value())
 
 
+def select_slider_value(page, key: str) -> float:
+    """The number a select slider (e.g. the log-scale θ and m of the Privacy page) shows: its
+    range input holds the option's index, its ``aria-valuetext`` the option as formatted."""
+    return float(slider(page, key).get_attribute("aria-valuetext").replace(",", ""))
+
+
 def press_slider(page, key: str, press: str = "ArrowRight", times: int = 1) -> None:
     """Move a slider with the keyboard (each press is one committed change)."""
     thumb = slider(page, key)

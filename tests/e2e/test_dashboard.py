@@ -71,27 +71,30 @@ def _measure_slider_latency(page, n: int, presses: int, *, singletons: bool = Tr
     charts show the new numbers: the "selected (ε, m)" marker of the ε-vs-m chart, drawn
     after the δ(ε) chart in the same run. Also checks the numbers: with singletons, the
     plateau is the singleton term of the new m; without, there is no plateau."""
-    theta = w.slider_value(page, "_w_theta")
-    m = int(w.slider_value(page, "_w_m"))
+    theta = w.select_slider_value(page, "_w_theta")    # θ and m move on log scales
+    m = int(w.select_slider_value(page, "_w_m"))
     if singletons:
         assert w.first_value(page, PLATEAU) == pytest.approx(m / (m + theta + n - 1), rel=1e-9)
     else:
         assert not w.has_trace(page, PLATEAU)
     latencies = {"m": [], "eps": []}
-    for _ in range(presses):
+    for i in range(presses):
+        # up and down the log scale in turn: m stays near where it was (the later δ check needs it small)
+        up = i % 2 == 0
         old_m, old_instance = w.first_value(page, SELECTED), w.first_value(page, INSTANCE)
         start = time.perf_counter()
-        w.press_slider(page, "_w_m")
+        w.press_slider(page, "_w_m", "ArrowRight" if up else "ArrowLeft")
         w.wait_for_trace_change(page, SELECTED, old_m)
         latencies["m"].append(time.perf_counter() - start)
         w.wait_for_idle(page)
-        m += 1
-        assert int(w.slider_value(page, "_w_m")) == m and w.first_value(page, SELECTED) == m
+        old_value, m = m, int(w.select_slider_value(page, "_w_m"))    # the next point of the log scale
+        assert (m > old_value if up else m < old_value) and w.first_value(page, SELECTED) == m
         if singletons:
-            # the plateau moved to the singleton term of the new m, and δ grew with m
+            # the plateau moved to the singleton term of the new m, and δ moved with m
             assert w.first_value(page, PLATEAU) == pytest.approx(m / (m + theta + n - 1), rel=1e-9)
         new_instance = w.first_value(page, INSTANCE)
-        assert not new_instance < old_instance     # δ_x(ε) grows with m (NaN: 0, not drawable)
+        # δ_x(ε) grows with m (NaN: 0, not drawable)
+        assert not (new_instance < old_instance if up else new_instance > old_instance)
     eps = w.slider_value(page, "_w_eps")
     for _ in range(presses):
         old_eps = w.first_value(page, SELECTED, axis="x")
@@ -182,7 +185,7 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path)
 
     # ---------------------------------------------------------------- bad uploads
     w.go_to_page(page, "Data")
-    w.choose_radio(page, "Upload a CSV")
+    w.choose_radio(page, "Upload a CSV or Parquet file")
     _upload(page, csv_files["dir"] / "empty.csv", "is empty")
     alerts = " ".join(w.alert_texts(page))
     assert "empty" in alerts, alerts
@@ -283,7 +286,7 @@ def test_million_row_upload_is_profiled_quickly(page, app_url, artifacts_dir, tm
     path.write_text("amount\n" + "\n".join(map(str, values.tolist())) + "\n")
     counts = pd.Series(values).value_counts()
     w.open_app(page, app_url)
-    w.choose_radio(page, "Upload a CSV")
+    w.choose_radio(page, "Upload a CSV or Parquet file")
     uploader = page.locator(w.UPLOADER)
     uploader.wait_for(state="attached", timeout=90_000)
     w.wait_for_idle(page)

@@ -50,7 +50,7 @@ def test_hostile_names_and_cells_are_shown_as_text(page, app_url, tmp_path, arti
     page.on("request", lambda request: requests.append(request.url))
     path = _hostile_file(tmp_path)
     w.open_app(page, app_url)
-    w.choose_radio(page, "Upload a CSV", timeout=120_000)
+    w.choose_radio(page, "Upload a CSV or Parquet file", timeout=120_000)
     w.upload(page, path)
     # the default column, wage, has a bad cell: the error quotes it, as text (the invisible word
     # joiner inside "://" keeps Markdown from making it a link)

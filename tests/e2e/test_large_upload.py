@@ -82,7 +82,7 @@ def test_large_uploads_csv_parquet_and_frequency_table(page, app_url, large_file
     frame: pd.DataFrame = large_files["frame"]
     record: dict = {}
     w.open_app(page, app_url)
-    w.choose_radio(page, "Upload a CSV")
+    w.choose_radio(page, "Upload a CSV or Parquet file")
 
     # ------------------------------------------------------------ 10^6-row CSV: time to profile
     path = large_files["dir"] / "million.csv"

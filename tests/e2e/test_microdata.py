@@ -72,7 +72,7 @@ def _click(page, name: str, timeout: float = 120_000) -> None:
 
 def test_upload_advisor_planner_and_quality_report(page, app_url, wage_csv, tmp_path):
     w.open_app(page, app_url)
-    w.choose_radio(page, "Upload a CSV", timeout=120_000)
+    w.choose_radio(page, "Upload a CSV or Parquet file", timeout=120_000)
     w.upload(page, wage_csv)
     page.get_by_text("Profile of the confidential data").first.wait_for()
     w.wait_for_idle(page)

@@ -60,7 +60,7 @@ def _shot(page, name: str, artifacts_dir) -> None:
 
 def test_compare_inference_and_audit_on_mixed_columns(page, app_url, mixed_csv, artifacts_dir):
     w.open_app(page, app_url)
-    w.choose_radio(page, "Upload a CSV", timeout=120_000)
+    w.choose_radio(page, "Upload a CSV or Parquet file", timeout=120_000)
     w.upload(page, mixed_csv)
     page.get_by_text("Profile of the confidential data").first.wait_for()
     w.wait_for_idle(page)

@@ -70,7 +70,7 @@ def _public_grid(page, column: str, lo, hi, step) -> None:
 
 def test_pure_release_from_the_app(page, app_url, survey_csv, tmp_path, artifacts_dir):
     w.open_app(page, app_url)
-    w.choose_radio(page, "Upload a CSV", timeout=120_000)
+    w.choose_radio(page, "Upload a CSV or Parquet file", timeout=120_000)
     w.upload(page, survey_csv)
     page.get_by_text("Profile of the confidential data").first.wait_for()
     w.wait_for_idle(page)

@@ -180,7 +180,7 @@ def test_decompression_bombs_are_refused_or_read_in_bounded_memory(browser, arti
             try:
                 page = context.new_page()
                 w.open_app(page, url)
-                w.choose_radio(page, "Upload a CSV")
+                w.choose_radio(page, "Upload a CSV or Parquet file")
                 idle_kib = _status_kib(proc.pid, "VmRSS")
                 files = {"bomb.csv": _gzip_of_equal_rows(262_364_000)}
                 built = parquets.result()

@@ -29,9 +29,9 @@ RELEASE_TIMEOUT_S = 120
 
 
 def _upload(page, path: Path) -> None:
-    """Switch the Data page to "Upload a CSV", upload ``path`` and wait until the sidebar
-    names it (the session has read and profiled it)."""
-    w.choose_radio(page, "Upload a CSV", timeout=120_000)
+    """Switch the Data page to "Upload a CSV or Parquet file", upload ``path`` and wait until the
+    sidebar names it (the session has read and profiled it)."""
+    w.choose_radio(page, "Upload a CSV or Parquet file", timeout=120_000)
     w.upload(page, path)
     page.locator('[data-testid="stSidebar"]').get_by_text(path.name).first.wait_for(timeout=120_000)
     w.wait_for_idle(page, 120_000)
