@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import CURATOR_ONLY, LAYOUT, plot_text, series_colour
+from .style import CURATOR_ONLY, LAYOUT, log_axis, plot_text, series_colour
 from ..validation import check_choice, check_integer
 
 __all__ = ["coarsening_frontier_figure"]
@@ -104,9 +104,9 @@ def coarsening_frontier_figure(table: pd.DataFrame, *, y: str = "m_star", applie
         fig.update_xaxes(range=[-0.5, 0.5])
     singletons = table["singletons"].to_numpy(float)
     if y == "singletons" and np.all(singletons > 0):
-        fig.update_yaxes(type="log")
+        fig.update_yaxes(**log_axis(singletons))
     if y == "m_star" and np.all(values > 0):
-        fig.update_yaxes(type="log")
+        fig.update_yaxes(**log_axis(values))
     if y == "m_star" and np.unique(values).size == 1:
         why = (" (every candidate keeps a singleton: m*ₓ is at most the singleton limit; coarser transforms "
                "lower the singletons, plot them)") if np.all(singletons > 0) else ""

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..formatting import format_upper
-from .style import LAYOUT, as_1d, series_colour, positive_or_nan, same_length, upper_labels
+from .style import LAYOUT, as_1d, log_axis, series_colour, positive_or_nan, same_length, upper_labels
 
 __all__ = ["delta_curves_figure", "feasible_region_figure", "max_m_figure"]
 
@@ -122,7 +122,7 @@ def max_m_figure(eps, series: Mapping[str, Sequence[float]], *, m_sing: float | 
     title = "Largest admissible release size m*(ε" + (f", δ = {delta:g})" if delta is not None else ")")
     fig.update_layout(title=title, xaxis_title="ε", yaxis_title="m*", **LAYOUT)
     if log_x:
-        fig.update_xaxes(type="log")
+        fig.update_xaxes(**log_axis(x))
     return fig
 
 
@@ -191,5 +191,5 @@ def feasible_region_figure(theta, m_star, *, m_grid=None, delta_grid=None,
     fig.update_layout(title="Feasible (θ, m)" + target + " (σ = 0, global Theorem 2)",
                       xaxis_title="θ", yaxis_title="m", **LAYOUT)
     if log_x:
-        fig.update_xaxes(type="log")
+        fig.update_xaxes(**log_axis(t))
     return fig

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import LAYOUT, as_1d, series_colour, same_length
+from .style import LAYOUT, as_1d, log_axis, series_colour, same_length
 from ..validation import check_integer, check_real
 
 __all__ = ["multiplicity_bins", "singletons_by_rounding_figure", "spectrum_figure"]
@@ -84,7 +84,7 @@ def spectrum_figure(multiplicity, number_of_values, *, log_y: bool | str = "auto
     if log_y == "auto":
         log_y = bool(shown.size) and values[shown].max() >= 100 * values[shown].min()
     if log_y:
-        fig.update_yaxes(type="log")
+        fig.update_yaxes(**log_axis(values[shown]))
     return fig
 
 
