@@ -17,7 +17,7 @@ settings.load_profile("deterministic")
 # microdata 105, cli 105, fuzz 100, privacy exact 90, security 75, large upload 75 (with
 # three workers on a busy machine: the order matters, not the values).
 LONGEST_FIRST = (
-    "e2e/test_sessions.py", "test_app_corpus.py", "test_scale.py", "e2e/test_dashboard.py",
+    "e2e/test_sessions.py", "test_app_corpus.py", "e2e/test_live.py", "test_scale.py", "e2e/test_dashboard.py",
     "e2e/test_microdata.py", "test_cli.py", "test_fuzz_core.py", "test_privacy_exact.py", "e2e/test_security.py",
     "e2e/test_large_upload.py", "test_app.py", "test_app_large_upload.py", "e2e/test_pure_release.py",
     "test_privacy.py", "e2e/test_compare_page.py", "e2e/test_audit_page.py", "test_baselines.py",

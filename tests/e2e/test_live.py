@@ -9,7 +9,7 @@ the seconds from the action to the end of the run it caused (``st_waits.rerun_af
 goes to ``artifacts/live.json``; ``benchmarks/bench_live_browser.py`` runs this test and
 compares the figures with their targets (1 s per control on a quiet machine, 2 s busy;
 Compare 3 s, its sweep 5 s; Generate 1 s). The test itself asserts only what a user would
-call a hang: ten times a target, and at least 10 s (CONTRIBUTING rule of the suite).
+call a hang: ten times a target, and at least 10 s (the rule of tests/guards.py).
 """
 
 from __future__ import annotations
