@@ -123,11 +123,14 @@ def py_instance_statement(table_key: str, _multiplicities: np.ndarray, spec: pri
 @session_cache(max_entries=16)
 def py_monte_carlo(table_key: str, _multiplicities: np.ndarray, mechanism: privacy.ReleaseSpec,
                    eps_grid: tuple[float, ...], n_mc: int, seed: int) -> dict:
-    """σ ∈ (0, 1): Monte Carlo δ with its standard error and upper bound (docs/mathematics.md §3.2)."""
+    """σ ∈ (0, 1): Monte Carlo δ with its standard error and upper bound (docs/mathematics.md §3.2).
+    The replicates are kept by core (``core.privacy.monte_carlo_replicates``): the statement at
+    the chosen ε and the old-values curve with the same seed read them again, so a move of ε
+    draws nothing new."""
     bar, progress = progress_bar("Monte Carlo estimate of δ_x(ε)…")
-    res = privacy.monte_carlo_delta(np.asarray(_multiplicities), mechanism.sigma, mechanism.theta, mechanism.m,
-                                    np.asarray(eps_grid), n_mc=n_mc, rng=np.random.default_rng(seed),
-                                    progress=progress)
+    replicates = privacy.monte_carlo_replicates(np.asarray(_multiplicities), mechanism.sigma, mechanism.theta,
+                                                mechanism.m, n_mc=n_mc, seed=seed, progress=progress)
+    res = replicates.delta(np.asarray(eps_grid), progress=progress)
     bar.empty()
     return {"eps": res.eps, "estimate": res.estimate, "std_error": res.std_error, "upper": res.upper,
             "n_mc": res.n_mc, "n_types": res.n_types, "worst_type": list(res.worst_type)}

@@ -53,8 +53,7 @@ from ..mechanisms import (
     distinct_rows,
 )
 from ..data import UniformBase
-from ..mechanisms import pypp_release
-from ..privacy import old_values_counts
+from ..mechanisms import categorical_draws, pypp_release
 from ..formatting import format_upper
 from ..privacy import global_delta, max_synthetic_size
 from .quality import QualityReport, quality_report
@@ -223,22 +222,18 @@ class OldValuesPYPPMechanism(PYPPMechanism):
         atoms, counts, m, runs, rng, d = self._release_arguments(data, m, runs, rng, counts)
         k = counts.size
         out = np.empty((runs, m) + (() if atoms.ndim == 1 else (d,)))
-        block = max(1, (1 << 22) // k)     # bounds the (runs × k) Dirichlet draws to ~32 MB
-        for start in range(0, runs, block):
-            size = min(block, runs - start)
-            S = old_values_counts(counts, 0.0, self.theta, m, rng, size=size)   # (size, k)
-            h = S.sum(axis=1)
-            released = np.repeat(np.tile(np.arange(k), size), S.ravel())       # atom indices, run by run
-            first = np.concatenate([[0], np.cumsum(h)[:-1]])
-            pos = np.arange(m)[None, :]
-            pick = np.where(pos < h[:, None], pos,
-                            np.floor(rng.random((size, m)) * np.maximum(h, 1)[:, None]).astype(np.int64))
-            idx = rng.permuted(np.where(h[:, None] > 0, first[:, None] + pick, 0), axis=1)
-            vals = atoms[released[idx]] if released.size else np.zeros(idx.shape + atoms.shape[1:])
-            empty = h == 0
-            if empty.any():
-                vals[empty] = rng.random(vals[empty].shape)
-            out[start:start + size] = vals
+        for r in range(runs):
+            # the m predictive draws given the posterior weights Dir(n_1, …, n_k, θ) are
+            # independent (core.mechanisms.categorical_draws, index k: a new value); the old ones,
+            # kept in their order, are in uniformly random order (docs/bayesian_family.md §3)
+            draws = categorical_draws(rng.dirichlet(np.append(counts, self.theta)), m, rng)
+            released = draws[draws < k]
+            h = released.size
+            if h == 0:
+                out[r] = rng.random(out.shape[1:])      # nothing released: data-independent points
+                continue
+            topped = np.concatenate([released, released[np.floor(rng.random(m - h) * h).astype(np.int64)]])
+            out[r] = atoms[rng.permutation(topped)]
         return out
 
 
