@@ -201,7 +201,8 @@ def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title:
 
     ``first_table``: ``(values, counts)``, the frequency table of the whole data the first
     sample pictures (e.g. a bounded sample of it): its KDE and the grid then come from the
-    table (exact, cost in k), the histogram from the sample."""
+    table (cost in k), the histogram from the sample. The KDEs are binned where the grid
+    resolves them (``core.evaluation.kde_curves``)."""
     kde_inputs = list(samples.values())
     counts = None
     if first_table is not None:
@@ -210,12 +211,9 @@ def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title:
         grid = evaluation.kde_grid(*kde_inputs, first_counts=counts)
     except ValueError:
         return plots.distribution_overlay_figure(samples, title=title, x_title=x_title)
-    kde = {}
-    for i, (label, values) in enumerate(zip(samples, kde_inputs)):
-        try:
-            kde[label] = evaluation.kde_on_grid(values, grid, counts=counts if i == 0 else None)
-        except ValueError:
-            pass  # a sample with a single distinct value has no KDE
+    # a sample with a single distinct value has no KDE
+    curves = evaluation.kde_curves(kde_inputs, grid, first_counts=counts)
+    kde = {label: curve for label, curve in zip(samples, curves) if curve is not None}
     return plots.distribution_overlay_figure(samples, kde_grid=grid, kde=kde or None, title=title,
                                              x_title=x_title)
 
