@@ -176,7 +176,7 @@ def kde_on_grid(values, grid, weights=None, *, counts=None) -> np.ndarray:
         # the kernel's SD is h, the bandwidth of the repeated values.
         mean = float(w @ x)
         data_sd = math.sqrt(float(w @ (x - mean) ** 2) / (1.0 - float(w @ w)))
-        return stats.gaussian_kde(x, bw_method=h / data_sd, weights=w).evaluate(g)
+        return _evaluate(stats.gaussian_kde(x, bw_method=h / data_sd, weights=w), g)
     x = _kde_sample(values, "values")
     w = None if weights is None else check_sample_weights(weights, x.size, "weights")
     g = _kde_grid_points(grid)
@@ -184,7 +184,25 @@ def kde_on_grid(values, grid, weights=None, *, counts=None) -> np.ndarray:
         mean = float(w @ x)
         sd = math.sqrt(max(0.0, float(w @ (x - mean) ** 2)))
         _check_bandwidth(sd * (1.0 / float(w @ w)) ** (-0.2), "values (with their weights)")
-    return stats.gaussian_kde(x, weights=w).evaluate(g)
+    return _evaluate(stats.gaussian_kde(x, weights=w), g)
+
+
+def _evaluate(kde: stats.gaussian_kde, grid: np.ndarray) -> np.ndarray:
+    """``kde.evaluate(grid)`` of a 1-D ``gaussian_kde``: its bandwidth and weights, and the sums
+    of scipy's kernel estimate — :math:`\\frac{1}{\\sqrt{2\\pi}s}\\sum_i w_i
+    e^{-(x_i/s - g/s)^2/2}`, s the kernel's SD — by blocks of numpy operations and a
+    matrix-vector product, several times faster than scipy's loop (equal to rounding)."""
+    sd = math.sqrt(float(kde.covariance[0, 0]))
+    points, at, weights = kde.dataset[0] / sd, grid / sd, kde.weights
+    out = np.zeros(at.size)
+    block = max(1, (1 << 22) // at.size)             # ~32 MB of work array
+    for start in range(0, points.size, block):
+        d = at[:, None] - points[None, start:start + block]
+        np.square(d, out=d)
+        d *= -0.5
+        np.exp(d, out=d)
+        out += d @ weights[start:start + block]
+    return out * ((2.0 * math.pi) ** -0.5 / sd)
 
 
 #: Largest refined grid :func:`kde_curves` bins on (beyond it the KDE is evaluated exactly).

@@ -179,7 +179,9 @@ def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_si
                      "KDE_L2": 0.0})
         for key, z in released.items():
             zs = z[:, j]
+            # the release's KDE from its own frequency table too (a release repeats values)
+            z_values, z_counts = np.unique(zs, return_counts=True)
             rows.append({"mechanism": key, "column": col, **column_summary(zs),
                          "W1": float(wasserstein1(xs, zs, a_weights=c)),
-                         "KDE_L2": _kde_l2_degenerate_aware(fx, _kde_or_point_masses(zs, grid), grid)})
+                         "KDE_L2": _kde_l2_degenerate_aware(fx, _kde_or_point_masses(z_values, grid, z_counts), grid)})
     return pd.DataFrame(rows, columns=["mechanism", "column", "mean", "sd", "q1", "median", "q3", "W1", "KDE_L2"])

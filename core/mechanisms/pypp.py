@@ -21,8 +21,9 @@ that both produce the same laws of S_1, L and K.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
+import functools
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
 
 import math
 
@@ -182,7 +183,7 @@ def categorical_draws(weights, size: int, rng: np.random.Generator) -> np.ndarra
 
 def _sequence_release(atoms, counts, sigma, theta, m, rng, new_values):
     """One PYPP release (σ ∈ [0, 1)) in uniformly random order, without shuffling the m draws:
-    ``(values, is_new, old_counts, new_counts)``.
+    ``(values, is_new, old, new_counts)``, ``old()`` counting the copies of each atom.
 
     Given the posterior weights :math:`(P_1,\\dots,P_k,P_{new})\\sim\\mathrm{Dir}(n_i-\\sigma,\\
     \\theta+k\\sigma)` the m draws are independent: atom i with probability :math:`P_i`, a new
@@ -207,14 +208,16 @@ def _sequence_release(atoms, counts, sigma, theta, m, rng, new_values):
         return all_atoms[rng.permutation(labels)], ~is_new, np.zeros(k, dtype=np.int64), sizes
     draws = _Draws(weights[:k], m, rng)
     values = draws.take(all_atoms)
-    old = draws.counts()
+    positions = rng.choice(m, size=n_new_draws, replace=False) if n_new_draws else np.zeros(0, dtype=np.intp)
     if n_new_draws:
-        positions = rng.choice(m, size=n_new_draws, replace=False)
-        old -= np.bincount(draws.at(positions), minlength=k)
         labels = np.repeat(np.arange(k, k + sizes.size, dtype=np.intp), sizes)
         values[positions] = all_atoms[rng.permutation(labels) if sizes.size > 1 else labels]
         is_new[positions] = True
-    return values, is_new, old, sizes
+
+    def count_old():
+        return draws.counts() - np.bincount(draws.at(positions), minlength=k)
+
+    return values, is_new, count_old, sizes
 
 
 def _split_dirichlet_multinomial(total: int, categories: int, alpha: float,
@@ -262,14 +265,24 @@ class SyntheticRelease:
         categorical).
     is_new : ndarray of bool, shape (m,)
         Whether each synthetic value is a new value drawn from ``H``.
-    old_counts, new_counts : ndarray of int
+    old : ndarray of int, or a callable that counts them
+        Gives :attr:`old_counts`.
+    new_counts : ndarray of int
+        As returned by :func:`py_predictive_counts`.
+    old_counts : ndarray of int (property)
         As returned by :func:`py_predictive_counts`.
     """
 
     values: np.ndarray
     is_new: np.ndarray
-    old_counts: np.ndarray
-    new_counts: np.ndarray
+    old: np.ndarray | Callable[[], np.ndarray] = field(repr=False)
+    new_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @functools.cached_property
+    def old_counts(self) -> np.ndarray:
+        """:math:`S_i`, the copies of each confidential value (counted on first use: most
+        callers read the values only, and counting m draws costs a pass over them)."""
+        return np.asarray(self.old() if callable(self.old) else self.old)
 
     @property
     def m(self) -> int:
@@ -336,7 +349,7 @@ def pypp_release(atoms, multiplicities, sigma, theta, m, rng, *,
             return _new_atoms(atoms, bases, digits, size, rng)
 
         values, is_new, old, new = _sequence_release(atoms, counts, sigma, theta, m, rng, new_values)
-        return SyntheticRelease(values=values, is_new=is_new, old_counts=old, new_counts=new)
+        return SyntheticRelease(values=values, is_new=is_new, old=old, new_counts=new)
     old, new = py_predictive_counts(counts, sigma, theta, m, rng)
     k, n_new = counts.size, new.size
     if n_new:
@@ -347,7 +360,7 @@ def pypp_release(atoms, multiplicities, sigma, theta, m, rng, *,
     # intp, not a narrower type: numpy's shuffle has a fast path for native-width items.
     index = np.repeat(np.arange(k + n_new, dtype=np.intp), np.concatenate([old, new]))
     rng.shuffle(index)
-    return SyntheticRelease(values=all_atoms[index], is_new=index >= k, old_counts=old, new_counts=new)
+    return SyntheticRelease(values=all_atoms[index], is_new=index >= k, old=old, new_counts=new)
 
 
 def _new_atoms(atoms: np.ndarray, bases: list, digits: list, size: int, rng: np.random.Generator) -> np.ndarray:

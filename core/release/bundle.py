@@ -41,6 +41,7 @@ import json
 import os
 import re
 import stat
+import weakref
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,14 +140,22 @@ def _numeric(result: ReleaseResult) -> list[str]:
     return [str(c.name) for c in result.prepared.column_info if c.kind == "numeric"]
 
 
+_ORIGINAL_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def confidential_table(result: ReleaseResult) -> tuple[pd.DataFrame, np.ndarray]:
     """The confidential data as its distinct rows in original units and their counts.
 
     ``result.prepared.table`` mapped back by :meth:`~core.data.PreparedData.to_original`:
-    k rows, not n, so agency-scale data never becomes n rows here.
+    k rows, not n, so agency-scale data never becomes n rows here. Mapped once per release
+    (the summary, the quality report, the category counts and the figures read it; kept while
+    the release is); do not modify the frame.
     """
     table = result.prepared.table
-    return result.prepared.to_original(table.atoms), table.counts
+    rows = _ORIGINAL_TABLES.get(result)
+    if rows is None:
+        rows = _ORIGINAL_TABLES[result] = result.prepared.to_original(table.atoms)
+    return rows, table.counts
 
 
 def comparison_figures(result: ReleaseResult) -> dict:
