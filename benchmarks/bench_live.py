@@ -10,6 +10,9 @@ Every figure calls what the page calls, at the ``core`` / ``ui.compute`` level, 
 (``ui.compute``'s functions through ``__wrapped__``), with its target on a quiet machine
 (``met`` compares the wall-clock seconds; ``load_average`` says how quiet the machine was):
 
+Privacy figures are given for the four columns and for ``wage`` alone (the column an upload
+starts with), ``[selection]`` in their names:
+
 * ``privacy_<regime>_move_s`` — a move of σ (or α), θ, m or the Monte Carlo size, or a switch
   of family: every computation of the Privacy page's section for that regime, cold (σ = 0:
   δ curves, point guarantees, old-values curve, ε-vs-m curves, inverse calibration, verdict;
@@ -29,8 +32,8 @@ Every figure calls what the page calls, at the ``core`` / ``ui.compute`` level, 
 * ``curator_record_one_column_bytes`` — the CONFIDENTIAL curator record of a one-column
   release (m = 10⁴): target 10⁶ bytes;
 * ``release_m1e6_ratio_to_rng_choice`` — a PYPP release of m = 10⁶ from 10⁵ records with 10⁴
-  distinct values against ``rng.choice`` of the same size (as benchmarks/bench_core.py):
-  target 2.
+  distinct values against ``rng.choice`` of the same size (as benchmarks/bench_core.py, best
+  of 40 interleaved): target 2.
 """
 
 import argparse
@@ -135,7 +138,7 @@ def privacy_section(key: str, mult: np.ndarray, spec: privacy.ReleaseSpec, n_mc:
     compute.max_size_at.__wrapped__(spec.n, spec.theta, spec.eps, spec.delta)
 
 
-def privacy_figures(mult: np.ndarray, repeats: int) -> list[dict]:
+def privacy_figures(mult: np.ndarray, repeats: int, selection: str) -> list[dict]:
     n, k = int(mult.sum()), mult.size
     out = []
     regimes = {"dirichlet_process": (0.0, SPEC["theta"]), "dirichlet_multinomial": (-DM_ALPHA, k * DM_ALPHA),
@@ -147,15 +150,16 @@ def privacy_figures(mult: np.ndarray, repeats: int) -> list[dict]:
             return privacy.ReleaseSpec(sigma=sigma, theta=moved, m=SPEC["m"] + i, n=n, eps=eps, delta=SPEC["delta"])
 
         wall, cpu = timed(lambda i: privacy_section("live", mult, spec_at(i), PY_N_MC, eps_only=False), repeats)
-        out.append(figure(f"privacy_{name}_move_s", wall, 1.0, cpu, k=k, n_mc=PY_N_MC if sigma > 0 else None))
+        out.append(figure(f"privacy_{name}_move_s[{selection}]", wall, 1.0, cpu, k=k,
+                          distinct_multiplicities=int(np.unique(mult).size), n_mc=PY_N_MC if sigma > 0 else None))
         # ε moves after the section was drawn once (its Monte Carlo replicates kept by core)
         privacy_section("live", mult, spec_at(repeats), PY_N_MC, eps_only=False)
         wall, cpu = timed(lambda i: privacy_section("live", mult, spec_at(repeats, eps=1.0 + 0.37 * (i + 1)), PY_N_MC,
                                                     eps_only=True), repeats)
-        out.append(figure(f"privacy_{name}_eps_move_s", wall, 1.0, cpu))
+        out.append(figure(f"privacy_{name}_eps_move_s[{selection}]", wall, 1.0, cpu))
     worst = privacy.ReleaseSpec(sigma=PY_SIGMA, theta=SPEC["theta"], m=5000, n=n, eps=SPEC["eps"], delta=SPEC["delta"])
     wall, cpu = timed(lambda i: privacy_section("live", mult, worst, 200_000, eps_only=False))
-    out.append(figure("privacy_pitman_yor_worst_s", wall, 30.0, cpu, n_mc=200_000, m=5000))
+    out.append(figure(f"privacy_pitman_yor_worst_s[{selection}]", wall, 30.0, cpu, n_mc=200_000, m=5000))
     return out
 
 
@@ -220,7 +224,7 @@ def generate_figures(frame: pd.DataFrame, repeats: int) -> list[dict]:
 
 # --------------------------------------------------------------------------- release of m = 10^6
 def release_ratio() -> dict:
-    """As benchmarks/bench_core.py: n = 10^5 records, 10^4 distinct, m = 10^6, best of 15 interleaved."""
+    """As benchmarks/bench_core.py: n = 10^5 records, 10^4 distinct, m = 10^6, best of 40 interleaved."""
     rng = np.random.default_rng(2026)
     n, k, m = 100_000, 10_000, 1_000_000
     weights = rng.pareto(1.2, size=k) + 1e-3
@@ -228,7 +232,7 @@ def release_ratio() -> dict:
     atoms = np.sort(rng.uniform(0, 1, size=k))
     x = np.repeat(atoms, counts)
     t_choice = t_release = np.inf
-    for _ in range(15):
+    for _ in range(40):
         t = time.perf_counter()
         rng.choice(x, size=m)
         t_choice = min(t_choice, time.perf_counter() - t)
@@ -251,7 +255,11 @@ def main():
     frame = live_frame()
     prepared = prepare_frame(frame, list(SPECS))
     mult = np.asarray(prepared.table.counts)
-    figures = privacy_figures(mult, args.repeats)
+    # the four columns, and the column an upload starts with (core.data.default_columns: the
+    # numeric column with the most distinct values)
+    figures = privacy_figures(mult, args.repeats, "four columns")
+    wage = np.asarray(prepare_frame(frame[["wage"]], [SPECS[0]]).table.counts)
+    figures += privacy_figures(wage, args.repeats, "wage")
     figures += compare_figures(args.repeats)
     figures += generate_figures(frame, args.repeats)
     figures.append(release_ratio())

@@ -573,6 +573,17 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
         median, q3, eps, delta, guarantee, m``; ``attrs["confidential"]`` holds the
         data's own summaries per column (a dict of dicts of floats).
     """
+    return _run_comparison(data, calibration, counts=counts, runs=runs, rng=rng, progress=progress, columns=columns,
+                           grid_size=grid_size, max_cost_bytes=max_cost_bytes, n_projections=n_projections)[0]
+
+
+def _run_comparison(data, calibration: Calibration, *, counts, runs: int, rng: np.random.Generator,
+                    progress: Progress | None, columns: Sequence[str] | None, grid_size: int,
+                    max_cost_bytes: float, n_projections: int, joint: bool = True) -> tuple[pd.DataFrame, tuple | None]:
+    """:func:`run_comparison`, and with ``joint=False`` and several columns its multi-column W1
+    left to the caller: those rows hold NaN, and the second value is what
+    :func:`_joint_w1` needs, ``(x, releases, counts, levels)`` (the ε sweep computes it for
+    every ε at once)."""
     if not isinstance(calibration, Calibration):
         raise ValueError(f"calibration must be a Calibration from calibrate(), got {type(calibration).__name__}")
     runs = check_integer("runs", runs, minimum=1)
@@ -646,9 +657,13 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
             else:
                 l2 = kde_l2_runs(zj, fx, grid)
             per_mech[i][col] = (w1, l2, np.full(runs, np.nan), summary_runs(zj))
-    if d > 1:
+    joint_parts = None
+    if d > 1 and not joint:
+        joint_parts = (joint_x, joint_z, c, levels)
+        joint_w1, method = [np.full(runs, np.nan) for _ in mechs], ""
+    elif d > 1:
         report((len(mechs) + 0.5) / total_steps, "multi-column W1")
-        joint, method = _joint_w1(joint_x, joint_z, max_cost_bytes, n_projections, children[-1], counts=c,
+        joint_w1, method = _joint_w1(joint_x, joint_z, max_cost_bytes, n_projections, children[-1], counts=c,
                                   levels=levels)
     for i, mech in enumerate(mechs):
         g = mech.guarantee
@@ -660,7 +675,7 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
                 "W1": w1, "W1_method": "" if categorical else "exact-1d", "KDE_L2": l2, "TV": tv, **summ,
                 "eps": g.eps, "delta": g.delta, "guarantee": g.label, "m": m}))
         if d > 1:
-            w1j = joint[i]
+            w1j = joint_w1[i]
             frames.append(pd.DataFrame({
                 "mechanism": mech.name, "label": mech.label, "run": np.arange(runs), "column": "(joint)",
                 "W1": w1j, "W1_method": method, "KDE_L2": np.nan, "TV": np.nan, "mean": np.nan, "sd": np.nan,
@@ -669,7 +684,7 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
     out = pd.concat(frames, ignore_index=True)[_COLUMNS]
     out.attrs["confidential"] = confidential
     report(1.0, "done")
-    return out
+    return out, joint_parts
 
 
 def _comparison_table(data, counts) -> tuple[np.ndarray, np.ndarray]:
@@ -745,7 +760,13 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: in
     rng : numpy.random.Generator
     progress : callable, optional
     **kwargs
-        Passed to :func:`run_comparison`.
+        Passed to :func:`run_comparison` (``grid_size``, ``max_cost_bytes``, ``n_projections``,
+        ``columns``).
+
+    With several columns the multi-column W1 of every run at every ε is computed at once,
+    after the runs (:func:`core.evaluation.joint_w1_runs`): one method for all of them, and
+    when sliced, one set of directions for every ε (common random numbers: the frontier's
+    points differ by their releases, not by their directions).
 
     Returns
     -------
@@ -763,18 +784,41 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: in
         raise ValueError(f"eps_values must be a 1-D array of 1 to 1000 values, got shape {eps_arr.shape}")
     eps_list = [check_finite_eps(float(e)) for e in eps_arr]
     x2 = x.reshape(x.shape[0], -1)
-    children = rng.spawn(len(eps_list))
-    frames = []
+    # one child per ε (as many as before: the ε's draws do not depend on the sweep's length),
+    # and one for the directions of a sliced joint W1, shared by every ε
+    children = rng.spawn(len(eps_list) + 1)
+    options = {"grid_size": 1024, "max_cost_bytes": DEFAULT_MAX_COST_BYTES, "n_projections": 50,
+               "columns": None, **kwargs}
+    share = 0.9 if x2.shape[1] > 1 else 1.0          # of the progress bar, before the joint W1
+    frames, joint = [], []
     for i, e in enumerate(eps_list):
         def sub(fraction, message, i=i, e=e):
             if progress is not None:
-                progress((i + fraction) / len(eps_list), f"ε = {e:g}: {message}")
+                progress(share * (i + fraction) / len(eps_list), f"ε = {e:g}: {message}")
         cal = calibrate(int(c.sum()), e, delta, m, theta=theta, d=x2.shape[1], bins=bins, mechanisms=mechanisms,
                         levels=None if table is None else table.levels,
                         unlisted=() if table is None else table.unlisted)
-        frame = run_comparison(x if table is None else table, cal, counts=c if table is None else None, runs=runs,
-                               rng=children[i], progress=sub, **kwargs)
+        frame, parts = _run_comparison(x if table is None else table, cal, counts=c if table is None else None,
+                                       runs=runs, rng=children[i], progress=sub, joint=False, **options)
         frames.append(frame.assign(target_eps=e))
+        joint.append((cal, parts))
+    if x2.shape[1] > 1:
+        # the multi-column W1 of every run at every ε at once: one method for all of them, and
+        # one set of sliced directions (common random numbers across ε), drawn once
+        if progress is not None:
+            progress(share, "multi-column W1 of every ε")
+        ref, _, ref_counts, levels = joint[0][1]
+        releases = [z for _, parts in joint for z in parts[1]]
+        values, method = _joint_w1(ref, releases, options["max_cost_bytes"], options["n_projections"], children[-1],
+                                   counts=ref_counts, levels=levels)
+        values = iter(values)
+        for frame, (cal, _) in zip(frames, joint):
+            for mech in cal.mechanisms:
+                rows = (frame["mechanism"] == mech.name) & (frame["column"] == "(joint)")
+                frame.loc[rows, "W1"] = next(values)
+                frame.loc[rows, "W1_method"] = method
+        if progress is not None:
+            progress(1.0, "done")
     return pd.concat(frames, ignore_index=True)
 
 

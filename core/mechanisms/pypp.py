@@ -115,7 +115,7 @@ class _Draws:
             self.column = np.minimum(np.searchsorted(cdf, rng.random(size) * cdf[-1], side="right"), k - 1)
             self.rest_at = self.rest_of = np.zeros(0, dtype=np.intp)
             return
-        columns = 8 * k
+        columns = 16 * k
         q = w * (columns / w.sum())                        # adds up to G, up to rounding
         whole = np.floor(q)
         rest = q - whole
@@ -159,11 +159,11 @@ def categorical_draws(weights, size: int, rng: np.random.Generator) -> np.ndarra
     """``size`` independent draws of a category index with probabilities ∝ ``weights``.
 
     Exact. Few draws (at most twice the number of categories k): inverse transform on the
-    cumulative weights. Many: the total mass is cut into G = 8k columns of mass 1/G; a
+    cumulative weights. Many: the total mass is cut into G = 16k columns of mass 1/G; a
     category holding ⌊G·p_i⌋ whole columns owns them, and the fractional rests of all the
     categories fill the remaining columns (as many as the rests add up to). A draw is one
     column, uniform among the G: a whole column answers with one look-up, and the draws that
-    land in the rests (at most 1/8 of them) are draws ∝ the rests, made the same way — O(1)
+    land in the rests (at most 1/16 of them) are draws ∝ the rests, made the same way — O(1)
     expected work a draw, about the cost of drawing records with replacement (like Walker's
     alias method, with one look-up for most draws instead of two and a comparison).
 
