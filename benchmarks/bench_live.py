@@ -21,7 +21,8 @@ starts with), ``[selection]`` in their names:
 * ``privacy_<regime>_eps_move_s`` — a move of ε or δ: what depends on them (σ ∈ (0, 1): the
   statement at the new ε from the replicates already drawn): target 1 s;
 * ``privacy_pitman_yor_worst_s`` — σ = 0.25 with 200 000 replicates (the largest Monte Carlo
-  size) and m = 5 000 (the largest m), cold: target 30 s;
+  size) and the largest m the page offers (its slider's limit, at most the singleton limit at
+  the largest θ and δ), cold: target 30 s;
 * ``compare_run_s`` — the Compare page's "Run comparison" on two numeric columns of a
   28 155-row upload, m = 284, R = 100, every mechanism: the runs, one release per
   mechanism, both overlays, the quality report and the summary: target 3 s;
@@ -59,7 +60,7 @@ from core.evaluation import compare as core_compare  # noqa: E402
 from core.mechanisms import pypp_release  # noqa: E402
 from core.release import bundle as core_bundle  # noqa: E402
 from core.release import recipe as core_recipe  # noqa: E402
-from ui import compute  # noqa: E402
+from ui import compute, state  # noqa: E402
 
 N_ROWS, COMPARE_ROWS = 60_000, 28_155
 SPEC = dict(theta=2.0, m=100, eps=2.5, delta=0.01)     # the app's defaults
@@ -106,6 +107,13 @@ def figure(name: str, seconds: float, target: float, cpu: float | None = None, *
 
 
 # --------------------------------------------------------------------------- Privacy page
+def largest_m(n: int) -> int:
+    """The largest m the Privacy page offers for n records: its slider's limit, and at most the
+    singleton limit at the largest θ and δ offered (beyond it no ε gives a global guarantee)."""
+    m_sing = privacy.singleton_limit(n, state.RANGES["theta"][1], max(state.DELTA_OPTIONS))
+    return int(min(state.RANGES["m"][1], max(1, m_sing)))
+
+
 def privacy_section(key: str, mult: np.ndarray, spec: privacy.ReleaseSpec, n_mc: int, *, eps_only: bool) -> None:
     """The ui.compute calls of the Privacy page for ``spec``'s regime (app_pages/privacy.py),
     uncached: all of them (a move of σ, θ, m, the Monte Carlo size, or a family switch), or
@@ -157,9 +165,12 @@ def privacy_figures(mult: np.ndarray, repeats: int, selection: str) -> list[dict
         wall, cpu = timed(lambda i: privacy_section("live", mult, spec_at(repeats, eps=1.0 + 0.37 * (i + 1)), PY_N_MC,
                                                     eps_only=True), repeats)
         out.append(figure(f"privacy_{name}_eps_move_s[{selection}]", wall, 1.0, cpu))
-    worst = privacy.ReleaseSpec(sigma=PY_SIGMA, theta=SPEC["theta"], m=5000, n=n, eps=SPEC["eps"], delta=SPEC["delta"])
-    wall, cpu = timed(lambda i: privacy_section("live", mult, worst, 200_000, eps_only=False))
-    out.append(figure(f"privacy_pitman_yor_worst_s[{selection}]", wall, 30.0, cpu, n_mc=200_000, m=5000))
+    m_max = largest_m(n)
+    worst = privacy.ReleaseSpec(sigma=PY_SIGMA, theta=SPEC["theta"], m=m_max, n=n, eps=SPEC["eps"],
+                                delta=SPEC["delta"])
+    wall, cpu = timed(lambda i: privacy_section("live", mult, worst, state.RANGES["n_mc"][1], eps_only=False))
+    out.append(figure(f"privacy_pitman_yor_worst_s[{selection}]", wall, 30.0, cpu, n_mc=state.RANGES["n_mc"][1],
+                      m=m_max))
     return out
 
 
