@@ -248,18 +248,18 @@ def _dirichlet_multinomial_guarantee() -> None:
 def _pitman_yor_guarantee() -> None:
     """σ ∈ (0, 1): the Monte Carlo instance-level δ."""
     n_mc = int(st.session_state.n_mc)
-    res = compute.py_monte_carlo(selection.key, multiplicities, spec.without_target(), eps_grid, n_mc,
-                                 int(st.session_state.mc_seed))
+    # One Monte Carlo, seeded from the mechanism (not from ε), for the curves and the statement
+    seed = spec.monte_carlo_seed
+    res = compute.py_monte_carlo(selection.key, multiplicities, spec.without_target(), eps_grid, n_mc, seed)
     # At the slider's ε, with the spec's own seed: the value the curator record carries.
     statement = compute.py_instance_statement(selection.key, multiplicities, spec, n_mc)
     st.markdown(
         f"**Guarantee at ε = {eps:g}, m = {m:,}, σ = {sigma:g}, θ = {theta_text} (Pitman–Yor).** "
         f"{statement.description} *Approximate* and *instance-level*: it depends on the confidential data and "
         "is not itself private. No global closed form exists for σ > 0. The curve below is the same Monte Carlo "
-        f"on a grid of ε ({res['n_types']} neighbour types, seed {int(st.session_state.mc_seed)}).")
+        f"on a grid of ε ({res['n_types']} neighbour types, seed {seed}).")
     i = int(np.argmin(np.abs(np.asarray(eps_grid) - eps)))   # the grid point nearest the chosen ε
-    old_values = compute.old_values_curve(selection.key, multiplicities, spec.without_target(), eps_grid, n_mc,
-                                          int(st.session_state.mc_seed))
+    old_values = compute.old_values_curve(selection.key, multiplicities, spec.without_target(), eps_grid, n_mc, seed)
     fig = plots.delta_curves_figure(
         eps_grid, {"instance-level δ_x(ε) (Monte Carlo 95% upper bound)": res["upper"],
                    "Monte Carlo estimate": res["estimate"],

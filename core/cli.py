@@ -80,7 +80,7 @@ from .formatting import formula_safe
 from .mechanisms.peers import peer_entries
 from .privacy import regime_of
 from .release.gate import ACKNOWLEDGEMENTS, AcknowledgementRequired, check_publication
-from .release.bundle import comparison_figures, public_summary
+from .release.bundle import public_summary, record_figures
 
 __all__ = ["build_parser", "main", "recipe_from_args", "run_compare", "run_release"]
 
@@ -418,7 +418,7 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
     if args.out is not None:
         write_output(args.out, result.synthetic_csv(), confidential=False)
     if args.public_bundle is not None or args.curator_bundle is not None:
-        figures = comparison_figures(result) if args.curator_bundle is not None else None
+        figures = record_figures(result) if args.curator_bundle is not None else None
         write_bundles(result, public_path=args.public_bundle, curator_path=args.curator_bundle, figures=figures,
                       acknowledged=acknowledged)
     if args.save_recipe is not None:   # CONFIDENTIAL: the seed recomputes the release

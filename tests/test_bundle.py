@@ -8,6 +8,7 @@ import json
 import math
 import re
 import zipfile
+from xml.etree import ElementTree
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ import pytest
 from core import privacy
 from core.release import CURATOR_BUNDLE_NAME, PUBLIC_BUNDLE_NAME, build_bundles, public_bundle, write_bundles
 from core.release.gate import ACKNOWLEDGEMENTS, PublicationRefused
-from core.release.bundle import comparison_figures
+from core.release.bundle import comparison_figures, record_figures
 from core.data import ColumnSpec
 from core.formatting import format_upper
 from core.evaluation.quality import quality_report
@@ -324,7 +325,8 @@ def test_bundles_are_deterministic(released):
 def test_figures_are_marked_and_never_public(tmp_path):
     make_data, fields = CASES["upload, four columns, global m"]
     result = run_recipe(ReleaseRecipe(**fields), make_data().to_csv(index=False).encode())
-    figures = comparison_figures(result)
+    assert set(comparison_figures(result)) == {"overlay_wage", "overlay_hours"}   # the page's plotly overlays
+    figures = record_figures(result)                                              # the record's SVG ones
     assert set(figures) == {"overlay_wage", "overlay_hours"}
     public, curator = tmp_path / PUBLIC_BUNDLE_NAME, tmp_path / CURATOR_BUNDLE_NAME
     write_bundles(result, public_path=public, curator_path=curator, acknowledged=ACCEPT_ALL,
@@ -333,10 +335,16 @@ def test_figures_are_marked_and_never_public(tmp_path):
     html = {n: p.decode() for n, p in files.items() if n.endswith(".html")}
     card = html.pop("CONFIDENTIAL_curator_card.html")
     assert card.count("CONFIDENTIAL —") == 2 and "Instance-level facts" in card
-    assert set(html) == {"CONFIDENTIAL_figure_overlay_wage.html", "CONFIDENTIAL_figure_overlay_hours.html",
-                         "CONFIDENTIAL_figure_odd_name.html"}
-    for body in html.values():
+    assert set(html) == {"CONFIDENTIAL_figure_odd_name.html"}
+    svg = {n: p.decode() for n, p in files.items() if n.endswith(".svg")}
+    assert set(svg) == {"CONFIDENTIAL_figure_overlay_wage.svg", "CONFIDENTIAL_figure_overlay_hours.svg"}
+    for body in [*html.values(), *svg.values()]:
         assert body.startswith("<!-- CONFIDENTIAL") and ">CONFIDENTIAL —" in body
+    for body in svg.values():   # no script, no plotly.js: a few kB a figure, and well-formed XML
+        assert "<script" not in body and len(body) < 60_000
+        ElementTree.fromstring(body.split("\n", 1)[1])
+    readme = files["CONFIDENTIAL_README.txt"].decode()
+    assert "CONFIDENTIAL_figure_overlay_wage.svg" in readme and "CONFIDENTIAL_figure_odd_name.html" in readme
     # the only page in the public release is its card: no figure of the confidential data
     assert [n for n in unzip(public.read_bytes()) if n.endswith(".html")] == ["release_card.html"]
     with pytest.raises(ValueError, match="must be two files"):

@@ -319,7 +319,7 @@ def test_cli_bundles_replay_in_a_subprocess(data_csv, tmp_path):
     with zipfile.ZipFile(curator) as zf:
         names = zf.namelist()
         (tmp_path / "recipe.json").write_bytes(zf.read("CONFIDENTIAL_recipe.json"))
-    assert all(n.startswith("CONFIDENTIAL_") for n in names) and "CONFIDENTIAL_figure_overlay_wage.html" in names
+    assert all(n.startswith("CONFIDENTIAL_") for n in names) and "CONFIDENTIAL_figure_overlay_wage.svg" in names
     again = run_cli("release", "--recipe", tmp_path / "recipe.json", data_csv, "--out", tmp_path / "again.csv",
                     "--report", tmp_path / "r2.json", cwd=tmp_path)
     assert again.returncode == 0, again.stderr

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from core.data import CategoricalBase, UniformBase
-from core.privacy import crp_tables
+from core.privacy import crp_table_counts, crp_tables
 from core.mechanisms import py_predictive_counts, pypp_release
 from reference_pypp import literal_algorithm_1
 
@@ -142,6 +142,20 @@ def test_crp_table_count_law_matches_sequential_seating():
     assert two_sample_pvalue(fast, seq) > P_MIN
     k, sizes = crp_tables(L, sigma, strength, rng, return_sizes=True)
     assert sizes.sum() == L and sizes.size == k and np.all(sizes >= 1)
+
+
+def test_crp_table_counts_draw_the_exact_law_of_k():
+    """The inverse-CDF draws of K given L: the exact law at L = 3, and the table-by-table sampler's law."""
+    rng = np.random.default_rng(4)
+    sigma, s = 0.4, 1.3
+    pmf = np.array([0.0, (1 - sigma) * (2 - sigma), 0.0, (s + sigma) * (s + 2 * sigma)]) / ((s + 1) * (s + 2))
+    pmf[2] = 1.0 - pmf.sum()
+    assert exact_gof_pvalue(crp_table_counts(np.full(20000, 3), sigma, s, rng), pmf) > P_MIN
+    customers = np.repeat([0, 1, 7, 40], 3000)
+    k = crp_table_counts(customers, 0.6, 2.5, rng)
+    assert np.all(k[customers == 0] == 0) and np.all(k[customers == 1] == 1)
+    assert np.all((k >= 1) <= (customers >= 1)) and np.all(k <= customers)
+    assert two_sample_pvalue(k[customers == 40], crp_tables(np.full(3000, 40), 0.6, 2.5, rng)) > P_MIN
 
 
 def test_counts_are_consistent_and_reproducible():

@@ -17,6 +17,8 @@ from hypothesis import given, settings, strategies as st
 from core.privacy import betabinom
 from core import privacy as P
 from core.privacy import global_accounting
+from core.privacy.monte_carlo import PYPP_ROWS
+from core.privacy.old_values import OLD_VALUES_ROWS
 from reference_pypp import enumerate_outputs, enumerated_deltas
 
 ROUNDING = 2e-10
@@ -279,6 +281,24 @@ def _all_types_reference(mult, sigma, theta, m, eps, n_mc, seed):
                 bad[row] += lr > eps
                 row += 1
     return bad.max(axis=0) / n_mc
+
+
+def test_replicates_answer_a_new_eps_as_a_full_evaluation_and_are_kept_by_seed():
+    """A move of ε reuses the counts made at the first ε (core.privacy.MonteCarloReplicates): the
+    maximum it finds is the one evaluating every type gives, for both mechanisms."""
+    mult = [1, 2, 2, 3, 5, 5, 9, 14, 30, 30, 31]
+    reps = P.monte_carlo_replicates(mult, 0.35, 1.0, 40, n_mc=2000, seed=21)
+    assert P.monte_carlo_replicates(mult, 0.35, 1.0, 40, n_mc=2000, seed=21) is reps
+    grid = np.geomspace(0.05, 6, 15)
+    for rows in (PYPP_ROWS, OLD_VALUES_ROWS):
+        first = reps.delta(grid, rows=rows)
+        np.testing.assert_array_equal(first.upper, reps.delta(grid, rows=rows, prune=False).upper)
+        for eps in (0.01, 0.07, 0.4, 1.3, 5.0, 9.0, math.inf):
+            moved = reps.delta([eps], rows=rows)
+            assert moved.estimate[0] == reps.delta([eps], rows=rows, prune=False).estimate[0]
+            assert moved.n_types == first.n_types
+    fresh = P.monte_carlo_delta(mult, 0.35, 1.0, 40, grid, n_mc=2000, rng=np.random.default_rng(21))
+    np.testing.assert_array_equal(fresh.upper, reps.delta(grid).upper)
 
 
 def test_clopper_pearson_upper_bound_closed_form_at_zero_and_all_counts():

@@ -124,11 +124,14 @@ def py_instance_statement(table_key: str, _multiplicities: np.ndarray, spec: pri
 @session_cache(max_entries=16)
 def py_monte_carlo(table_key: str, _multiplicities: np.ndarray, mechanism: privacy.ReleaseSpec,
                    eps_grid: tuple[float, ...], n_mc: int, seed: int) -> dict:
-    """σ ∈ (0, 1): Monte Carlo δ with its standard error and upper bound (docs/mathematics.md §3.2)."""
+    """σ ∈ (0, 1): Monte Carlo δ with its standard error and upper bound (docs/mathematics.md §3.2).
+    The replicates are kept by core (``core.privacy.monte_carlo_replicates``): the statement at
+    the chosen ε and the old-values curve with the same seed read them again, so a move of ε
+    draws nothing new."""
     bar, progress = progress_bar("Monte Carlo estimate of δ_x(ε)…")
-    res = privacy.monte_carlo_delta(np.asarray(_multiplicities), mechanism.sigma, mechanism.theta, mechanism.m,
-                                    np.asarray(eps_grid), n_mc=n_mc, rng=np.random.default_rng(seed),
-                                    progress=progress)
+    replicates = privacy.monte_carlo_replicates(np.asarray(_multiplicities), mechanism.sigma, mechanism.theta,
+                                                mechanism.m, n_mc=n_mc, seed=seed, progress=progress)
+    res = replicates.delta(np.asarray(eps_grid), progress=progress)
     bar.empty()
     return {"eps": res.eps, "estimate": res.estimate, "std_error": res.std_error, "upper": res.upper,
             "n_mc": res.n_mc, "n_types": res.n_types, "worst_type": list(res.worst_type)}
@@ -200,7 +203,8 @@ def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title:
 
     ``first_table``: ``(values, counts)``, the frequency table of the whole data the first
     sample pictures (e.g. a bounded sample of it): its KDE and the grid then come from the
-    table (exact, cost in k), the histogram from the sample. ``options``: passed to
+    table (cost in k), the histogram from the sample. The KDEs are binned where the grid
+    resolves them (``core.evaluation.kde_curves``). ``options``: passed to
     ``core.plots.distribution_overlay_figure`` (``names``, ``histograms``)."""
     kde_inputs = list(samples.values())
     counts = None
@@ -210,12 +214,9 @@ def distribution_overlay(samples: dict[str, np.ndarray], *, title: str, x_title:
         grid = evaluation.kde_grid(*kde_inputs, first_counts=counts)
     except ValueError:
         return plots.distribution_overlay_figure(samples, title=title, x_title=x_title, **options)
-    kde = {}
-    for i, (label, values) in enumerate(zip(samples, kde_inputs)):
-        try:
-            kde[label] = evaluation.kde_on_grid(values, grid, counts=counts if i == 0 else None)
-        except ValueError:
-            pass  # a sample with a single distinct value has no KDE
+    # a sample with a single distinct value has no KDE
+    curves = evaluation.kde_curves(kde_inputs, grid, first_counts=counts)
+    kde = {label: curve for label, curve in zip(samples, curves) if curve is not None}
     return plots.distribution_overlay_figure(samples, kde_grid=grid, kde=kde or None, title=title,
                                              x_title=x_title, **options)
 

@@ -17,7 +17,16 @@ The package exports the metrics and the inference; the heavier evaluations are m
 """
 
 from .columns import OTHER_CATEGORY, ComparisonColumn, ComparisonTable, comparison_table
-from .density import MAX_KDE_GRID, binned_kde_runs, kde_grid, kde_l2, kde_l2_runs, kde_on_grid, scott_bandwidth
+from .density import (
+    MAX_KDE_GRID,
+    binned_kde_runs,
+    kde_curves,
+    kde_grid,
+    kde_l2,
+    kde_l2_runs,
+    kde_on_grid,
+    scott_bandwidth,
+)
 from .discovery import confidential_discovery_probability, discovery_probability
 from .distances import (
     MAX_COST_BYTES,
@@ -60,7 +69,7 @@ __all__ = [
     "batched_wasserstein1", "binned_kde_runs", "column_summary", "confidential_discovery_probability", "coverage_notes",
     "discovery_probability", "dp_posterior_functionals", "dp_posterior_shares", "empirical_functionals",
     "empirical_shares", "functional_names",
-    "joint_w1_runs", "kde_grid", "kde_l2", "kde_l2_runs", "kde_on_grid", "measure_functionals",
+    "joint_w1_runs", "kde_curves", "kde_grid", "kde_l2", "kde_l2_runs", "kde_on_grid", "measure_functionals",
     "random_directions", "repeated_quantiles", "repeated_release_experiment", "repeated_share_experiment",
     "scott_bandwidth", "share_names",
     "signed_wasserstein1", "sliced_wasserstein1_runs", "stick_breaking_dp", "summary_runs", "summary_table",

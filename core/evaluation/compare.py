@@ -60,8 +60,7 @@ from ..mechanisms import (
     peer_mechanism,
 )
 from ..data import UniformBase
-from ..mechanisms import pypp_release
-from ..privacy import old_values_counts
+from ..mechanisms import categorical_draws, pypp_release
 from ..formatting import format_upper
 from ..privacy import global_delta, max_synthetic_size
 from .quality import QualityReport, quality_report
@@ -237,22 +236,18 @@ class OldValuesPYPPMechanism(PYPPMechanism):
         atoms, counts, m, runs, rng, d = self._release_arguments(data, m, runs, rng, counts)
         k = counts.size
         out = np.empty((runs, m) + (() if atoms.ndim == 1 else (d,)))
-        block = max(1, (1 << 22) // k)     # bounds the (runs × k) Dirichlet draws to ~32 MB
-        for start in range(0, runs, block):
-            size = min(block, runs - start)
-            S = old_values_counts(counts, 0.0, self.theta, m, rng, size=size)   # (size, k)
-            h = S.sum(axis=1)
-            released = np.repeat(np.tile(np.arange(k), size), S.ravel())       # atom indices, run by run
-            first = np.concatenate([[0], np.cumsum(h)[:-1]])
-            pos = np.arange(m)[None, :]
-            pick = np.where(pos < h[:, None], pos,
-                            np.floor(rng.random((size, m)) * np.maximum(h, 1)[:, None]).astype(np.int64))
-            idx = rng.permuted(np.where(h[:, None] > 0, first[:, None] + pick, 0), axis=1)
-            vals = atoms[released[idx]] if released.size else np.zeros(idx.shape + atoms.shape[1:])
-            empty = h == 0
-            if empty.any():
-                vals[empty] = rng.random(vals[empty].shape)
-            out[start:start + size] = vals
+        for r in range(runs):
+            # the m predictive draws given the posterior weights Dir(n_1, …, n_k, θ) are
+            # independent (core.mechanisms.categorical_draws, index k: a new value); the old ones,
+            # kept in their order, are in uniformly random order (docs/bayesian_family.md §3)
+            draws = categorical_draws(rng.dirichlet(np.append(counts, self.theta)), m, rng)
+            released = draws[draws < k]
+            h = released.size
+            if h == 0:
+                out[r] = rng.random(out.shape[1:])      # nothing released: data-independent points
+                continue
+            topped = np.concatenate([released, released[np.floor(rng.random(m - h) * h).astype(np.int64)]])
+            out[r] = atoms[rng.permutation(topped)]
         return out
 
 
@@ -505,6 +500,21 @@ def _joint_w1(x: np.ndarray, releases: list[np.ndarray], max_cost_bytes: float, 
     return np.split(values, np.cumsum([z.shape[0] for z in releases])[:-1]), method
 
 
+
+def _joint_w1_by_size(x: np.ndarray, releases: list[np.ndarray], sizes, max_cost_bytes: float, n_projections: int,
+                      rng: np.random.Generator, *, counts, levels) -> tuple[list, list[str]]:
+    """:func:`_joint_w1` once per release size (the releases of one call share m; a peer at
+    m = n has another size than the rest): the runs' values and the method, per release."""
+    values: list = [None] * len(releases)
+    methods = [""] * len(releases)
+    for size in sorted(set(sizes)):
+        group = [i for i, s in enumerate(sizes) if s == size]
+        got, how = _joint_w1(x, [releases[i] for i in group], max_cost_bytes, n_projections, rng,
+                             counts=counts, levels=levels)
+        for i, v in zip(group, got):
+            values[i], methods[i] = v, how
+    return values, methods
+
 def _grid_points(requested: int, x: np.ndarray, counts: np.ndarray, samples: list[np.ndarray],
                  cap: int = 1 << 14) -> int:
     """Grid size with a step at most a third of the smallest positive bandwidth (capped).
@@ -609,6 +619,19 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
         median, q3, eps, delta, guarantee, m`` (and the yardsticks); ``attrs["confidential"]`` holds the
         data's own summaries per column (a dict of dicts of floats).
     """
+    return _run_comparison(data, calibration, counts=counts, runs=runs, rng=rng, progress=progress, columns=columns,
+                           grid_size=grid_size, max_cost_bytes=max_cost_bytes, n_projections=n_projections,
+                           yardsticks=yardsticks)[0]
+
+
+def _run_comparison(data, calibration: Calibration, *, counts, runs: int, rng: np.random.Generator,
+                    progress: Progress | None, columns: Sequence[str] | None, grid_size: int,
+                    max_cost_bytes: float, n_projections: int, joint: bool = True,
+                    yardsticks: bool = False) -> tuple[pd.DataFrame, tuple | None]:
+    """:func:`run_comparison`, and with ``joint=False`` and several columns its multi-column W1
+    left to the caller: those rows hold NaN, and the second value is what
+    :func:`_joint_w1` needs, ``(x, releases, counts, levels)`` (the ε sweep computes it for
+    every ε at once)."""
     if not isinstance(calibration, Calibration):
         raise ValueError(f"calibration must be a Calibration from calibrate(), got {type(calibration).__name__}")
     runs = check_integer("runs", runs, minimum=1)
@@ -683,15 +706,14 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
             else:
                 l2 = kde_l2_runs(zj, fx, grid)
             per_mech[i][col] = (w1, l2, np.full(runs, np.nan), summary_runs(zj))
-    if d > 1:
+    joint_parts = None
+    if d > 1 and not joint:
+        joint_parts = (joint_x, joint_z, c, levels)
+        joint_w1, method = [np.full(runs, np.nan) for _ in mechs], [""] * len(mechs)
+    elif d > 1:
         report((len(mechs) + 0.5) / total_steps, "multi-column W1")
-        joint, method = [None] * len(mechs), {}
-        for size in sorted(set(sizes)):   # one joint W1 per release size (the residual problems share m)
-            group = [i for i, s in enumerate(sizes) if s == size]
-            values, how = _joint_w1(joint_x, [joint_z[i] for i in group], max_cost_bytes, n_projections,
-                                    children[-1], counts=c, levels=levels)
-            for i, v in zip(group, values):
-                joint[i], method[i] = v, how
+        joint_w1, method = _joint_w1_by_size(joint_x, joint_z, sizes, max_cost_bytes, n_projections, children[-1],
+                                             counts=c, levels=levels)
     extra = [{} for _ in mechs]
     if yardsticks:
         report((len(mechs) + 0.75) / total_steps, "yardsticks (k-marginal, UEM, pMSE)")
@@ -708,7 +730,7 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
                 "W1": w1, "W1_method": "" if categorical else "exact-1d", "KDE_L2": l2, "TV": tv, **summ,
                 "eps": g.eps, "delta": g.delta, "guarantee": g.label, "m": sizes[i], **extra[i]}))
         if d > 1:
-            w1j = joint[i]
+            w1j = joint_w1[i]
             frames.append(pd.DataFrame({
                 "mechanism": mech.name, "label": mech.label, "run": np.arange(runs), "column": "(joint)",
                 "W1": w1j, "W1_method": method[i], "KDE_L2": np.nan, "TV": np.nan, "mean": np.nan, "sd": np.nan,
@@ -717,7 +739,7 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
     out = pd.concat(frames, ignore_index=True)[_COLUMNS + (list(YARDSTICK_COLUMNS) if yardsticks else [])]
     out.attrs["confidential"] = confidential
     report(1.0, "done")
-    return out
+    return out, joint_parts
 
 
 def _comparison_table(data, counts) -> tuple[np.ndarray, np.ndarray]:
@@ -802,7 +824,13 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: in
     rng : numpy.random.Generator
     progress : callable, optional
     **kwargs
-        Passed to :func:`run_comparison`.
+        Passed to :func:`run_comparison` (``grid_size``, ``max_cost_bytes``, ``n_projections``,
+        ``columns``).
+
+    With several columns the multi-column W1 of every run at every ε is computed at once,
+    after the runs (:func:`core.evaluation.joint_w1_runs`): one method for all of them, and
+    when sliced, one set of directions for every ε (common random numbers: the frontier's
+    points differ by their releases, not by their directions).
 
     Returns
     -------
@@ -820,18 +848,42 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: in
         raise ValueError(f"eps_values must be a 1-D array of 1 to 1000 values, got shape {eps_arr.shape}")
     eps_list = [check_finite_eps(float(e)) for e in eps_arr]
     x2 = x.reshape(x.shape[0], -1)
-    children = rng.spawn(len(eps_list))
-    frames = []
+    # one child per ε (as many as before: the ε's draws do not depend on the sweep's length),
+    # and one for the directions of a sliced joint W1, shared by every ε
+    children = rng.spawn(len(eps_list) + 1)
+    options = {"grid_size": 1024, "max_cost_bytes": DEFAULT_MAX_COST_BYTES, "n_projections": 50,
+               "columns": None, **kwargs}
+    share = 0.9 if x2.shape[1] > 1 else 1.0          # of the progress bar, before the joint W1
+    frames, joint = [], []
     for i, e in enumerate(eps_list):
         def sub(fraction, message, i=i, e=e):
             if progress is not None:
-                progress((i + fraction) / len(eps_list), f"ε = {e:g}: {message}")
+                progress(share * (i + fraction) / len(eps_list), f"ε = {e:g}: {message}")
         cal = calibrate(int(c.sum()), e, delta, m, theta=theta, d=x2.shape[1], bins=bins, mechanisms=mechanisms,
                         levels=None if table is None else table.levels,
                         unlisted=() if table is None else table.unlisted)
-        frame = run_comparison(x if table is None else table, cal, counts=c if table is None else None, runs=runs,
-                               rng=children[i], progress=sub, **kwargs)
+        frame, parts = _run_comparison(x if table is None else table, cal, counts=c if table is None else None,
+                                       runs=runs, rng=children[i], progress=sub, joint=False, **options)
         frames.append(frame.assign(target_eps=e))
+        joint.append((cal, parts))
+    if x2.shape[1] > 1:
+        # the multi-column W1 of every run at every ε at once: one method for all of them, and
+        # one set of sliced directions (common random numbers across ε), drawn once
+        if progress is not None:
+            progress(share, "multi-column W1 of every ε")
+        ref, _, ref_counts, levels = joint[0][1]
+        releases = [z for _, parts in joint for z in parts[1]]
+        values, methods = _joint_w1_by_size(ref, releases, [z.shape[1] for z in releases], options["max_cost_bytes"],
+                                            options["n_projections"], children[-1], counts=ref_counts, levels=levels)
+        results = iter(zip(values, methods))
+        for frame, (cal, _) in zip(frames, joint):
+            for mech in cal.mechanisms:
+                rows = (frame["mechanism"] == mech.name) & (frame["column"] == "(joint)")
+                value, method = next(results)
+                frame.loc[rows, "W1"] = value
+                frame.loc[rows, "W1_method"] = method
+        if progress is not None:
+            progress(1.0, "done")
     return pd.concat(frames, ignore_index=True)
 
 

@@ -176,7 +176,7 @@ def kde_on_grid(values, grid, weights=None, *, counts=None) -> np.ndarray:
         # the kernel's SD is h, the bandwidth of the repeated values.
         mean = float(w @ x)
         data_sd = math.sqrt(float(w @ (x - mean) ** 2) / (1.0 - float(w @ w)))
-        return stats.gaussian_kde(x, bw_method=h / data_sd, weights=w).evaluate(g)
+        return _evaluate(stats.gaussian_kde(x, bw_method=h / data_sd, weights=w), g)
     x = _kde_sample(values, "values")
     w = None if weights is None else check_sample_weights(weights, x.size, "weights")
     g = _kde_grid_points(grid)
@@ -184,7 +184,78 @@ def kde_on_grid(values, grid, weights=None, *, counts=None) -> np.ndarray:
         mean = float(w @ x)
         sd = math.sqrt(max(0.0, float(w @ (x - mean) ** 2)))
         _check_bandwidth(sd * (1.0 / float(w @ w)) ** (-0.2), "values (with their weights)")
-    return stats.gaussian_kde(x, weights=w).evaluate(g)
+    return _evaluate(stats.gaussian_kde(x, weights=w), g)
+
+
+def _evaluate(kde: stats.gaussian_kde, grid: np.ndarray) -> np.ndarray:
+    """``kde.evaluate(grid)`` of a 1-D ``gaussian_kde``: its bandwidth and weights, and the sums
+    of scipy's kernel estimate — :math:`\\frac{1}{\\sqrt{2\\pi}s}\\sum_i w_i
+    e^{-(x_i/s - g/s)^2/2}`, s the kernel's SD — by blocks of numpy operations and a
+    matrix-vector product, several times faster than scipy's loop (equal to rounding)."""
+    sd = math.sqrt(float(kde.covariance[0, 0]))
+    points, at, weights = kde.dataset[0] / sd, grid / sd, kde.weights
+    out = np.zeros(at.size)
+    block = max(1, (1 << 22) // at.size)             # ~32 MB of work array
+    for start in range(0, points.size, block):
+        d = at[:, None] - points[None, start:start + block]
+        np.square(d, out=d)
+        d *= -0.5
+        np.exp(d, out=d)
+        out += d @ weights[start:start + block]
+    return out * ((2.0 * math.pi) ** -0.5 / sd)
+
+
+#: Largest refined grid :func:`kde_curves` bins on (beyond it the KDE is evaluated exactly).
+_CURVE_GRID = 1 << 16
+
+
+def kde_curves(samples, grid, *, first_counts=None) -> list:
+    """The KDE of each sample on one grid (docs/mathematics.md §5), or ``None`` for a sample
+    without one (a single distinct value): for pictures of several samples at once.
+
+    On an equally spaced ``grid`` each KDE is the binned one of :func:`binned_kde_runs` on
+    the grid refined s times, s the smallest step count that makes the refined step at
+    most a sixth of the sample's Scott bandwidth (error about 1e-3 of the density's peak),
+    read at the grid's own points; samples of equal size and refinement in one call. A refined grid of
+    more than 2^16 points, or an uneven grid, gets the exact :func:`kde_on_grid`.
+
+    Parameters
+    ----------
+    samples : sequence of array_like, each shape (m_i,)
+    grid : array_like, shape (G,) (e.g. :func:`kde_grid`)
+    first_counts : array_like of int ≥ 1, optional
+        Multiplicities of the values of the first sample (a frequency table).
+
+    Returns
+    -------
+    list of (ndarray, shape (G,)) or None
+    """
+    g = _kde_grid_points(grid)
+    step = (g[-1] - g[0]) / (g.size - 1)
+    even = step > 0 and np.allclose(np.diff(g), step, rtol=1e-9, atol=0.0)
+    out: list = [None] * len(samples)
+    groups: dict[tuple, list] = {}
+    for i, values in enumerate(samples):
+        counts = first_counts if i == 0 else None
+        x = _metric_sample(values, f"sample {i}", min_size=1).reshape(-1)
+        if counts is None and (x.size < 2 or np.all(x == x[0])):
+            continue
+        h = scott_bandwidth(x, counts) if counts is not None else scott_bandwidth(x)
+        if not _has_kde(h):
+            continue
+        refine = max(1, math.ceil(6.0 * step / h)) if even else 0
+        if not even or (g.size - 1) * refine + 1 > _CURVE_GRID:
+            out[i] = kde_on_grid(x, g, counts=counts)
+        elif counts is not None:
+            fine = np.linspace(g[0], g[-1], (g.size - 1) * refine + 1)
+            out[i] = binned_kde_runs(x[None, :], fine, counts=counts)[0, ::refine]
+        else:
+            groups.setdefault((x.size, refine), []).append((i, x))
+    for (_, refine), members in groups.items():
+        fine = np.linspace(g[0], g[-1], (g.size - 1) * refine + 1)
+        for (i, _), density in zip(members, binned_kde_runs(np.stack([x for _, x in members]), fine)):
+            out[i] = density[::refine]
+    return out
 
 
 def kde_l2(a, b, grid=None, *, a_weights=None, b_weights=None, size: int = 512) -> float:

@@ -166,14 +166,22 @@ def summary_table(data, releases: Mapping[str, object], *, columns=None, grid_si
         released[str(key)] = z
     rows = []
     for j, col in enumerate(names):
-        xs = x[:, j]
-        grid = kde_grid(xs, *[z[:, j] for z in released.values()], size=grid_size, first_counts=c)
-        fx = _kde_or_point_masses(xs, grid, c)
+        xs = kde_x = x[:, j]
+        kde_c = c
+        if c is not None:
+            # the KDE from the column's own frequency table: the distinct rows of several
+            # columns repeat a column's values, and merging them (the same KDE) makes it cost O(k_j)
+            kde_x, inverse = np.unique(xs, return_inverse=True)
+            kde_c = np.bincount(inverse.ravel(), weights=c).astype(np.int64)
+        grid = kde_grid(kde_x, *[z[:, j] for z in released.values()], size=grid_size, first_counts=kde_c)
+        fx = _kde_or_point_masses(kde_x, grid, kde_c)
         rows.append({"mechanism": reference_name, "column": col, **column_summary(xs, c), "W1": 0.0,
                      "KDE_L2": 0.0})
         for key, z in released.items():
             zs = z[:, j]
+            # the release's KDE from its own frequency table too (a release repeats values)
+            z_values, z_counts = np.unique(zs, return_counts=True)
             rows.append({"mechanism": key, "column": col, **column_summary(zs),
                          "W1": float(wasserstein1(xs, zs, a_weights=c)),
-                         "KDE_L2": _kde_l2_degenerate_aware(fx, _kde_or_point_masses(zs, grid), grid)})
+                         "KDE_L2": _kde_l2_degenerate_aware(fx, _kde_or_point_masses(z_values, grid, z_counts), grid)})
     return pd.DataFrame(rows, columns=["mechanism", "column", "mean", "sd", "q1", "median", "q3", "W1", "KDE_L2"])

@@ -1,7 +1,8 @@
 """Release mechanisms: the Pitman–Yor posterior predictive (PYPP), the histogram baselines,
 the Bayesian family and the bootstrap (docs/mathematics.md §2 and §4, docs/bayesian_family.md).
 
-* :mod:`.pypp` — :func:`py_predictive_counts` (count level) and :func:`pypp_release`;
+* :mod:`.pypp` — :func:`py_predictive_counts` (count level), :func:`pypp_release` and
+  :func:`categorical_draws` (independent draws of a category index);
 * :mod:`.base` — the :class:`Mechanism` interface of the comparison and the histogram machinery;
 * :mod:`.histograms` — perturbed (Laplace, Gaussian) and smoothed histograms;
 * :mod:`.bayesian` — Dirichlet–multinomial, Dirichlet posterior sampling, truncated-Dirichlet
@@ -53,14 +54,14 @@ from .bayesian import (
 from .bootstrap import Bootstrap
 from .histograms import GaussianHistogram, LaplaceHistogram, SmoothedHistogram
 from .peers import PEER_LABELS, PEER_MECHANISMS, PEERS_MISSING, peer_entries, peer_mechanism, peers_available, require_peers
-from .pypp import SyntheticRelease, public_domain_can_serve, py_predictive_counts, pypp_release
+from .pypp import SyntheticRelease, categorical_draws, public_domain_can_serve, py_predictive_counts, pypp_release
 from .truncated_dirichlet import TruncatedDirichlet, truncated_dirichlet
 
 __all__ = [
     "Bootstrap", "DirichletMultinomialHistogram", "DirichletPosteriorSampling", "GaussianHistogram",
     "Guarantee", "HistogramMechanism", "Knob", "LaplaceHistogram", "Mechanism", "PEERS_MISSING", "PEER_LABELS", "PEER_MECHANISMS", "PseudoPosteriorMechanism",
     "PseudoPosteriorWeights", "SmoothedHistogram", "SyntheticRelease", "TruncatedDirichlet",
-    "TruncatedDirichletPosteriorSampling", "axis_sizes", "category_codes", "category_positions", "cells_to_points",
+    "TruncatedDirichletPosteriorSampling", "axis_sizes", "categorical_draws", "category_codes", "category_positions", "cells_to_points",
     "check_release_arguments", "dirichlet_sampling_epsilon",
     "distinct_rows", "gaussian_sigma", "histogram_counts", "peer_entries", "peer_mechanism", "peers_available",
     "public_domain_can_serve", "py_predictive_counts", "require_peers",

@@ -21,8 +21,9 @@ that both produce the same laws of S_1, L and K.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
+import functools
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
 
 import math
 
@@ -96,6 +97,129 @@ def py_predictive_counts(multiplicities, sigma, theta, m, rng):
     return drawn[:k], sizes
 
 
+class _Draws:
+    """``size`` independent draws of a category index with probabilities ∝ ``weights``,
+    kept in the form they were made in (:func:`categorical_draws` gives the method), so
+    that values indexed by the categories are read with a single gather."""
+
+    def __init__(self, weights, size: int, rng: np.random.Generator):
+        w = np.asarray(weights, dtype=float)
+        if w.ndim != 1 or w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+            raise ValueError("weights must be a non-empty 1-D array of finite numbers >= 0 with a positive sum")
+        size = check_integer("size", size, minimum=0)
+        rng = check_rng(rng)
+        self.k = k = w.size
+        if size <= 2 * k:                                  # few draws: the inverse transform
+            cdf = np.cumsum(w)
+            self.owner, self.n_whole = np.arange(k, dtype=np.intp), k
+            self.column = np.minimum(np.searchsorted(cdf, rng.random(size) * cdf[-1], side="right"), k - 1)
+            self.rest_at = self.rest_of = np.zeros(0, dtype=np.intp)
+            return
+        columns = 16 * k
+        q = w * (columns / w.sum())                        # adds up to G, up to rounding
+        whole = np.floor(q)
+        rest = q - whole
+        self.n_whole = int(whole.sum())
+        self.owner = np.zeros(columns, dtype=np.intp)      # column → category (a rests' column: set per draw)
+        self.owner[:self.n_whole] = np.repeat(np.arange(k, dtype=np.intp), whole.astype(np.intp))
+        self.column = rng.integers(0, columns, size=size)
+        # the G − n_whole columns of the rests hold the categories' rests in proportion: the
+        # draws that land there are draws ∝ the rests, made the same way (a few % of the draws)
+        self.rest_at = np.flatnonzero(self.column >= self.n_whole)
+        if self.rest_at.size:
+            self.rest_of = _Draws(rest, self.rest_at.size, rng).take(np.arange(k, dtype=np.intp))
+        else:
+            self.rest_of = np.zeros(0, dtype=np.intp)
+
+    def take(self, values: np.ndarray) -> np.ndarray:
+        """``values[draws]``, for values indexed by the categories (shape (≥ k, …))."""
+        out = values[self.owner][self.column]
+        out[self.rest_at] = values[self.rest_of]
+        return out
+
+    def at(self, positions: np.ndarray) -> np.ndarray:
+        """The categories drawn at ``positions``."""
+        out = self.owner[self.column[positions]]
+        j = np.searchsorted(self.rest_at, positions)
+        hit = (j < self.rest_at.size) & (self.rest_at[np.minimum(j, max(self.rest_at.size - 1, 0))] == positions) \
+            if self.rest_at.size else np.zeros(len(positions), dtype=bool)
+        out[hit] = self.rest_of[j[hit]]
+        return out
+
+    def counts(self) -> np.ndarray:
+        """How many draws fell on each category, shape (k,)."""
+        if self.owner.size == self.k:
+            return np.bincount(self.column, minlength=self.k)
+        per_column = np.bincount(self.column, minlength=self.owner.size)[:self.n_whole]
+        whole = np.bincount(self.owner[:self.n_whole], weights=per_column, minlength=self.k)
+        return np.rint(whole).astype(np.int64) + np.bincount(self.rest_of, minlength=self.k)
+
+
+def categorical_draws(weights, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` independent draws of a category index with probabilities ∝ ``weights``.
+
+    Exact. Few draws (at most twice the number of categories k): inverse transform on the
+    cumulative weights. Many: the total mass is cut into G = 16k columns of mass 1/G; a
+    category holding ⌊G·p_i⌋ whole columns owns them, and the fractional rests of all the
+    categories fill the remaining columns (as many as the rests add up to). A draw is one
+    column, uniform among the G: a whole column answers with one look-up, and the draws that
+    land in the rests (at most 1/16 of them) are draws ∝ the rests, made the same way — O(1)
+    expected work a draw, about the cost of drawing records with replacement (like Walker's
+    alias method, with one look-up for most draws instead of two and a comparison).
+
+    Parameters
+    ----------
+    weights : array_like of float ≥ 0, shape (k,), finite, with a positive sum
+    size : int ≥ 0
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of intp, shape (size,)
+    """
+    draws = _Draws(weights, size, rng)
+    return draws.take(np.arange(draws.k, dtype=np.intp))
+
+
+def _sequence_release(atoms, counts, sigma, theta, m, rng, new_values):
+    """One PYPP release (σ ∈ [0, 1)) in uniformly random order, without shuffling the m draws:
+    ``(values, is_new, old, new_counts)``, ``old()`` counting the copies of each atom.
+
+    Given the posterior weights :math:`(P_1,\\dots,P_k,P_{new})\\sim\\mathrm{Dir}(n_i-\\sigma,\\
+    \\theta+k\\sigma)` the m draws are independent: atom i with probability :math:`P_i`, a new
+    value with :math:`P_{new}` — the multinomial counts of :func:`py_predictive_counts` in
+    uniformly random order. So the number of new draws is :math:`L\\sim\\mathrm{Bin}(m,
+    P_{new})`, at a uniformly random set of L positions, and every other position holds an
+    independent draw of the old atoms (:class:`_Draws`; made at every position, the L new
+    positions then overwritten). The L new draws are seated in a Chinese restaurant
+    (:func:`core.privacy.crp_tables`); their partition is exchangeable, so the K blocks'
+    labels go to the new positions in uniformly random order. ``new_values(K)`` gives the
+    K new values (from the base measure). Cost O(k + m).
+    """
+    k = counts.size
+    weights = rng.dirichlet(np.append(counts - sigma, theta + k * sigma))
+    n_new_draws = int(rng.binomial(m, min(1.0, max(0.0, float(weights[k])))))
+    _, sizes = crp_tables(n_new_draws, sigma, theta + k * sigma, rng, return_sizes=True)
+    new_atoms = new_values(sizes.size) if sizes.size else None
+    all_atoms = atoms if new_atoms is None else np.concatenate([atoms, new_atoms])  # promotes int+float, str+object
+    is_new = np.zeros(m, dtype=bool)
+    if n_new_draws == m:
+        labels = np.repeat(np.arange(k, k + sizes.size, dtype=np.intp), sizes)
+        return all_atoms[rng.permutation(labels)], ~is_new, np.zeros(k, dtype=np.int64), sizes
+    draws = _Draws(weights[:k], m, rng)
+    values = draws.take(all_atoms)
+    positions = rng.choice(m, size=n_new_draws, replace=False) if n_new_draws else np.zeros(0, dtype=np.intp)
+    if n_new_draws:
+        labels = np.repeat(np.arange(k, k + sizes.size, dtype=np.intp), sizes)
+        values[positions] = all_atoms[rng.permutation(labels) if sizes.size > 1 else labels]
+        is_new[positions] = True
+
+    def count_old():
+        return draws.counts() - np.bincount(draws.at(positions), minlength=k)
+
+    return values, is_new, count_old, sizes
+
+
 def _split_dirichlet_multinomial(total: int, categories: int, alpha: float,
                                  rng: np.random.Generator) -> np.ndarray:
     """Positive counts of DirMult(total; α, …, α) over ``categories`` cells, in cell order.
@@ -141,14 +265,24 @@ class SyntheticRelease:
         categorical).
     is_new : ndarray of bool, shape (m,)
         Whether each synthetic value is a new value drawn from ``H``.
-    old_counts, new_counts : ndarray of int
+    old : ndarray of int, or a callable that counts them
+        Gives :attr:`old_counts`.
+    new_counts : ndarray of int
+        As returned by :func:`py_predictive_counts`.
+    old_counts : ndarray of int (property)
         As returned by :func:`py_predictive_counts`.
     """
 
     values: np.ndarray
     is_new: np.ndarray
-    old_counts: np.ndarray
-    new_counts: np.ndarray
+    old: np.ndarray | Callable[[], np.ndarray] = field(repr=False)
+    new_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @functools.cached_property
+    def old_counts(self) -> np.ndarray:
+        """:math:`S_i`, the copies of each confidential value (counted on first use: most
+        callers read the values only, and counting m draws costs a pass over them)."""
+        return np.asarray(self.old() if callable(self.old) else self.old)
 
     @property
     def m(self) -> int:
@@ -208,33 +342,40 @@ def pypp_release(atoms, multiplicities, sigma, theta, m, rng, *,
         if domain != z:
             raise ValueError(f"theta must equal z*|sigma| with z = {domain:,}, the size of the public category "
                              f"domain (the product of the columns' public lists), got z = theta/|sigma| = {z:,}")
+    if z is None:
+        def new_values(size):
+            if any(b is None for b in bases):
+                raise ValueError("base must give a base measure for every column: the release contains new values")
+            return _new_atoms(atoms, bases, digits, size, rng)
+
+        values, is_new, old, new = _sequence_release(atoms, counts, sigma, theta, m, rng, new_values)
+        return SyntheticRelease(values=values, is_new=is_new, old=old, new_counts=new)
     old, new = py_predictive_counts(counts, sigma, theta, m, rng)
     k, n_new = counts.size, new.size
-
-    if n_new and z is not None:
+    if n_new:
         new_atoms = _unobserved_public_rows(bases, atoms, n_new, rng)
         all_atoms = np.concatenate([atoms.astype(object), new_atoms])
-    elif n_new:
-        if any(b is None for b in bases):
-            raise ValueError("base must give a base measure for every column: the release contains new values")
-        columns = []
-        for j, b in enumerate(bases):
-            column_atoms = atoms if atoms.ndim == 1 else atoms[:, j]
-            if isinstance(b, CategoricalBase):
-                col = b.sample(n_new, rng, observed=column_atoms.tolist())
-            else:
-                col = b.sample(n_new, rng)
-                if digits[j] is not None:
-                    col = np.round(col, check_integer("decimals", digits[j], minimum=0))
-            columns.append(col)
-        new_atoms = _stack_columns(columns, atoms)
-        all_atoms = np.concatenate([atoms, new_atoms])  # numpy promotes int+float, str+object
     else:
         all_atoms = atoms
     # intp, not a narrower type: numpy's shuffle has a fast path for native-width items.
     index = np.repeat(np.arange(k + n_new, dtype=np.intp), np.concatenate([old, new]))
     rng.shuffle(index)
-    return SyntheticRelease(values=all_atoms[index], is_new=index >= k, old_counts=old, new_counts=new)
+    return SyntheticRelease(values=all_atoms[index], is_new=index >= k, old=old, new_counts=new)
+
+
+def _new_atoms(atoms: np.ndarray, bases: list, digits: list, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` new values (rows) drawn from the base measure ``H`` (σ ≥ 0), rounded to ``digits``."""
+    columns = []
+    for j, b in enumerate(bases):
+        column_atoms = atoms if atoms.ndim == 1 else atoms[:, j]
+        if isinstance(b, CategoricalBase):
+            col = b.sample(size, rng, observed=column_atoms.tolist())
+        else:
+            col = b.sample(size, rng)
+            if digits[j] is not None:
+                col = np.round(col, check_integer("decimals", digits[j], minimum=0))
+        columns.append(col)
+    return _stack_columns(columns, atoms)
 
 
 def _per_column(spec, d: int, name: str) -> list:

@@ -17,7 +17,8 @@ probabilistic-DP curve is
   over multiplicities), :func:`global_delta_simple_bound`, :func:`singleton_limit`,
   :func:`max_synthetic_size`, :func:`max_instance_synthetic_size`,
   :func:`synthetic_size_curve` and the exact verdict :func:`global_delta_at_most`;
-* :mod:`.monte_carlo` — σ ∈ (0, 1), Monte Carlo with a Clopper–Pearson upper bound (§3.2);
+* :mod:`.monte_carlo` — σ ∈ (0, 1), Monte Carlo with a Clopper–Pearson upper bound (§3.2): one
+  set of replicates (:func:`monte_carlo_replicates`) serves every ε and the old-values-only release;
 * :mod:`.dirichlet_multinomial` — σ < 0 over ``z`` public categories (§3.3), with the exact
   pure-ε conditions;
 * :mod:`.regimes` — the three regimes as one type with hooks (:class:`Regime`,
@@ -57,7 +58,7 @@ from .calibration import (
     truncated_dirichlet_p_min,
 )
 from .common import MAX_ACCOUNTING_M, beta_binomial_log_tail
-from .crp import MAX_CRP_TABLES, crp_tables
+from .crp import MAX_CRP_TABLES, crp_table_counts, crp_tables
 from .dirichlet_multinomial import dirichlet_multinomial_is_pure, dirichlet_multinomial_pure_epsilon
 from .dirichlet_process import tight_instance_delta
 from .global_accounting import (
@@ -70,7 +71,7 @@ from .global_accounting import (
     synthetic_size_curve,
 )
 from .instance import instance_delta, instance_delta_at_most
-from .monte_carlo import MonteCarloDelta, monte_carlo_delta
+from .monte_carlo import MonteCarloDelta, MonteCarloReplicates, monte_carlo_delta, monte_carlo_replicates, simulate_replicates
 from .old_values import expected_release_size, old_values_counts, old_values_delta, old_values_monte_carlo
 from .guarantee import GUARANTEE_KINDS, GUARANTEE_SCOPES, Guarantee
 from .regimes import DIRICHLET_MULTINOMIAL, DIRICHLET_PROCESS, PITMAN_YOR, REGIMES, Regime, regime_of, regime_of_key
@@ -82,12 +83,13 @@ __all__ = [
     "PITMAN_YOR", "REGIMES", "Regime", "regime_of", "regime_of_key",
     "ATTACK_FPRS", "VERDICTS", "VERDICT_WORDS", "AttackTerms",
     "DIRICHLET_ALPHA_RANGE", "MAX_ACCOUNTING_M", "MAX_CELLS", "MAX_CRP_TABLES", "SENSITIVITY_RANGE", "MonteCarloDelta",
-    "ReleaseSpec", "beta_binomial_log_tail", "crp_tables", "dirichlet_multinomial_alpha",
+    "MonteCarloReplicates",
+    "ReleaseSpec", "beta_binomial_log_tail", "crp_table_counts", "crp_tables", "dirichlet_multinomial_alpha",
     "dirichlet_multinomial_is_pure", "dirichlet_multinomial_pure_epsilon", "dirichlet_sampling_alpha",
     "dirichlet_sampling_epsilon", "expected_release_size", "gaussian_delta", "gaussian_sigma", "global_delta",
     "global_delta_at_most", "global_delta_simple_bound", "instance_delta", "instance_delta_at_most",
-    "max_instance_synthetic_size", "max_synthetic_size", "monte_carlo_delta", "old_values_counts",
-    "old_values_delta", "old_values_monte_carlo", "singleton_limit", "smoothed_histogram_epsilon",
+    "max_instance_synthetic_size", "max_synthetic_size", "monte_carlo_delta", "monte_carlo_replicates", "old_values_counts",
+    "old_values_delta", "old_values_monte_carlo", "simulate_replicates", "singleton_limit", "smoothed_histogram_epsilon",
     "smoothed_histogram_lambda", "synthetic_size_curve", "tight_instance_delta", "truncated_dirichlet_epsilon",
     "truncated_dirichlet_p_min",
 ]

@@ -27,6 +27,14 @@ MAX_CRP_TABLES = 100_000
 # σ = 0, one restaurant: above this many expected tables the Feller coupling is faster.
 _FELLER_TABLES = 1_000
 
+#: Largest number of customers :func:`crp_table_counts` builds the law of the table count
+#: for (its recursion over customers costs about 10 µs a customer, whatever the number of
+#: restaurants); beyond it restaurants are seated table by table (:func:`crp_tables`).
+CDF_MAX_CUSTOMERS = 200_000
+#: Tails of the table-count law below this fraction of its peak are dropped by
+#: :func:`crp_table_counts` (a total mass below 1e-35: no draw can tell).
+_TAIL = 1e-40
+
 
 def _expected_tables(customers: int, sigma: float, strength: float) -> float:
     """An upper bound of :math:`E[K_L]`, the expected number of tables of a CRP with L customers.
@@ -153,3 +161,79 @@ def crp_tables(customers, sigma: float, strength: float, rng: np.random.Generato
         owners_arr = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
         return tables, owners_arr, sizes_arr
     return int(tables[0]) if scalar else tables
+
+
+def crp_table_counts(customers, sigma: float, strength: float, rng: np.random.Generator) -> np.ndarray:
+    """Numbers of tables of independent Chinese restaurants, drawn from their exact law.
+
+    The same law as :func:`crp_tables` (docs/mathematics.md §2; Pitman 2006, §3.2), drawn by
+    inverse transform instead of seating the restaurants: the law of the table count
+    :math:`K_i` after :math:`i` customers follows the forward recursion
+
+    .. math:: P(K_{i+1}=j) = P(K_i=j)\\,\\frac{i-j\\sigma}{\\text{strength}+i}
+              + P(K_i=j-1)\\,\\frac{\\text{strength}+(j-1)\\sigma}{\\text{strength}+i},
+              \\qquad K_1 = 1,
+
+    (a new customer opens a table with probability :math:`(\\text{strength}+K_i\\sigma)/
+    (\\text{strength}+i)`), whose terms are all non-negative, so it is stable in floating
+    point; tails below 1e-40 of the peak are dropped (a mass below 1e-35). Each restaurant
+    with :math:`L` customers gets :math:`K = F_L^{-1}(U)` with one uniform U. Cost: the
+    recursion, L_max steps over the law's support (a few dozen standard deviations of K),
+    independent of the number of restaurants; then O(log L_max) per restaurant — against O(K)
+    beta and binomial draws per restaurant for seating them. Above :data:`CDF_MAX_CUSTOMERS` customers the
+    restaurants are seated by :func:`crp_tables` (same law).
+
+    Parameters
+    ----------
+    customers : array_like of int ≥ 0, shape (N,)
+    sigma : float in [0, 1)
+    strength : float > 0
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of int64, shape (N,)
+    """
+    remaining = check_counts(customers, "customers", maximum=MAX_RELEASE_SIZE)
+    if remaining.ndim != 1:
+        raise ValueError(f"customers must be a 1-D array, got shape {remaining.shape}")
+    sigma = check_real("sigma", sigma, low=0.0, high=1.0, high_open=True)
+    strength = check_real("strength", strength, low=0.0, low_open=True)
+    rng = check_rng(rng)
+    largest = int(remaining.max()) if remaining.size else 0
+    if largest > CDF_MAX_CUSTOMERS:
+        return np.asarray(crp_tables(remaining, sigma, strength, rng), dtype=np.int64)
+    order = np.argsort(remaining, kind="stable")
+    sizes = remaining[order]
+    u = rng.random(remaining.size)
+    out = np.zeros(remaining.size, dtype=np.int64)
+    # restaurants grouped by their number of customers: [starts[g], starts[g + 1]) have sizes[starts[g]]
+    starts = np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]]) if sizes.size else np.zeros(0, dtype=np.int64)
+    bounds = np.r_[starts, sizes.size]
+    tables = np.arange(largest + 2, dtype=float)
+    join = tables * sigma                    # i − jσ is the weight of staying at j tables
+    open_ = strength + tables * sigma        # strength + jσ: the weight of opening table j + 1
+    law = np.zeros(largest + 2)
+    lo = hi = 1                               # the law's support kept: [lo, hi]
+    law[1] = 1.0                              # one customer, one table
+    group = 1 if sizes.size and sizes[0] == 0 else 0   # no customer: no table (out stays 0)
+    for i in range(1, largest + 1):
+        if i > 1:
+            # law of K_i from K_{i-1} on [lo, hi]: the support grows to [lo, hi + 1]
+            seg = law[lo:hi + 1]
+            new = np.zeros(seg.size + 1)
+            new[:-1] = seg * ((i - 1) - join[lo:hi + 1])
+            new[1:] += seg * open_[lo:hi + 1]
+            new /= strength + (i - 1)
+            # tails below 1e-40 of the peak are dropped (their mass is below 1e-35 in all)
+            kept = np.flatnonzero(new >= new.max() * _TAIL)
+            law[lo:hi + 2] = 0.0
+            law[lo + kept[0]:lo + kept[-1] + 1] = new[kept[0]:kept[-1] + 1]
+            lo, hi = lo + int(kept[0]), lo + int(kept[-1])
+        while group < starts.size and sizes[starts[group]] == i:
+            first, last = bounds[group], bounds[group + 1]
+            cdf = np.cumsum(law[lo:hi + 1])
+            out[order[first:last]] = lo + np.minimum(np.searchsorted(cdf, u[first:last] * cdf[-1], side="right"),
+                                                     hi - lo)
+            group += 1
+    return out

@@ -39,9 +39,27 @@ import numpy as np
 from .betabinom import log_gamma_ratio
 from ..validation import check_eps, check_integer, check_multiplicities, check_py_parameters, check_rng
 from .instance import instance_delta
-from .monte_carlo import _neighbour_type_delta, _representatives
+from .monte_carlo import NewValueRows, monte_carlo_replicates, simulate_replicates
 
-__all__ = ["expected_release_size", "old_values_counts", "old_values_delta", "old_values_monte_carlo"]
+__all__ = ["OLD_VALUES_ROWS", "expected_release_size", "old_values_counts", "old_values_delta",
+           "old_values_monte_carlo"]
+
+
+def _singleton_to_new(L, sigma, theta, k):
+    """Case (c): log (θ + kσ)_L − log (θ + (k−1)σ)_L (0 for k = 1)."""
+    if k < 2:
+        return np.zeros(np.shape(L))
+    return log_gamma_ratio(theta + k * sigma, L) - log_gamma_ratio(theta + (k - 1) * sigma, L)
+
+
+def _new_target(L, sigma, theta, k):
+    """A new target value: log (θ + kσ)_L − log (θ + (k+1)σ)_L ≤ 0."""
+    return log_gamma_ratio(theta + k * sigma, L) - log_gamma_ratio(theta + (k + 1) * sigma, L)
+
+
+#: The old-values-only release: its new-value rows are functions of L, the number of new
+#: draws (docs/bayesian_family.md §3.3); the old counts are those of full PYPP.
+OLD_VALUES_ROWS = NewValueRows("old_values", "new_draws", _singleton_to_new, _new_target)
 
 
 def _check_regime(multiplicities, sigma, theta):
@@ -117,8 +135,10 @@ def old_values_delta(multiplicities, sigma, theta, m, eps, *, n_mc: int = 20000,
 
         return instance_delta(counts, 0.0, theta, m, eps)
     m = check_integer("m", m, minimum=1, maximum=10**8)
-    out = old_values_monte_carlo(counts, sigma, theta, m, eps_arr.ravel(), n_mc=n_mc,
-                                 rng=np.random.default_rng(seed), progress=progress).upper
+    # seeded replicates are kept (core.privacy.monte_carlo_replicates): full PYPP's curve with
+    # the same seed drew them already, and a move of ε does not draw them again
+    replicates = monte_carlo_replicates(counts, sigma, theta, m, n_mc=n_mc, seed=seed, progress=progress)
+    out = replicates.delta(eps_arr.ravel(), rows=OLD_VALUES_ROWS, progress=progress).upper
     # computed on the flattened ε values, returned in the shape of eps
     return float(out[0]) if scalar else out.reshape(np.shape(eps))
 
@@ -139,8 +159,6 @@ def old_values_monte_carlo(multiplicities, sigma, theta, m, eps, *, n_mc: int = 
     -------
     core.privacy.MonteCarloDelta
     """
-    # deferred: core.privacy re-exports this module
-
     counts, sigma, theta = _check_regime(multiplicities, sigma, theta)
     if not 0 < sigma < 1:
         raise ValueError(f"sigma must be in (0, 1) for the Monte Carlo estimator, got {sigma!r}")
@@ -151,33 +169,7 @@ def old_values_monte_carlo(multiplicities, sigma, theta, m, eps, *, n_mc: int = 
     rng = check_rng(rng)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    values, how_many = np.unique(counts, return_counts=True)
-    k = counts.size
-    has_b, b_index, rep, alpha = _representatives(counts, values, how_many, sigma, theta)
-    n_rep = rep.size
-
-    S = np.empty((n_rep, n_mc))
-    L = np.empty(n_mc)
-    done = 0
-    while done < n_mc:
-        size = min(batch, n_mc - done)
-        draws = rng.multinomial(m, rng.dirichlet(alpha, size=size))
-        S[:, done:done + size] = draws[:, :n_rep].T
-        L[done:done + size] = draws[:, -1]
-        done += size
-        if progress is not None:
-            progress(0.5 * done / n_mc, f"Monte Carlo replicates: {done:,} of {n_mc:,}")
-
-    # the two ratios that differ from full PYPP, with the L new-value draws of this mechanism
-    strength = theta + k * sigma
-    log_l_strength = log_gamma_ratio(strength, L)          # log (θ + kσ)_L
-    singleton_to_new = None
-    if values[0] == 1:
-        singleton_to_new = ((log_l_strength - log_gamma_ratio(theta + (k - 1) * sigma, L)) if k >= 2
-                            else np.zeros(n_mc))
-    new_target = log_l_strength - log_gamma_ratio(theta + (k + 1) * sigma, L)
-
-    # the neighbour types, pruning and Clopper–Pearson bound are those of full PYPP
-    return _neighbour_type_delta(S, values, rep, has_b, b_index, sigma, eps_arr, singleton_to_new=singleton_to_new,
-                                 new_target=new_target, n_mc=n_mc, confidence=confidence, prune=prune,
-                                 progress=progress)
+    # the replicates of full PYPP (same old counts and L); the ratios that differ are the
+    # two rows of OLD_VALUES_ROWS, functions of L; types, pruning and bound are shared
+    replicates = simulate_replicates(counts, sigma, theta, m, n_mc=n_mc, rng=rng, progress=progress, batch=batch)
+    return replicates.delta(eps_arr, rows=OLD_VALUES_ROWS, confidence=confidence, progress=progress, prune=prune)

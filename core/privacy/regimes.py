@@ -33,7 +33,7 @@ from .dirichlet_multinomial import _dm_tails, dirichlet_multinomial_is_pure, dir
 from .dirichlet_process import _dp_instance_max, _second_shape, _singleton_term_at_most, tight_instance_delta
 from .global_accounting import global_delta, global_delta_at_most, max_synthetic_size, singleton_limit
 from .guarantee import Guarantee
-from .monte_carlo import monte_carlo_delta
+from .monte_carlo import monte_carlo_replicates
 from .verdict import (
     composed_singleton_term,
     composed_singleton_term_at_most,
@@ -270,8 +270,9 @@ class PitmanYor(Regime):
     loss_scopes = ("instance",)
 
     def instance_delta(self, counts, values, sigma, theta, z, m, eps, *, n_mc, seed, progress):
-        rng = np.random.default_rng(seed)
-        return monte_carlo_delta(counts, sigma, theta, m, eps, n_mc=n_mc, rng=rng, progress=progress).upper
+        # seeded replicates are kept and reused at every ε (core.privacy.monte_carlo_replicates)
+        replicates = monte_carlo_replicates(counts, sigma, theta, m, n_mc=n_mc, seed=seed, progress=progress)
+        return replicates.delta(eps, progress=progress).upper
 
     def instance_delta_at_most(self, counts, values, sigma, theta, z, m, eps, delta):
         # a statistical statement, as the Monte Carlo upper confidence bound is
@@ -281,8 +282,7 @@ class PitmanYor(Regime):
 
     def statements(self, spec, counts, eps, delta_target, *, n_mc, mc_seed):
         up = format_upper
-        mc = monte_carlo_delta(counts, spec.sigma, spec.theta, spec.m, eps, n_mc=n_mc,
-                               rng=np.random.default_rng(mc_seed))
+        mc = monte_carlo_replicates(counts, spec.sigma, spec.theta, spec.m, n_mc=n_mc, seed=mc_seed).delta(eps)
         upper, est, se = float(mc.upper[0]), float(mc.estimate[0]), float(mc.std_error[0])
         return [
             _statement("instance_delta", "instance", "approximate", eps, upper, bool(upper <= delta_target),

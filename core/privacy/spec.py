@@ -76,8 +76,10 @@ class ReleaseSpec:
     @property
     def monte_carlo_seed(self) -> int:
         """The seed of the Monte Carlo accounting of this release (σ ∈ (0, 1)), derived from the
-        spec itself: the page and the curator record compute the same δ for the same release."""
-        key = repr((self.sigma, self.theta, self.m, self.n, self.eps)).encode("utf-8")
+        mechanism itself (σ, θ, m, n): the page and the curator record compute the same δ for
+        the same release, and the ε at which it is stated is not part of it, so every ε reads
+        the same replicates (common random numbers; a move of ε draws nothing new)."""
+        key = repr((self.sigma, self.theta, self.m, self.n)).encode("utf-8")
         return int.from_bytes(hashlib.sha256(key).digest()[:4], "big")
 
     def without_target(self) -> "ReleaseSpec":

@@ -16,9 +16,10 @@ One writer, two zip files, for the dashboard and the command line alike:
   it reproduces ``synthetic.csv`` byte for byte), the summary table comparing the
   confidential data with the release, the quality report (SDMetrics-style scores of the
   release against the confidential data, docs/quality.md), category counts and figures that
-  show the confidential data. Every file name starts with ``CONFIDENTIAL_``; the first line of
-  every text file is ``# CONFIDENTIAL — …`` (``<!-- CONFIDENTIAL — … -->`` in HTML), and
-  JSON files have a top-level ``"CONFIDENTIAL"`` key first.
+  show the confidential data (SVG pictures, :func:`record_figures`: the record of one column
+  weighs well under 1 MB). Every file name starts with ``CONFIDENTIAL_``; the first line of
+  every text file is ``# CONFIDENTIAL — …`` (``<!-- CONFIDENTIAL — … -->`` in HTML and SVG),
+  and JSON files have a top-level ``"CONFIDENTIAL"`` key first.
 
 Everything confidential is computed from the frequency table (the k distinct rows and
 their counts, ``result.prepared.table``), never from n rebuilt rows: summaries, category
@@ -40,6 +41,7 @@ import json
 import os
 import re
 import stat
+import weakref
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +52,7 @@ import pandas as pd
 
 from .. import evaluation, plots
 from ..evaluation import quality
+from ..plots.static import overlay_svg
 from ..formatting import CONFIDENTIAL_MARK, format_upper, formula_safe
 from .card import curator_card_html, release_card_html
 from .gate import ACKNOWLEDGEMENTS, AcknowledgementRequired, PublicationRefused, check_publication
@@ -68,6 +71,7 @@ __all__ = [
     "overlay_figure",
     "public_bundle",
     "quality_report",
+    "record_figures",
     "summary_table",
     "write_bundles",
     "write_output",
@@ -103,17 +107,26 @@ def overlay_figure(confidential: pd.DataFrame, synthetic: pd.DataFrame, column: 
                    label: str = "synthetic (PYPP)"):
     """Histogram + KDE overlay of one numeric column, confidential vs synthetic (curator only).
 
-    KDEs from :func:`core.evaluation.kde_on_grid` on :func:`core.evaluation.kde_grid`; a column
-    with a single distinct value gets the histograms alone.
+    KDEs from :func:`core.evaluation.kde_curves` (binned, cost O(n + m), not O((n + m)·grid)) on
+    :func:`core.evaluation.kde_grid`; a column with a single distinct value gets the histograms alone.
     """
     x, z = (_numbers(confidential[column]), _numbers(synthetic[column]))
-    try:
-        grid = evaluation.kde_grid(x, z)
-        kde = {"confidential": evaluation.kde_on_grid(x, grid), label: evaluation.kde_on_grid(z, grid)}
-    except ValueError:  # a KDE needs two distinct values
-        grid, kde = None, None
+    grid, kde = _kde_curves({"confidential": x, label: z})
     return plots.distribution_overlay_figure({"confidential": x, label: z}, kde_grid=grid, kde=kde,
                                              title=f"{column}: confidential vs synthetic", x_title=str(column))
+
+
+def _kde_curves(samples: dict, first_counts=None):
+    """The common grid and the KDE of each sample that has one (:func:`core.evaluation.kde_curves`),
+    or ``(None, None)`` when no grid can be made."""
+    values = list(samples.values())
+    try:
+        grid = evaluation.kde_grid(*values, first_counts=first_counts)
+    except ValueError:  # a KDE needs two distinct values
+        return None, None
+    curves = evaluation.kde_curves(values, grid, first_counts=first_counts)
+    kde = {label: curve for label, curve in zip(samples, curves) if curve is not None}
+    return (grid, kde) if kde else (None, None)
 
 
 def _numbers(column: pd.Series) -> np.ndarray:
@@ -127,14 +140,22 @@ def _numeric(result: ReleaseResult) -> list[str]:
     return [str(c.name) for c in result.prepared.column_info if c.kind == "numeric"]
 
 
+_ORIGINAL_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def confidential_table(result: ReleaseResult) -> tuple[pd.DataFrame, np.ndarray]:
     """The confidential data as its distinct rows in original units and their counts.
 
     ``result.prepared.table`` mapped back by :meth:`~core.data.PreparedData.to_original`:
-    k rows, not n, so agency-scale data never becomes n rows here.
+    k rows, not n, so agency-scale data never becomes n rows here. Mapped once per release
+    (the summary, the quality report, the category counts and the figures read it; kept while
+    the release is); do not modify the frame.
     """
     table = result.prepared.table
-    return result.prepared.to_original(table.atoms), table.counts
+    rows = _ORIGINAL_TABLES.get(result)
+    if rows is None:
+        rows = _ORIGINAL_TABLES[result] = result.prepared.to_original(table.atoms)
+    return rows, table.counts
 
 
 def comparison_figures(result: ReleaseResult) -> dict:
@@ -149,6 +170,44 @@ def comparison_figures(result: ReleaseResult) -> dict:
     prepared = result.prepared
     shown = prepared.to_original(prepared.sample(FIGURE_ROWS, np.random.default_rng(_FIGURE_SEED)))
     return {f"overlay_{c}": overlay_figure(shown, result.synthetic, c) for c in numeric}
+
+
+#: Bins of the curator record's histograms.
+RECORD_BINS = 40
+
+
+def record_figures(result: ReleaseResult) -> dict[str, str]:
+    """``{"overlay_<column>": SVG text}`` for every numeric column: the curator record's
+    overlays (:func:`core.plots.static.overlay_svg`).
+
+    SVG, not a plotly page: a plotly page carries its own plotly.js (4.8 MB, 1.5 MB
+    deflated — alone more than a one-column record should weigh), and one shared copy would
+    not fit either; an SVG of the histograms and KDE curves is a few tens of kilobytes and
+    opens in any browser, offline, with no script. The confidential side is every record,
+    read off the frequency table with its counts (cost O(k + m), never the n rows): its
+    histogram is exact, and its KDE is that of :func:`core.evaluation.kde_curves`.
+    """
+    rows, counts = confidential_table(result)
+    out = {}
+    for c in _numeric(result):
+        values = pd.to_numeric(rows[c]).to_numpy(dtype=float, na_value=np.nan)
+        keep = ~np.isnan(values)
+        x, weights = values[keep], counts[keep]
+        z = _numbers(result.synthetic[c])
+        pooled = np.concatenate([x, z])
+        if not pooled.size:
+            continue
+        lo, hi = float(pooled.min()), float(pooled.max())
+        edges = np.linspace(lo, hi if hi > lo else lo + 1.0, RECORD_BINS + 1)
+        bars = {}
+        for label, sample, w in (("confidential", x, weights), (f"synthetic ({SYNTHETIC_LABEL})", z, None)):
+            if sample.size:
+                height, _ = np.histogram(sample, edges, weights=w)
+                bars[label] = height / (height.sum() * np.diff(edges))
+        grid, kde = _kde_curves(dict(zip(bars, (x, z))), first_counts=weights) if x.size and z.size else (None, None)
+        out[f"overlay_{c}"] = overlay_svg(edges, bars, grid=grid, curves=kde, title=f"{c}: confidential vs synthetic",
+                                          x_title=str(c))
+    return out
 
 
 def summary_table(result: ReleaseResult) -> pd.DataFrame | None:
@@ -213,8 +272,8 @@ def _zip(files: list[tuple[str, bytes]]) -> bytes:
             info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            # Level 1: each figure page embeds plotly.js (4.8 MB); level 1 deflates it in a
-            # third of the default's time for a 16 % larger file (1.7 MB instead of 1.5 MB).
+            # Level 1: a large synthetic CSV deflates in a third of the default's time for a
+            # slightly larger file (the record's figures are small SVGs, record_figures).
             zf.writestr(info, payload, compresslevel=1)
     return buffer.getvalue()
 
@@ -309,9 +368,11 @@ def curator_bundle(result: ReleaseResult, *, figures: Mapping | None = None,
     Parameters
     ----------
     result : ReleaseResult
-    figures : mapping name → plotly Figure or HTML text, optional
-        Written as ``CONFIDENTIAL_figure_<name>.html`` (the app passes its overlays;
-        :func:`comparison_figures` builds the basic ones).
+    figures : mapping name → SVG text, plotly Figure or HTML text, optional
+        An SVG is written as ``CONFIDENTIAL_figure_<name>.svg`` (the app and the command line
+        pass :func:`record_figures`: a few kB each, no plotly.js); a plotly figure or an HTML
+        page as ``CONFIDENTIAL_figure_<name>.html`` (a plotly page embeds plotly.js, 1.5 MB
+        deflated).
     summary : pandas.DataFrame, optional
         The summary table; computed with :func:`summary_table` when omitted.
     report : core.evaluation.quality.QualityReport, optional
@@ -322,7 +383,7 @@ def curator_bundle(result: ReleaseResult, *, figures: Mapping | None = None,
     report = quality_report(result) if report is None else report
     counts = category_counts(result)
     files = [("CONFIDENTIAL_README.txt", _curator_readme(result, summary is not None, counts is not None,
-                                                         sorted(figures or {})).encode("utf-8")),
+                                                         sorted((figures or {}).items())).encode("utf-8")),
              ("CONFIDENTIAL_report.json", _json(result.curator_report)),
              ("CONFIDENTIAL_curator_card.html",
               curator_card_html(dict(result.public_report, acknowledged=[]), result.curator_report).encode("utf-8")),
@@ -338,8 +399,15 @@ def curator_bundle(result: ReleaseResult, *, figures: Mapping | None = None,
         while safe in used:
             safe += "_"
         used.add(safe)
-        files.append((f"CONFIDENTIAL_figure_{safe}.html", _figure_html(figure).encode("utf-8")))
+        if _is_svg(figure):
+            files.append((f"CONFIDENTIAL_figure_{safe}.svg", f"<!-- {CONFIDENTIAL_MARK} -->\n{figure}".encode("utf-8")))
+        else:
+            files.append((f"CONFIDENTIAL_figure_{safe}.html", _figure_html(figure).encode("utf-8")))
     return _zip(files)
+
+
+def _is_svg(figure) -> bool:
+    return isinstance(figure, str) and figure.lstrip().startswith("<svg")
 
 
 def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, figures: list) -> str:
@@ -366,8 +434,9 @@ def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, 
                  "confidential data (docs/quality.md, docs/peers.md).")
     if has_counts:
         lines.append("CONFIDENTIAL_category_counts.csv  counts of each category, confidential vs synthetic.")
-    lines += [f"CONFIDENTIAL_figure_{_safe_name(name)}.html  figure showing the confidential data"
-              for name in figures]
+    lines += [f"CONFIDENTIAL_figure_{_safe_name(name)}.{'svg' if _is_svg(figure) else 'html'}  figure showing the "
+              "confidential data" + (" (SVG: opens in any browser)" if _is_svg(figure) else "")
+              for name, figure in figures]
     lines += ["", FORMULA_NOTE]
     if result.warnings:
         lines += ["", "Warnings:"] + [f"- {w}" for w in result.warnings]
