@@ -808,14 +808,15 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: in
         if progress is not None:
             progress(share, "multi-column W1 of every ε")
         ref, _, ref_counts, levels = joint[0][1]
-        releases = [z for _, parts in joint for z in parts[1]]
-        values, method = _joint_w1(ref, releases, options["max_cost_bytes"], options["n_projections"], children[-1],
-                                   counts=ref_counts, levels=levels)
-        values = iter(values)
-        for frame, (cal, _) in zip(frames, joint):
-            for mech in cal.mechanisms:
-                rows = (frame["mechanism"] == mech.name) & (frame["column"] == "(joint)")
-                frame.loc[rows, "W1"] = next(values)
+        releases = [(frame, mech.name, z) for frame, (cal, parts) in zip(frames, joint)
+                    for mech, z in zip(cal.mechanisms, parts[1])]
+        for size in sorted({z.shape[1] for _, _, z in releases}):   # one joint W1 per release size
+            group = [r for r in releases if r[2].shape[1] == size]
+            values, method = _joint_w1(ref, [z for _, _, z in group], options["max_cost_bytes"],
+                                       options["n_projections"], children[-1], counts=ref_counts, levels=levels)
+            for (frame, name, _), w1 in zip(group, values):
+                rows = (frame["mechanism"] == name) & (frame["column"] == "(joint)")
+                frame.loc[rows, "W1"] = w1
                 frame.loc[rows, "W1_method"] = method
         if progress is not None:
             progress(1.0, "done")
