@@ -509,8 +509,6 @@ def test_release_bundles_public_and_curator_and_replay(sample, downloads, tmp_pa
     assert all(name.startswith("CONFIDENTIAL_") for name in curator)
     assert {"CONFIDENTIAL_report.json", "CONFIDENTIAL_recipe.json", "CONFIDENTIAL_summary.csv",
             "CONFIDENTIAL_figure_overlay_earnings.svg"} <= set(curator)
-    # figures as SVG (no plotly.js in the record): a one-column record weighs a few kB
-    assert sum(len(payload) for payload in curator.values()) < 10**6
 
     # the public release holds the global guarantee with n, and no statistic of the data
     release_json = json.loads(public["release.json"])

@@ -18,6 +18,7 @@ from core import privacy
 from core.release import CURATOR_BUNDLE_NAME, PUBLIC_BUNDLE_NAME, build_bundles, public_bundle, write_bundles
 from core.release.gate import ACKNOWLEDGEMENTS, PublicationRefused
 from core.release.bundle import comparison_figures, record_figures
+from core.plots.static import overlay_svg
 from core.data import ColumnSpec
 from core.formatting import format_upper
 from core.evaluation.quality import quality_report
@@ -320,6 +321,17 @@ def test_bundles_are_deterministic(released):
     result, bundles, _ = released
     again = build_bundles(result, acknowledged=ACCEPT_ALL)
     assert again.public == bundles.public and again.curator == bundles.curator
+
+
+def test_record_svg_shows_user_text_as_text():
+    """A column name with markup is text in the record's SVG (core.plots.static.overlay_svg)."""
+    edges = np.linspace(0.0, 1.0, 5)
+    svg = overlay_svg(edges, {"a <b>&": [1.0, 2.0, 0.5, 0.0]}, grid=np.linspace(0, 1, 9),
+                      curves={"a <b>&": np.linspace(0, 2, 9)}, title="<script>x</script>", x_title="w&h")
+    root = ElementTree.fromstring(svg)
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert "<script>x</script>" in texts and "w&h" in texts and "a <b>& (histogram and curve)" in texts
+    assert "<script>" not in svg and not list(root.iter("{http://www.w3.org/2000/svg}script"))
 
 
 def test_figures_are_marked_and_never_public(tmp_path):
