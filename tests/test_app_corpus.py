@@ -59,10 +59,12 @@ def _apply_option(at: AppTest, name: str, value) -> None:
 def _upload(case: str) -> AppTest:
     spec = EXPECTED[case]
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    # the session starts on the upload source (what the radio sets), without first profiling
+    # the bundled sample: the radio itself is tested in test_app.py
+    at.session_state["source_kind"] = "upload"
     at.run()
     _no_traceback(at, "first run")
-    at.radio(key="_w_source_kind").set_value("upload").run()
-    _no_traceback(at, "switch to upload")
+    assert at.radio(key="_w_source_kind").value == "upload"
     content = (DATA / spec["file"]).read_bytes()
     at.file_uploader(key="uploader").set_value((spec["file"], content, "text/csv")).run()
     _no_traceback(at, "upload")

@@ -405,3 +405,15 @@ def test_bundle_never_rebuilds_the_rows(monkeypatch):
     assert files == expected
     assert {"CONFIDENTIAL_summary.csv", "CONFIDENTIAL_category_counts.csv",
             "CONFIDENTIAL_quality_report.csv"} <= set(files)
+
+
+@pytest.mark.parametrize("edges, height", [
+    ([1e-308, 2e-308, 3e-308], [1e307, 1e308]),      # densities of values near the smallest normal float
+    ([-1e308, 0.0, 1e308], [1e-308, 1e-308]),         # a span beyond the float range
+    ([0.0, 5e-324, 1e-323], [1.0, 2.0]),              # a subnormal span
+])
+def test_record_svg_draws_columns_at_the_ends_of_the_float_range(edges, height):
+    """The curator record's SVG overlay of a column whose values or densities reach the ends of
+    the float range: an SVG document, never an exception (tests/data/tiny_1e-308.csv)."""
+    svg = overlay_svg(edges, {"confidential": height, "synthetic": height[::-1]}, title="x")
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")

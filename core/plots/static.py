@@ -23,13 +23,20 @@ _FONT = "font-family:sans-serif;font-size:12px"
 
 def _ticks(lo: float, hi: float, count: int = 6) -> np.ndarray:
     """About ``count`` round tick values in [lo, hi] (steps of 1, 2 or 5 times a power of ten)."""
+    ends = np.array([v for v in (lo, hi) if math.isfinite(v)])
     if not hi > lo:
-        return np.array([lo])
+        return ends[:1]
     raw = (hi - lo) / count
+    if not (math.isfinite(raw) and raw > 0):        # a span beyond the float range, or a subnormal one
+        return ends
     power = 10.0 ** math.floor(math.log10(raw))
-    step = next(f * power for f in (1, 2, 5, 10) if f * power >= raw)
-    first = math.ceil(lo / step) * step
-    return np.arange(first, hi + step * 1e-9, step)
+    step = next((f * power for f in (1, 2, 5, 10) if f * power >= raw), math.inf)
+    with np.errstate(all="ignore"):
+        first = math.ceil(lo / step) * step if math.isfinite(lo / step) else math.nan
+        ticks = np.arange(first, hi + step * 1e-9, step) if math.isfinite(first) and step > 0 else ends
+    if ticks.size > 4 * count or not np.all(np.isfinite(ticks)):
+        return ends
+    return ticks
 
 
 def _text(x: float, y: float, value: str, anchor: str = "middle", extra: str = "") -> str:
