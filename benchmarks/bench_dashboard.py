@@ -15,8 +15,8 @@ here:
 * an m-slider move on the 10^6-row upload: ≤ 1 s;
 * on a 60 000-row, 4-column upload (``tests/e2e/test_live.py``, ``live.json``, issue 25):
   every slider and the family selector of the Privacy page in all three families ≤ 1 s
-  quiet, ≤ 2 s busy; Compare with two numeric columns and R = 100 ≤ 3 s, its ε sweep
-  ≤ 5 s; Generate release ≤ 1 s.
+  quiet, ≤ 2 s busy; Compare with two numeric columns and R = 100 ≤ 3 s; Generate release
+  ≤ 1 s (the ε sweep's 5 s target is benchmarks/bench_live.py's).
 """
 
 import argparse
@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
 TARGETS = {"slider_median_s": 1.0, "slider_max_s": 2.5, "profile_s": 5.0}
-LIVE_TARGETS = {"control_quiet_s": 1.0, "control_busy_s": 2.0, "compare_s": 3.0, "sweep_s": 5.0, "generate_s": 1.0}
+LIVE_TARGETS = {"control_quiet_s": 1.0, "control_busy_s": 2.0, "compare_s": 3.0, "generate_s": 1.0}
 TESTS = ["tests/e2e/test_dashboard.py", "tests/e2e/test_large_upload.py", "tests/e2e/test_live.py"]
 BURN = "while True: pass"
 
@@ -77,7 +77,6 @@ def main():
         control_target = LIVE_TARGETS["control_busy_s" if busy else "control_quiet_s"]
         figures = {"privacy_controls_max_s": (live["privacy_max_s"], control_target),
                    "compare_two_numeric_columns_R100_s": (live["compare_s"], LIVE_TARGETS["compare_s"]),
-                   "compare_eps_sweep_s": (live["sweep_s"], LIVE_TARGETS["sweep_s"]),
                    "generate_release_s": (live["generate_s"], LIVE_TARGETS["generate_s"])}
         out["live_60000_rows_4_columns"] = {
             name: {"figure": round(value, 3), "target": target, "met": value <= target}
