@@ -139,6 +139,9 @@ with tab_runs:
                        "frequency table).")
         if d > 1:
             st.subheader("Quality report of one release per mechanism")
+        # On request: the report of every mechanism's release costs about as much as the runs above.
+        if d > 1 and st.toggle("Show the quality report of one release per mechanism (SDMetrics-style scores)",
+                               key="compare_quality"):
             quality_table, reports = compute.quality_of_releases(selection.key, cal_key, seed, columns, prepared, releases)
             st.caption("SDMetrics-style scores of each mechanism's release drawn above against the confidential "
                        "data (scaled units), 1 = the same: per column the KS complement (numeric) or TV complement "

@@ -140,10 +140,12 @@ with widgets.show_errors("Could not compute the quality report: "):
                "(numeric) or the total-variation complement (categorical), per pair of columns the correlation "
                "similarity (two numeric columns) or the contingency similarity; overall = mean of the two "
                "averages (docs/quality.md).")
-    st.plotly_chart(plots_quality.column_scores_figure(report), key="quality_columns")
-    if len(report.pairs):
-        st.plotly_chart(plots_quality.pair_scores_figure(report), key="quality_pairs")
     st.dataframe(report.to_frame(), hide_index=True)
+    # the same scores as charts, on request: each chart costs the browser more than the table
+    if st.toggle("Show the scores as charts", key="quality_charts"):
+        st.plotly_chart(plots_quality.column_scores_figure(report), key="quality_columns")
+        if len(report.pairs):
+            st.plotly_chart(plots_quality.pair_scores_figure(report), key="quality_pairs")
     st.warning("CONFIDENTIAL — the quality report compares the release with the confidential data: it is a "
                "curator-only artifact, not covered by the privacy guarantee. Keep it with the curator record "
                "(it is also inside it); do not publish it.", icon="🔒")

@@ -59,6 +59,8 @@ def test_synthetic_page_shows_the_quality_report_and_its_confidential_download(d
     assert list(pair["metric"]) == ["ContingencySimilarity"]
     assert {m.label for m in at.metric} >= {"overall quality", "column shapes", "column pair trends"}
     assert any("curator-only" in w.value for w in at.warning)
+    assert not any("Column shapes" in el.proto.spec for el in at.get("plotly_chart"))   # charts on request
+    at.toggle(key="quality_charts").set_value(True).run()
     titles = [el.proto.spec for el in at.get("plotly_chart")]
     assert sum("Column pair trends" in t for t in titles) == 1 and sum("Column shapes" in t for t in titles) == 1
 
@@ -69,6 +71,9 @@ def test_compare_page_quality_table_heatmap_and_joint_w1_method():
     at.button(key="run_compare").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(h.value == "Quality report of one release per mechanism" for h in at.subheader)
+    assert not any("column_pair_trends" in df.value.columns for df in at.dataframe)   # on request only
+    at.toggle(key="compare_quality").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
     table = next(df.value for df in at.dataframe if "column_pair_trends" in df.value.columns)
     assert list(table.columns) == ["label", "overall", "column_shapes", "column_pair_trends", "earnings", "age"]
     assert len(table) == len(at.selectbox(key="compare_quality_mechanism").options)

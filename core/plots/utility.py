@@ -62,17 +62,18 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
     histograms : {"all", "reference"}
         ``"reference"``: only the reference is drawn as a histogram, every other sample as
         its KDE line (a histogram when it has none) — many translucent histograms on one
-        axis cannot be told apart; these histograms are binned here (``go.Bar`` of the
-        density per bin), so a reference repeated in every panel costs ``bins`` numbers each.
+        axis cannot be told apart. Every histogram is binned here (a ``go.Bar`` of the
+        density per bin, :math:`c_b / (N h)` for count :math:`c_b` of the sample's N finite
+        values and bin width h), so a sample costs ``bins`` numbers per panel, whatever its
+        size, and the browser bins nothing.
 
     Returns
     -------
     plotly.graph_objects.Figure
         One panel per family of at most five series (:data:`~core.plots.style.MAX_SERIES_PER_AXIS`,
-        the reference included) on shared axes; a histogram trace (``go.Histogram`` of the
-        values, or with ``histograms="reference"`` a ``go.Bar`` of densities) is named by its
-        label, a KDE trace ``"<label> KDE"``; the reference's traces repeat in every panel (in the
-        legend once).
+        the reference included) on shared axes; a histogram trace (a ``go.Bar`` of densities at
+        the bin centres) is named by its label, a KDE trace ``"<label> KDE"``; the reference's
+        traces repeat in every panel (in the legend once).
     """
     bins = check_integer("bins", bins, minimum=1, maximum=10_000)
     if histograms not in ("all", "reference"):
@@ -102,25 +103,22 @@ def distribution_overlay_figure(samples: Mapping[str, Sequence[float]], *, kde_g
         colours[ref] = CONFIDENTIAL_COLOUR
     panels = mechanism_panels(others, names, references=ref is not None)
     grid = PanelGrid(panels)
+    # Binned here, never in the browser: a plotly histogram ships every raw value (a megabyte of
+    # JSON per 60 000-row column, once per panel) and bins them in the page on every redraw.
+    edges = lo + size * np.arange(bins + 1)
+    edges[-1] = hi
     binned = {}
-    if histograms == "reference":
-        # binned once here: a histogram repeated in every panel would ship its raw values once per panel
-        edges = lo + size * np.arange(bins + 1)
-        edges[-1] = hi
-        for label, a in arrays.items():
-            counts, _ = np.histogram(a[np.isfinite(a)], bins=edges)
-            binned[label] = counts / max(1, counts.sum()) / size
+    for label, a in arrays.items():
+        counts, _ = np.histogram(a[np.isfinite(a)], bins=edges)
+        binned[label] = counts / max(1, counts.sum()) / size
 
     def draw(i, label, first):
         is_ref = label == ref
         style = dict(name=plot_text(label), opacity=0.25 if is_ref else 0.45, marker=dict(color=colours[label]),
                      legendgroup=label, showlegend=first)
-        if label in binned and (is_ref or label not in curves):
+        if label in binned and (is_ref or histograms == "all" or label not in curves):
             grid.add(i, dict(type="bar", x=edges[:-1] + size / 2, y=binned[label], width=size, **style,
                              hovertemplate="%{x:.4g}: density %{y:.3g}<extra>" + plot_text(label) + "</extra>"))
-        elif label in arrays and histograms == "all":
-            grid.add(i, dict(type="histogram", x=arrays[label], histnorm="probability density", **style,
-                             xbins=dict(start=lo, end=hi + size * 1e-9, size=size)))
         if label in curves:
             grid.add(i, dict(type="scatter", x=g[shown], y=curves[label][shown], mode="lines",
                              name=plot_text(f"{label} KDE"), legendgroup=label, showlegend=first,
