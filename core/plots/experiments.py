@@ -25,7 +25,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import plot_text
+from .style import LAYOUT, plot_text
 
 __all__ = [
     "CONFIDENTIAL_TRACE",
@@ -45,8 +45,6 @@ PROBABILITY_PREFIX = "probabilities: "   # P(X > t) of a numeric column, P(X = c
 
 _POSTERIOR_COLOUR = "#1f77b4"
 _CONFIDENTIAL_COLOUR = "#d62728"
-LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=60),
-               legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
 
 
 def interval_trace_name(level: float = 0.95) -> str:

@@ -12,6 +12,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from ..formatting import format_upper
 
@@ -80,8 +81,13 @@ CONFIDENTIAL_COLOUR = "#000000"
 _SPARE_COLOURS = ("#4477AA", "#EE6677", "#228833", "#66CCEE", "#AA3377", "#8c564b", "#bcbd22", "#17becf")
 #: At most this many series share one axis (reference included); more go to further panels.
 MAX_SERIES_PER_AXIS = 5
+# Every figure of the package is drawn on plotly's "plotly_white" template, set as plotly's default
+# here rather than in each layout: a template named in a layout is validated property by property
+# when the figure is built (about 15 ms a figure, a third of a small figure's cost), while the
+# default is merged when the figure is serialised, at a fraction of that — the same JSON.
+pio.templates.default = "plotly_white"
 #: Legend under the plot: above it, long series names collide with the title.
-LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=60),
+LAYOUT = dict(margin=dict(l=60, r=20, t=60, b=60),
               legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
 
 
