@@ -15,7 +15,7 @@ __all__ = ["ACKNOWLEDGEMENTS", "AcknowledgementRequired", "PublicationRefused", 
 #: What a curator can accept, and the consequence named when asking.
 ACKNOWLEDGEMENTS = {
     "weak": "the guarantee is weak (δ ≥ 1/n)",
-    "bounds_from_data": "bounds were read off the confidential data: no guarantee covers them",
+    "bounds_from_data": "the bounds were read off the confidential data",
 }
 
 
@@ -57,9 +57,8 @@ def required_acknowledgements(report: dict) -> dict[str, str]:
     if report["strength"] == "weak":
         needed["weak"] = report["strength_meaning"]
     if any("read off the confidential data" in text for text in report["data_dependent_choices"]):
-        needed["bounds_from_data"] = ("the bounds of the base measure were read off the confidential data: no "
-                                      "guarantee covers them, and an extreme value of one record can show through "
-                                      "the released range.")
+        needed["bounds_from_data"] = ("no guarantee covers the bounds of the base measure, and an extreme value "
+                                      "of one record can show through the released range.")
     return needed
 
 
