@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -679,37 +680,30 @@ def _run_comparison(data, calibration: Calibration, *, counts, runs: int, rng: n
     per_mech: list[dict[str, tuple]] = [dict() for _ in mechs]
     joint_x = x2.copy()     # the joint W1: numeric columns on [0, 1], categorical ones as codes
     joint_z = [z.copy() for z in releases] if levels is not None else releases
-    for j, col in enumerate(names):
-        kind = "numeric" if table is None else table.columns[j].kind
-        if kind == "categorical":
-            column = table.columns[j]
-            xj = column.codes(x2[:, j])
-            confidential[col] = dict.fromkeys(_SUMMARY_NAMES, math.nan)
-            joint_x[:, j] = xj
-            for i, z in enumerate(releases):
-                zj = column.codes(z[:, :, j])
-                joint_z[i][:, :, j] = zj
-                tv = total_variation_runs(zj, xj, column.size, reference_counts=c)
-                per_mech[i][col] = (np.full(runs, np.nan), np.full(runs, np.nan), tv,
-                                    {k: np.full(runs, np.nan) for k in _SUMMARY_NAMES})
-            continue
-        # the column's values in the table, each standing for c of them; original units with a table
-        xj = x2[:, j] if table is None else table.columns[j].original(x2[:, j])
-        zs = [z[:, :, j] if table is None else table.columns[j].original(z[:, :, j]) for z in releases]
-        confidential[col] = column_summary(xj, c)
-        grid = kde_grid(xj, *zs, size=_grid_points(grid_size, xj, c, zs), first_counts=c)
-        fx = binned_kde_runs(xj[None, :], grid, counts=c)[0] if np.ptp(xj) > 0 else None
-        for i, zj in enumerate(zs):
-            w1 = wasserstein1_runs(zj, xj, reference_weights=c)
-            if fx is None or zj.shape[1] < 2:
-                l2 = np.full(runs, np.nan)
-            else:
-                l2 = kde_l2_runs(zj, fx, grid)
-            per_mech[i][col] = (w1, l2, np.full(runs, np.nan), summary_runs(zj))
+    # With numeric columns only, the joint W1 needs nothing the column metrics compute: it runs on
+    # a second thread meanwhile (its sorts and searches release the GIL; its generator is its own,
+    # so the values are those of a sequential run). With categorical columns it waits for their codes.
+    pool = joint_future = None
+    if d > 1 and joint and (levels is None or all(size is None for size in levels)):
+        report((len(mechs) + 0.5) / total_steps, "utility metrics and the multi-column W1")
+        pool = ThreadPoolExecutor(max_workers=1)
+        joint_future = pool.submit(_joint_w1_by_size, joint_x, joint_z, sizes, max_cost_bytes, n_projections,
+                                   children[-1], counts=c, levels=levels)
+    try:
+        _column_metrics(names, table, x2, c, releases, joint_x, joint_z, per_mech, confidential, runs, grid_size)
+    except BaseException:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        raise
     joint_parts = None
     if d > 1 and not joint:
         joint_parts = (joint_x, joint_z, c, levels)
         joint_w1, method = [np.full(runs, np.nan) for _ in mechs], [""] * len(mechs)
+    elif joint_future is not None:
+        try:
+            joint_w1, method = joint_future.result()
+        finally:
+            pool.shutdown()
     elif d > 1:
         report((len(mechs) + 0.5) / total_steps, "multi-column W1")
         joint_w1, method = _joint_w1_by_size(joint_x, joint_z, sizes, max_cost_bytes, n_projections, children[-1],
@@ -741,6 +735,38 @@ def _run_comparison(data, calibration: Calibration, *, counts, runs: int, rng: n
     report(1.0, "done")
     return out, joint_parts
 
+
+def _column_metrics(names, table, x2, c, releases, joint_x, joint_z, per_mech, confidential, runs, grid_size) -> None:
+    """The per-column metrics of :func:`_run_comparison` (W1 and KDE-L2 in original units for a numeric
+    column, TV for a categorical one, the summaries), written into ``per_mech`` and ``confidential``;
+    a categorical column's codes also go into ``joint_x`` and ``joint_z`` for the joint W1."""
+    for j, col in enumerate(names):
+        kind = "numeric" if table is None else table.columns[j].kind
+        if kind == "categorical":
+            column = table.columns[j]
+            xj = column.codes(x2[:, j])
+            confidential[col] = dict.fromkeys(_SUMMARY_NAMES, math.nan)
+            joint_x[:, j] = xj
+            for i, z in enumerate(releases):
+                zj = column.codes(z[:, :, j])
+                joint_z[i][:, :, j] = zj
+                tv = total_variation_runs(zj, xj, column.size, reference_counts=c)
+                per_mech[i][col] = (np.full(runs, np.nan), np.full(runs, np.nan), tv,
+                                    {k: np.full(runs, np.nan) for k in _SUMMARY_NAMES})
+            continue
+        # the column's values in the table, each standing for c of them; original units with a table
+        xj = x2[:, j] if table is None else table.columns[j].original(x2[:, j])
+        zs = [z[:, :, j] if table is None else table.columns[j].original(z[:, :, j]) for z in releases]
+        confidential[col] = column_summary(xj, c)
+        grid = kde_grid(xj, *zs, size=_grid_points(grid_size, xj, c, zs), first_counts=c)
+        fx = binned_kde_runs(xj[None, :], grid, counts=c)[0] if np.ptp(xj) > 0 else None
+        for i, zj in enumerate(zs):
+            w1 = wasserstein1_runs(zj, xj, reference_weights=c)
+            if fx is None or zj.shape[1] < 2:
+                l2 = np.full(runs, np.nan)
+            else:
+                l2 = kde_l2_runs(zj, fx, grid)
+            per_mech[i][col] = (w1, l2, np.full(runs, np.nan), summary_runs(zj))
 
 def _comparison_table(data, counts) -> tuple[np.ndarray, np.ndarray]:
     """The frequency table (rows on the unit box, counts) of records, of a given table, or of
