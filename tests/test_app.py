@@ -24,6 +24,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import plots, privacy
 from core.evaluation.compare import DEFAULT_MECHANISMS
+from core.release import ReleaseRecipe, run_recipe
 
 N_COMPARED = len(DEFAULT_MECHANISMS)   # every private mechanism and the bootstrap (last)
 from ui.selection import content_hash
@@ -395,9 +396,14 @@ def test_privacy_page_inverse_calibration(sample):
 
 # --------------------------------------------------------------------------- synthetic page
 
-def _overlay_release(at: AppTest) -> np.ndarray:
-    overlay = next(s for s in _figures(at) if any(t.get("name") == "synthetic (PYPP)" for t in s["data"]))
-    return np.asarray(_trace(overlay, "synthetic (PYPP)")["x"], float)
+def _shown_release(at: AppTest, downloads) -> np.ndarray:
+    """The release the page shows, as its CONFIDENTIAL curator record states it: the record's
+    recipe (seed included) run by core on the bundled sample it names. (The page's overlay
+    bins the release, so the figure no longer carries its values.)"""
+    button = next(b.proto for b in at.get("download_button") if b.proto.label.startswith("Download CONFIDENTIAL"))
+    recipe = _zip_files(downloads(button))["CONFIDENTIAL_recipe.json"]
+    result = run_recipe(ReleaseRecipe.from_json(recipe))
+    return result.synthetic["earnings"].to_numpy(float)
 
 
 def test_synthetic_page_release_and_download(sample, downloads):
@@ -417,7 +423,7 @@ def test_synthetic_page_release_and_download(sample, downloads):
     assert any("Verdict: missed" in e.value for e in at.error)
     public = {b.proto.label: b.proto for b in at.get("download_button")}
     assert public["Download synthetic CSV"].disabled and public["Download public release (zip)"].disabled
-    z = _overlay_release(at)
+    z = _shown_release(at, downloads)
     assert z.size == 2500
     lo, hi = _public_bounds()
     assert np.all((z >= lo) & (z <= hi))   # the sample's public bounds: H = uniform on [0, 100]
@@ -430,8 +436,14 @@ def test_synthetic_page_release_and_download(sample, downloads):
     if 2500 - old.sum() >= 3:
         assert np.any(z[~old] > sample["earnings"].max()) or np.any(z[~old] < sample["earnings"].min())
     overlay = next(s for s in _figures(at) if any(t.get("name") == "synthetic (PYPP)" for t in s["data"]))
-    x = np.asarray(_trace(overlay, "confidential")["x"], float)
-    np.testing.assert_array_equal(np.sort(x), np.sort(sample["earnings"].to_numpy()))
+    # both histograms binned by core on shared edges: the densities of the data and of the release
+    for name, values in (("confidential", sample["earnings"].to_numpy(float)), ("synthetic (PYPP)", z)):
+        bars = _trace(overlay, name)
+        centres, width = np.asarray(bars["x"], float), float(bars["width"])
+        edges = np.append(centres - width / 2, centres[-1] + width / 2)
+        expected, _ = np.histogram(values, bins=edges, density=True)
+        # a value on an edge may fall either side of it after rounding: one value moves 1/(N·width)
+        np.testing.assert_allclose(np.asarray(bars["y"], float), expected, rtol=0, atol=2.01 / (values.size * width))
     assert plots.CURATOR_ONLY in overlay["layout"]["title"]["text"]
     kde = np.asarray(_trace(overlay, "synthetic (PYPP) KDE")["y"], float)
     grid = np.asarray(_trace(overlay, "synthetic (PYPP) KDE")["x"], float)
@@ -439,7 +451,7 @@ def test_synthetic_page_release_and_download(sample, downloads):
 
     # same seed, same release
     at.button[0].click().run()
-    np.testing.assert_array_equal(_overlay_release(at), z)
+    np.testing.assert_array_equal(_shown_release(at, downloads), z)
 
     # m = 20: weak (δ ≥ 1/n); the CSV is offered once the curator accepts that, and it is the
     # release plotted
@@ -453,7 +465,7 @@ def test_synthetic_page_release_and_download(sample, downloads):
     assert not buttons["Download synthetic CSV"].disabled
     csv = pd.read_csv(io.BytesIO(downloads(buttons["Download synthetic CSV"].url)))
     assert list(csv.columns) == ["earnings"] and len(csv) == 20
-    np.testing.assert_array_equal(csv["earnings"].to_numpy(float), _overlay_release(at))
+    np.testing.assert_array_equal(csv["earnings"].to_numpy(float), _shown_release(at, downloads))
 
 
 def _zip_files(payload: bytes) -> dict[str, bytes]:

@@ -10,7 +10,6 @@ download, the CONFIDENTIAL curator record. The command line runs the same recipe
 
 from __future__ import annotations
 
-import functools
 import shlex
 from collections.abc import Callable
 
@@ -89,10 +88,15 @@ def public_release(release_key: str, _result: core_recipe.ReleaseResult,
 def curator_record(release_key: str, result: core_recipe.ReleaseResult) -> Callable[[], bytes]:
     """What builds the CONFIDENTIAL curator record (``core.release.bundle.curator_bundle``,
     with the overlays as SVG, the summary and the quality report) when called: the download
-    button calls it on the click (:mod:`ui.downloads`), outside the script run, so the
-    cached parts are taken now and the zip is never built or kept before the click."""
-    return functools.partial(core_bundle.curator_bundle, result, figures=record_figures(release_key, result),
-                             summary=summary(release_key, result), report=quality(release_key, result))
+    button calls it on the click (:mod:`ui.downloads`), outside the script run, so the parts
+    the page already shows are taken from the session's cache now; the SVG figures, which
+    only the record holds, are drawn on the click. The zip is never built or kept before it."""
+    shown_summary, shown_report = summary(release_key, result), quality(release_key, result)
+
+    def build() -> bytes:
+        return core_bundle.curator_bundle(result, figures=core_bundle.record_figures(result), summary=shown_summary,
+                                          report=shown_report)
+    return build
 
 
 @session_cache(max_entries=2)
@@ -112,9 +116,3 @@ def summary(release_key: str, _result: core_recipe.ReleaseResult):
 def figures(release_key: str, _result: core_recipe.ReleaseResult) -> dict:
     """The curator's overlays of the data and the release (``core.release.bundle.comparison_figures``)."""
     return core_bundle.comparison_figures(_result)
-
-
-@session_cache(max_entries=2)
-def record_figures(release_key: str, _result: core_recipe.ReleaseResult) -> dict:
-    """The curator record's overlays as SVG text (``core.release.bundle.record_figures``)."""
-    return core_bundle.record_figures(_result)
