@@ -137,21 +137,6 @@ with tab_runs:
             st.caption(f"The confidential histograms show a fixed-seed sample of {len(picture):,} of the n = {n:,} "
                        "records; the confidential KDE curves and every metric above use all of them (the "
                        "frequency table).")
-        if d > 1:
-            st.subheader("Quality report of one release per mechanism")
-        # On request: the report of every mechanism's release costs about as much as the runs above.
-        if d > 1 and st.toggle("Show the quality report of one release per mechanism (SDMetrics-style scores)",
-                               key="compare_quality"):
-            quality_table, reports = compute.quality_of_releases(selection.key, cal_key, seed, columns, prepared, releases)
-            st.caption("SDMetrics-style scores of each mechanism's release drawn above against the confidential "
-                       "data (scaled units), 1 = the same: per column the KS complement (numeric) or TV complement "
-                       "(categorical), per pair of columns the correlation similarity (two numeric columns) or the "
-                       "contingency similarity; overall = mean of the two averages (docs/quality.md). One release "
-                       "each: the scores vary from release to release.")
-            st.dataframe(quality_table, hide_index=True)
-            chosen = st.selectbox("pair heatmap of", list(reports), key="compare_quality_mechanism")
-            st.plotly_chart(plots_quality.pair_scores_figure(reports[chosen], title=f"{chosen}: column pair trends"),
-                            key="quality_heatmap")
         summary = core_compare.comparison_summary(results)
         if with_yardsticks:
             st.subheader("The field's yardsticks (curator only)")
@@ -168,6 +153,21 @@ with tab_runs:
         st.dataframe(summary, hide_index=True)
         downloads.confidential_download("Download summary table (CSV)", functools.partial(widgets.csv_bytes, summary),
                                         file_name="comparison_summary.csv", mime="text/csv", key="download_summary")
+        # On request: the report of every mechanism's release costs about as much as the runs above.
+        if d > 1:
+            st.subheader("Quality report of one release per mechanism")
+        if d > 1 and st.toggle("Show it (SDMetrics-style scores of the releases drawn in the overlays; about as "
+                               "long to compute as the runs)", key="compare_quality"):
+            quality_table, reports = compute.quality_of_releases(selection.key, cal_key, seed, columns, prepared, releases)
+            st.caption("SDMetrics-style scores of each mechanism's release drawn above against the confidential "
+                       "data (scaled units), 1 = the same: per column the KS complement (numeric) or TV complement "
+                       "(categorical), per pair of columns the correlation similarity (two numeric columns) or the "
+                       "contingency similarity; overall = mean of the two averages (docs/quality.md). One release "
+                       "each: the scores vary from release to release.")
+            st.dataframe(quality_table, hide_index=True)
+            chosen = st.selectbox("pair heatmap of", list(reports), key="compare_quality_mechanism")
+            st.plotly_chart(plots_quality.pair_scores_figure(reports[chosen], title=f"{chosen}: column pair trends"),
+                            key="quality_heatmap")
 
 with tab_sweep:
     sweep_runs = st.slider("repetitions per ε", 5, 100, value=20, step=5, key="sweep_runs")
