@@ -43,7 +43,9 @@ def delta_curves_figure(eps, series: Mapping[str, Sequence[float]], *,
         Vertical line at the ε currently selected.
     """
     x = as_1d("eps", eps)
-    fig = go.Figure()
+    # Traces and layout as plain dicts, validated once by go.Figure: add_trace / add_vline /
+    # update_layout validate on every call (three times the cost of this figure).
+    traces, shapes, annotations = [], [], []
     for i, (label, values) in enumerate(series.items()):
         y = positive_or_nan(same_length(f"series[{label!r}]", values, x, "eps"))
         colour = series_colour(i)
@@ -51,36 +53,40 @@ def delta_curves_figure(eps, series: Mapping[str, Sequence[float]], *,
             lower, upper = bands[label]
             lo = positive_or_nan(same_length(f"bands[{label!r}] lower", lower, x, "eps"))
             hi = positive_or_nan(same_length(f"bands[{label!r}] upper", upper, x, "eps"))
-            fig.add_trace(go.Scatter(x=x, y=hi, mode="lines", line=dict(width=0), showlegend=False,
-                                     name=f"{label} upper", hoverinfo="skip"))
-            fig.add_trace(go.Scatter(x=x, y=lo, mode="lines", line=dict(width=0), fill="tonexty",
-                                     fillcolor="rgba(31,119,180,0.2)", name=f"{label} interval",
-                                     hoverinfo="skip"))
+            traces.append(dict(type="scatter", x=x, y=hi, mode="lines", line=dict(width=0), showlegend=False,
+                               name=f"{label} upper", hoverinfo="skip"))
+            traces.append(dict(type="scatter", x=x, y=lo, mode="lines", line=dict(width=0), fill="tonexty",
+                               fillcolor="rgba(31,119,180,0.2)", name=f"{label} interval", hoverinfo="skip"))
         # Hover text rounds δ up (format_upper); plotly's d3 formats round to nearest.
-        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=label, line=dict(color=colour),
-                                 customdata=upper_labels(y),
-                                 hovertemplate="ε=%{x:.3g}<br>δ ≤ %{customdata}<extra>" + label + "</extra>"))
+        traces.append(dict(type="scatter", x=x, y=y, mode="lines", name=label, line=dict(color=colour),
+                           customdata=upper_labels(y),
+                           hovertemplate="ε=%{x:.3g}<br>δ ≤ %{customdata}<extra>" + label + "</extra>"))
     if plateau is not None:
-        fig.add_trace(go.Scatter(x=[x.min(), x.max()], y=[plateau, plateau], mode="lines",
-                                 name=plateau_label, line=dict(color="black", dash="dash"),
-                                 hovertemplate=f"{plateau_label}: {format_upper(plateau)}<extra></extra>"))
-        fig.add_annotation(x=x.max(), y=math.log10(plateau) if plateau > 0 else 0,
-                           text=f"{plateau_label} = {format_upper(plateau)}",
-                           showarrow=False, xanchor="right", yanchor="bottom")
+        traces.append(dict(type="scatter", x=[x.min(), x.max()], y=[plateau, plateau], mode="lines",
+                           name=plateau_label, line=dict(color="black", dash="dash"),
+                           hovertemplate=f"{plateau_label}: {format_upper(plateau)}<extra></extra>"))
+        annotations.append(dict(x=x.max(), y=math.log10(plateau) if plateau > 0 else 0,
+                                text=f"{plateau_label} = {format_upper(plateau)}",
+                                showarrow=False, xanchor="right", yanchor="bottom"))
     if delta_target is not None:
-        fig.add_trace(go.Scatter(x=[x.min(), x.max()], y=[delta_target, delta_target], mode="lines",
-                                 name="δ target", line=dict(color="grey", dash="dot")))
+        traces.append(dict(type="scatter", x=[x.min(), x.max()], y=[delta_target, delta_target], mode="lines",
+                           name="δ target", line=dict(color="grey", dash="dot")))
     if eps_selected is not None:
-        fig.add_vline(x=eps_selected, line_dash="dot", line_color="grey",
-                      annotation_text=f"ε = {eps_selected:g}", annotation_position="top left")
-    fig.update_layout(title=title, xaxis_title="ε", yaxis_title="δ (log scale)", **LAYOUT)
+        # what fig.add_vline(..., annotation_position="top left") draws
+        shapes.append(dict(type="line", x0=eps_selected, x1=eps_selected, xref="x", y0=0, y1=1, yref="y domain",
+                           line=dict(color="grey", dash="dot")))
+        annotations.append(dict(x=eps_selected, y=1, xref="x", yref="y domain", text=f"ε = {eps_selected:g}",
+                                showarrow=False, xanchor="right", yanchor="top"))
     # One tick per decade reads well over a few decades; over a hundred (δ can reach 1e-300)
     # it costs the browser ~0.4 s per redraw, so plotly then picks its own ticks.
     positive = np.concatenate([np.asarray(v, dtype=float).ravel() for v in series.values()] + [np.ones(1)])
     positive = positive[np.isfinite(positive) & (positive > 0)]
     decades = math.log10(positive.max()) - math.log10(positive.min()) if positive.size else 0.0
-    fig.update_yaxes(type="log", exponentformat="power", **({"dtick": 1} if decades <= 12 else {}))
-    return fig
+    layout = dict(title=dict(text=title), xaxis=dict(title=dict(text="ε")),
+                  yaxis=dict(title=dict(text="δ (log scale)"), type="log", exponentformat="power",
+                             **({"dtick": 1} if decades <= 12 else {})),
+                  shapes=shapes, annotations=annotations, **LAYOUT)
+    return go.Figure(data=traces, layout=layout)
 
 
 def max_m_figure(eps, series: Mapping[str, Sequence[float]], *, m_sing: float | None = None,
