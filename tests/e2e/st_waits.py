@@ -25,7 +25,7 @@ IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 RUNNING_WIDGET = '[data-testid="stStatusWidget"] [data-testid="stStatusWidgetRunningIcon"]'
 
 # Counts every message the app's websocket delivers (installed before the page's own scripts).
-_SOCKET_HOOK_JS = """(() => {
+SOCKET_HOOK_JS = """(() => {
   window.__stFrames = 0;
   window.__stLastFrame = 0;
   const Native = window.WebSocket;
@@ -69,7 +69,7 @@ def wait_for_idle(page, timeout: float = 60_000) -> None:
 
 def open_app(page, url: str, timeout: float = 90_000) -> None:
     """Load a page of the app (counting its websocket messages) and wait for its first run to finish."""
-    page.add_init_script(_SOCKET_HOOK_JS)
+    page.add_init_script(SOCKET_HOOK_JS)
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector(APP, timeout=timeout)
     wait_for_idle(page, timeout)
@@ -84,11 +84,25 @@ def rerun_after(page, action: Callable[[], None], timeout: float = 60_000, quiet
     the runs). An action that causes no run fails with a timeout. Returns the seconds from
     just before the action to the end of the last run (the quiet period excluded).
     """
-    page.evaluate(_WATCH_JS)
+    watch_runs(page)
     start = time.perf_counter()
     action()
-    page.wait_for_function(_RERUN_DONE_JS, arg=quiet_ms, timeout=timeout, polling=20)
+    wait_for_runs(page, timeout, quiet_ms)
     return time.perf_counter() - start - quiet_ms / 1000
+
+
+def watch_runs(page) -> None:
+    """Start counting the runs of ``page``'s session (the first half of :func:`rerun_after`).
+
+    With :func:`wait_for_runs`, several tabs can be driven at once: watch each, act on each,
+    then wait for each, so that their sessions run concurrently on the server."""
+    page.evaluate(_WATCH_JS)
+
+
+def wait_for_runs(page, timeout: float = 60_000, quiet_ms: float = 300) -> None:
+    """Wait until a run has happened since :func:`watch_runs`, the app is idle and it stayed
+    quiet for ``quiet_ms`` (the second half of :func:`rerun_after`)."""
+    page.wait_for_function(_RERUN_DONE_JS, arg=quiet_ms, timeout=timeout, polling=20)
 
 
 def press(page, name: str, timeout: float = 60_000) -> float:
