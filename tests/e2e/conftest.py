@@ -154,15 +154,32 @@ def browser():
             browser.close()
 
 
+@pytest.fixture(scope="session")
+def shared_context(browser):
+    """One browser context per test process, in which each test opens its own tab.
+
+    A tab is its own Streamlit session (its own websocket, its own state), so tests stay
+    isolated; what the tabs share is the browser's cache. A fresh context parses and compiles
+    the app's JavaScript again (several MB: 4-7 s of CPU per test on this 2-core machine); a
+    tab of a context that already loaded the app takes it from the cache (about 1 s). Tests
+    about what separate users cannot share (tests/e2e/test_security.py, the session tests)
+    open contexts of their own."""
+    context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(60_000)
+    try:
+        yield context
+    finally:
+        context.close()
+
+
 @pytest.fixture
-def page(request, browser, app_url, artifacts_dir):
-    """A fresh browser context (its own Streamlit session) opened on the app.
+def page(request, shared_context, app_url, artifacts_dir):
+    """A new tab (its own Streamlit session) of :func:`shared_context`.
 
     On failure a full-page screenshot is saved as ``artifacts/<test>-failure.png``.
     """
-    context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(60_000)
-    pg = context.new_page()
+    pg = shared_context.new_page()
+    pg.set_viewport_size({"width": 1400, "height": 1000})
     try:
         yield pg
     finally:
@@ -172,4 +189,4 @@ def page(request, browser, app_url, artifacts_dir):
                 pg.screenshot(path=str(artifacts_dir / f"{request.node.name}-failure.png"), full_page=True)
             except Exception:  # the page may be gone; the traceback says enough then
                 pass
-        context.close()
+        pg.close()
