@@ -241,7 +241,7 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path)
     w.wait_for_idle(page)
     assert _metric(page, "released rows m") == f"{m:,}"
     assert page.get_by_role("button", name="Download public release (zip)").is_disabled()
-    for consequence in ("the guarantee is weak", "bounds were read off the confidential data"):
+    for consequence in ("the guarantee is weak", "the bounds were read off the confidential data"):
         w.rerun_after(page, lambda: page.get_by_text(f"I accept that {consequence}").click())
     assert page.get_by_role("button", name="Download public release (zip)").is_enabled()
     downloaded = {}
