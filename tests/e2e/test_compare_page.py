@@ -25,6 +25,10 @@ def _choose_peer(page, label: str) -> None:
     w.wait_for_idle(page)
 
 
+_GRID_WITH_COLUMN_JS = """(name) => Array.from(document.querySelectorAll('[data-testid="stDataFrame"] table'))
+  .some(t => t.innerText.includes(name))"""
+
+
 def _grid_text(page, column_name: str) -> str:
     """The text of the data grid (st.dataframe) that has a column ``column_name``: Streamlit's
     grid draws on a canvas and mirrors its cells in an accessible table."""
@@ -53,6 +57,8 @@ def test_compare_page_with_the_fields_peers_and_yardsticks(page, app_url):
         assert any(label.startswith(peer) and "m = n" in label for label in labels), (peer, labels)
 
     page.get_by_role("heading", name="The field's yardsticks (curator only)").wait_for()
+    # the grid mirrors its cells once it has drawn them, after the heading shows
+    page.wait_for_function(_GRID_WITH_COLUMN_JS, arg="k_marginal", timeout=60_000, polling="raf")
     table = _grid_text(page, "k_marginal")     # the rows in view (the grid mirrors what it shows)
     assert table, "no yardsticks table"
     for column in ("guarantee", "k_marginal", "k_marginal_reference", "UEM", "apparent_match"):
