@@ -17,7 +17,9 @@ here:
 * on a 60 000-row, 4-column upload (``tests/e2e/test_live.py``, ``live.json``, issue 25):
   every slider and the family selector of the Privacy page in all three families ≤ 1 s
   quiet, ≤ 2 s busy; Compare with two numeric columns and R = 100 ≤ 3 s; Generate release
-  ≤ 1 s (the ε sweep's 5 s target is benchmarks/bench_live.py's).
+  ≤ 1 s (the ε sweep's 5 s target is benchmarks/bench_live.py's). The issue sets the busy
+  target for the controls only: with ``--busy`` Compare and Generate are reported with their
+  quiet-machine targets and ``"met": null``.
 """
 
 import argparse
@@ -79,11 +81,15 @@ def main():
         figures = {"privacy_controls_max_s": (live["privacy_max_s"], control_target),
                    "compare_two_numeric_columns_R100_s": (live["compare_s"], LIVE_TARGETS["compare_s"]),
                    "generate_release_s": (live["generate_s"], LIVE_TARGETS["generate_s"])}
+        # Issue 25 gives a busy-machine target for the controls only (2 s); Compare's 3 s and
+        # Generate's 1 s are quiet-machine targets: on a busy machine they are reported, not judged.
+        quiet_only = {"compare_two_numeric_columns_R100_s", "generate_release_s"} if busy else set()
         out["live_60000_rows_4_columns"] = {
-            name: {"figure": round(value, 3), "target": target, "met": value <= target}
+            name: ({"figure": round(value, 3), "quiet_machine_target": target, "met": None} if name in quiet_only
+                   else {"figure": round(value, 3), "target": target, "met": value <= target})
             for name, (value, target) in figures.items()}
         out["live_60000_rows_4_columns"]["privacy_controls_s"] = live["privacy_controls_s"]
-        met += [value <= target for value, target in figures.values()]
+        met += [value <= target for name, (value, target) in figures.items() if name not in quiet_only]
     out["meets_targets"] = bool(met) and all(met) and out["tests_passed"]
     print(json.dumps(out, indent=2))
 
