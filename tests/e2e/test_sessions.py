@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -87,9 +88,14 @@ def test_eight_concurrent_sessions_see_only_their_own_upload(browser, app_url, t
     context.set_default_timeout(60_000)
     try:
         pages = [context.new_page() for _ in files]
-        for page in pages:
+        # the first tab loads the app's scripts into the cache; the seven others then open at
+        # once and take them from it (eight cold loads at once cost ~40 s of CPU)
+        for i, page in enumerate(pages):
             page.add_init_script(w.SOCKET_HOOK_JS)
             page.goto(app_url, wait_until="domcontentloaded")
+            if i == 0:
+                page.wait_for_selector(w.APP, timeout=120_000)
+                w.wait_for_idle(page, 120_000)
         for page in pages:
             page.wait_for_selector(w.APP, timeout=120_000)
             w.wait_for_idle(page, 120_000)
@@ -114,6 +120,14 @@ def test_eight_concurrent_sessions_see_only_their_own_upload(browser, app_url, t
         context.close()
 
 
+@contextlib.contextmanager
+def _closing(context):
+    try:
+        yield context
+    finally:
+        context.close()
+
+
 def _rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -121,14 +135,13 @@ def _rss_mib(pid: int) -> float:
     raise AssertionError("no VmRSS in /proc status")
 
 
-def _visit(browser, url: str, path: Path | None = None) -> None:
-    """One short session, then the tab is closed: with ``path``, open the app and upload it;
-    without, open the Release planner, the cheapest page to render (it computes nothing
-    until asked): its disconnect is what makes Streamlit drop the expired sessions."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(60_000)
+def _visit(context, url: str, path: Path | None = None) -> None:
+    """One short session in a new tab of ``context``, then the tab is closed: with ``path``,
+    open the app and upload it; without, open the Release planner, the cheapest page to render
+    (it computes nothing until asked): its disconnect is what makes Streamlit drop the expired
+    sessions. (A tab is its own session: closing it closes the session's websocket.)"""
+    page = context.new_page()
     try:
-        page = context.new_page()
         w.open_app(page, url if path is not None else url + "/planner")
         if path is not None:
             _upload(page, path)
@@ -136,35 +149,39 @@ def _visit(browser, url: str, path: Path | None = None) -> None:
             page.get_by_role("heading", name="Release planner").first.wait_for(timeout=120_000)
             w.wait_for_idle(page, 120_000)
     finally:
-        context.close()
+        page.close()
 
 
 def test_closed_sessions_release_their_memory(browser, artifacts_dir, tmp_path):
     files = _files(tmp_path, rows=80_000)[:MEMORY_SESSIONS]   # about 1.9 MB each: DuckDB's lean path (> 1 MiB)
     log_path = artifacts_dir / "streamlit_memory_test.log"
-    with streamlit_server(log_path, "--server.disconnectedSessionTTL", str(SESSION_TTL_S)) as (url, proc):
+    # One browser context: each session is a tab of it (its own websocket), and the app's
+    # scripts are compiled once, not once per visit.
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(60_000)
+    with streamlit_server(log_path, "--server.disconnectedSessionTTL", str(SESSION_TTL_S)) as (url, proc), \
+            _closing(context):
         # Warm up (imports, the sample's caches, one upload), then let that session go.
-        _visit(browser, url, files[0][0])
-        _visit(browser, url)               # a disconnect makes Streamlit drop the expired session
+        _visit(context, url, files[0][0])
+        _visit(context, url)               # a disconnect makes Streamlit drop the expired session
         before = _rss_mib(proc.pid)
 
         # one after the other: concurrent uploads spread over glibc's per-thread arenas and
         # leave more behind (the figure this test guards is a session's own memory)
-        contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in files]
-        for context, (path, _, _) in zip(contexts, files):
-            context.set_default_timeout(60_000)
-            page = context.new_page()
-            w.open_app(page, url)
-            _upload(page, path)
+        pages = []
+        for path, _, _ in files:
+            pages.append(context.new_page())
+            w.open_app(pages[-1], url)
+            _upload(pages[-1], path)
         peak = _rss_mib(proc.pid)
-        for context in contexts:
-            context.close()
+        for page in pages:
+            page.close()
 
         deadline = time.monotonic() + RELEASE_TIMEOUT_S
-        _visit(browser, url)               # its disconnect drops the last of the sessions
+        _visit(context, url)               # its disconnect drops the last of the sessions
         after = _rss_mib(proc.pid)
         while after > before + MEMORY_SLACK_MIB and time.monotonic() < deadline:
-            _visit(browser, url)           # the next disconnect drops the expired sessions
+            _visit(context, url)           # the next disconnect drops the expired sessions
             after = _rss_mib(proc.pid)
         waited = RELEASE_TIMEOUT_S - max(0.0, deadline - time.monotonic())
 
