@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import access, allocator, state, widgets
+from ui import access, allocator, downloads, state, widgets
 
 PAGES = [
     st.Page("app_pages/data.py", title="Data", icon="📄", default=True),
@@ -30,6 +30,8 @@ PAGES = [
 # Large buffers (uploads and what is derived from them) go back to the OS when a session
 # ends, instead of staying in glibc's arenas (ui/allocator.py; once per server process).
 allocator.release_large_buffers_on_free()
+# No table offers Streamlit's own "Download as CSV": the gated downloads are the only way out.
+downloads.builtin_export_off()
 st.set_page_config(page_icon="🔒", layout="wide")
 login = access.signed_in()   # None: no login configured
 if login is False:

@@ -18,7 +18,7 @@ from core import privacy
 from core.plots import audit as plots_audit
 from core import formatting
 from core.formatting import format_upper as fmt
-from ui import compute, downloads, state, widgets
+from ui import compute, downloads, release, state, widgets
 from ui.text import literal
 
 EPS_GRID = tuple(float(e) for e in np.linspace(0.0, 12.0, 121))
@@ -37,7 +37,7 @@ regime = spec.regime
 sigma, theta, m, eps, delta_target = spec.sigma, spec.theta, spec.m, spec.eps, spec.delta
 # the release's verdict and what an attacker can do, from the one guarantee (docs/verdicts.md §3)
 verdict, advice = compute.release_guarantee(spec)
-widgets.verdict_box(verdict, advice=advice)
+widgets.verdict_box(verdict, advice=advice, conditional_on=release.conditional_on(selection, spec))
 n_mc, mc_seed = int(st.session_state.n_mc), int(st.session_state.mc_seed)
 st.markdown(f"Settings from the Privacy page: σ = {sigma:g}, θ = {theta:g}, m = {m:,}, ε = {eps:g}, "
             f"δ target = {delta_target:g}.")
@@ -67,7 +67,7 @@ else:
         if len(regime.loss_scopes) > 1:
             scope = st.radio("Scope", list(regime.loss_scopes), horizontal=True, key="audit_scope",
                              format_func={"instance": "instance level (your data)",
-                                          "global": "global (every dataset of size n, Theorem 2)"}.get)
+                                          "global": "global (every dataset of size n, exact profile)"}.get)
         model = compute.pypp_loss_model(selection.key, multiplicities, spec.without_target(), scope, n_mc, mc_seed)
         single = model.delta(np.asarray(EPS_GRID))
         at_eps = model.delta(eps)

@@ -51,9 +51,10 @@ with st.container(border=True):
                                   "largest": "largest admissible for PYPP"}.get)
     widgets.slider("histogram bins per numeric axis", "bins", step=1, where=b)
     widgets.slider("repetitions R", "runs", step=5, where=c)
-    widgets.number("seed of the comparison", "seed", step=1)
+    # an evaluation seed, never the release's (its own key; nothing drawn here is offered as a release)
+    widgets.number("seed of the comparison (an evaluation seed, not a release's)", "compare_seed", step=1)
 m_arg: int | str = int(st.session_state.m) if m_rule == "current" else "largest"
-bins, runs, seed = int(st.session_state.bins), int(st.session_state.runs), int(st.session_state.seed)
+bins, runs, seed = int(st.session_state.bins), int(st.session_state.runs), int(st.session_state.compare_seed)
 
 with st.container(border=True):
     st.markdown("**The field's peers** — mechanisms of established libraries at the same (ε, δ), on the same "

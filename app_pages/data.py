@@ -169,8 +169,17 @@ if frame is not None:
             if st.session_state.transforms[c]["kind"] == "numeric":
                 left, mid, right = st.columns(3)
                 left.checkbox("log transform (positive values)", **state.bind_transform(c, "log"))
-                mid.selectbox("Rounding precision (decimals kept)", sel.ROUNDING_OPTIONS, format_func=str,
-                              **state.bind_transform(c, "decimals", none_as=sel.AS_RECORDED))
+                mid.selectbox("Rounding precision (decimals kept)", sel.ROUNDING_OPTIONS, format_func=sel.rounding_label,
+                              help="Typed decimals round every value before the mechanism and new values after "
+                                   "it: public. Not rounded: new values keep their full precision. As recorded "
+                                   "in the data: new values take the precision the records show — read off the "
+                                   "confidential data, a choice no guarantee covers (docs/mathematics.md §2.4).",
+                              **state.bind_value(f"_w_tf_{c}_decimals",
+                                                 sel.rounding_option(st.session_state.transforms[c]),
+                                                 sel.rounding_setter(c)))
+                if st.session_state.transforms[c].get("precision_from_data"):
+                    mid.caption("New values take the decimals the records show: read off the confidential data, "
+                                "a data-dependent choice the reports name and the release asks you to acknowledge.")
                 public = right.checkbox("I know public bounds for this column",
                                         help="Bounds known without looking at this file (a code book, a legal "
                                              "range). Unticked, the bounds are read off the data, which the "

@@ -1,5 +1,10 @@
 """Inference page: Bayesian inference by an analyst who receives only the release (docs/mathematics.md).
 
+The release analysed is the one the Synthetic data page drew last (its settings and its secret
+seed, :func:`ui.release.last_drawn`): this page never draws a release of its own, and offers no
+file of released rows (the Synthetic data page's gated downloads are the only way out). Its
+own seeds (posterior draws, repeated releases) are evaluation seeds with their own keys.
+
 Paper §4.1 and Appendix C.1: given a release Z of the Dirichlet-process
 posterior-predictive mechanism (σ = 0), the analyst's posterior is
 DP(θ + m, (θH + Σ δ_{Z_i})/(θ + m)). Every number comes from ``core.evaluation``; this page
@@ -23,8 +28,7 @@ from ui.text import literal, quoted
 st.title("Inference: what an analyst learns from the release")
 
 # Page settings under plain keys (they survive page switches; see ui/state.py, which holds
-# their ranges). The release seed is the shared "seed" of the Synthetic data page, so both
-# pages show the same release.
+# their ranges): evaluation seeds only; the release is the Synthetic data page's.
 SETTINGS = {"post_column": None, "post_threshold": None, "post_threshold_for": None, "post_categories": None,
             "post_categories_for": None, "post_draws": 2000,
             "post_seed": 1, "rep_replicates": 100, "rep_draws": 500, "rep_seed": 7}
@@ -36,7 +40,13 @@ FORM_FIELDS = ("rep_replicates", "rep_draws", "rep_seed")
 selection = widgets.require_selection()
 prepared = selection.prepared
 spec = state.release_spec(selection.table.n, selection.table.k, selection.prepared.public_domain)
-sigma, theta, m = spec.sigma, spec.theta, spec.m
+last = release.last_drawn(selection)
+if last is None:
+    st.info("Generate a release on the **Synthetic data** page first: this page analyses that release (the analyst "
+            "receives it and nothing else).")
+    st.stop()
+# the release's own settings (the Privacy page's may have moved since)
+sigma, theta, m = last.spec.sigma, last.spec.theta, last.spec.m
 
 st.markdown(
     "**Why this matters to you.** Your users will analyse the release, not your data. Because the mechanism is the "
@@ -57,12 +67,15 @@ st.markdown(
     "column, and for the shares P(X = c) of a categorical one.")
 # ------------------------------------------------------------------ discovery probability (thesis §6.3)
 st.subheader("Discovery probability: is the next value a new one?")
-if not state.regime().has_new_values:
+if last.spec != spec:
+    st.info(f"The settings changed since the Synthetic data page drew the release: this page analyses that release "
+            f"(σ = {sigma:g}, θ = {theta:g}, m = {m:,}). Generate a new one there to analyse the current settings.")
+if not last.spec.regime.has_new_values:
     st.info("The discovery probability concerns values never seen before; the Dirichlet–multinomial mechanism "
             "(σ < 0) draws only from a public category domain. Choose σ ≥ 0 on the Privacy page.")
 else:
     with widgets.show_errors("Could not compute the discovery probability: ", stop=False):
-        disc = release.release(selection, spec, int(st.session_state.seed))
+        disc = release.release(selection, last.spec, last.seed)
         n_conf, k_conf = selection.table.n, selection.table.k
         d_hat = compute.discovery_estimate(n_conf, disc.m, disc.n_new_values, sigma, theta)
         d_conf = evaluation.confidential_discovery_probability(n_conf, k_conf, sigma, theta)
@@ -74,32 +87,31 @@ else:
         d1.metric("analyst's estimate D̂ (from the release)", f"{d_hat:.6g}")
         st.caption(f"Bayes estimate (thesis §6.3) of the probability that draw n + m + 1 is new, from the public "
                    f"n = {n_conf:,}, the release size m = {disc.m:,} and its K = {disc.n_new_values:,} distinct new "
-                   f"values; {how} (docs/bayesian_family.md §4). Release seed {int(st.session_state.seed)}.")
+                   f"values; {how} (docs/bayesian_family.md §4).")
         d2.metric("confidential value (θ + kσ)/(θ + n) — curator only", f"{d_conf:.6g}")
         widgets.curator_only_note()
 
-if state.regime() is not privacy.DIRICHLET_PROCESS:
+if last.spec.regime is not privacy.DIRICHLET_PROCESS:
     st.error(f"This page needs the Dirichlet-process mechanism (σ = 0): the posterior above is the analyst's "
-             f"posterior for that mechanism only. The current mechanism is {state.regime().label} "
-             f"(σ = {sigma:g}); choose \"{privacy.DIRICHLET_PROCESS.label}\" on the Privacy page.")
+             f"posterior for that mechanism only. The release was drawn with {last.spec.regime.label} "
+             f"(σ = {sigma:g}); choose \"{privacy.DIRICHLET_PROCESS.label}\" on the Privacy page and generate a "
+             "release on the Synthetic data page.")
     st.stop()
 
 columns = [str(c) for c in prepared.columns]
 if st.session_state.post_column not in columns:
     st.session_state.post_column = columns[0]
 
-left, mid, right = st.columns(3)
+left, _, right = st.columns(3)
 column = left.selectbox("Column analysed", columns, **state.bind("post_column"),
                         help="With several columns the release is of whole rows; the analyst's posterior for one "
                              "column is the same Dirichlet process restricted to that column.")
 info = prepared.column_info[columns.index(column)]
 categorical = info.kind == "categorical"
-widgets.number("release seed (shared with the Synthetic data page)", "seed", step=1, where=mid)
-release_seed = int(st.session_state.seed)
 
 # ------------------------------------------------------------------ the release
 with widgets.show_errors("Could not generate the release: "):
-    drawn = release.release(selection, spec, release_seed)   # σ = 0 here: the page stopped otherwise
+    drawn = release.release(selection, last.spec, last.seed)   # σ = 0 here: the page stopped otherwise
 synthetic = drawn.synthetic
 # The confidential column as its frequency table (distinct values, counts): never the n records.
 x_values, x_counts = compute.column_table(prepared, column)
@@ -120,7 +132,7 @@ if categorical:
     scale_label = str(column)
     z = labels
     x = np.asarray(x_values, dtype=object)
-    st.caption(f"Mechanism from the Privacy page: σ = 0, θ = {theta:g}, m = {m:,}. On a categorical column H draws "
+    st.caption(f"Mechanism of the release: σ = 0, θ = {theta:g}, m = {m:,}. On a categorical column H draws "
                "a fresh label for each new value, so it puts no mass on any given category: the posterior share "
                "of c is Beta(n_c, θ + m − n_c), n_c the released values equal to c, with mean n_c/(θ + m); a "
                "category the release does not show has share 0 (docs/mathematics.md §6).")
@@ -147,7 +159,7 @@ else:
                    "and the missing records of the data are left out; the functionals below are those of the "
                    "numbers, given that a value is present.")
         z, x, x_counts = z[~np.isnan(z)], x[present], np.asarray(x_counts)[present]
-    st.caption(f"Mechanism from the Privacy page: σ = 0, θ = {theta:g}, m = {m:,}. H is uniform on "
+    st.caption(f"Mechanism of the release: σ = 0, θ = {theta:g}, m = {m:,}. H is uniform on "
                f"[{bounds[0]:.6g}, {bounds[1]:.6g}] on the scale of {literal(scale_label)}"
                + (" (the Data page's log transform)." if info.spec.log else "."))
     if info.bounds_from_data:
@@ -160,10 +172,8 @@ r1, r2, r3 = st.columns(3)
 r1.metric("released values m", f"{len(z):,}")
 r2.metric("distinct values in Z", f"{pd.unique(pd.Series(z)).size:,}")
 r3.metric("distinct new values K (drawn from H)", f"{drawn.n_new_values:,}")
-st.caption(f"Generated with the current settings and seed {release_seed}: the same release the Synthetic data "
-           "page shows for this seed.")
-downloads.confidential_download("Download the release Z (CSV)", functools.partial(widgets.csv_bytes, synthetic),
-                                file_name="release.csv", mime="text/csv", key="download_release")
+st.caption("The release the Synthetic data page drew last, with its secret seed (recorded only in its CONFIDENTIAL "
+           "curator record). Its file is downloaded there, behind the publication gate: this page offers none.")
 
 # ------------------------------------------------------------------ posterior from this release
 st.subheader("Posterior given the release")
@@ -174,7 +184,7 @@ p1, p2 = st.columns(2)
 widgets.number("posterior draws", "post_draws", step=500, where=p1)
 widgets.number("posterior seed", "post_seed", step=1, where=p2)
 n_draws, post_seed = int(st.session_state.post_draws), int(st.session_state.post_seed)
-release_key = (selection.key, column, bool(info.spec.log), theta, m, release_seed)
+release_key = (release.release_key(drawn), column, bool(info.spec.log))
 with widgets.show_errors("These settings cannot be run: "):
     if categorical:
         summary = compute.posterior_share_summary(release_key, z, x, x_counts, theta, categories, n_draws, post_seed)

@@ -17,7 +17,7 @@ from core import planning as core_planning
 from core import privacy
 from core import data as core_data
 from core.formatting import format_upper
-from ui import advisor, compute, state, widgets
+from ui import advisor, compute, release, state, widgets
 from ui import selection as sel
 from ui.text import literal
 
@@ -67,7 +67,7 @@ with st.container(border=True):
                         index=state.DELTA_OPTIONS.index(state.nearest_option(st.session_state.delta,
                                                                              state.DELTA_OPTIONS)))
     scope = c.radio("Scope", ["global", "instance"], key="_plan_scope", horizontal=True,
-                    format_func={"global": "global (every dataset of n records; Theorem 2)",
+                    format_func={"global": "global (every dataset of n records; exact profile)",
                                  "instance": "instance-level (this dataset)"}.get)
 
     st.markdown("**Utility needed** (per numeric column, against the original column; in the column's units)")
@@ -240,7 +240,8 @@ if plan.recommended is not None:
                                   m=int(best.m), n=n_records, eps=float(plan.guarantee.eps),
                                   delta=float(plan.guarantee.delta), releases=int(plan.guarantee.releases))
     planned_guarantee, planned_advice = compute.release_guarantee(planned)
-    widgets.verdict_box(planned_guarantee, advice=planned_advice)
+    widgets.verdict_box(planned_guarantee, advice=planned_advice,
+                        conditional_on=release.conditional_on(selection, planned, planner_settings=True))
 else:
     st.error(literal(plan.message), icon="❌")
 st.caption(literal(plan.caveat))

@@ -14,7 +14,7 @@ import streamlit as st
 from core import data as core_data
 from core import planning as core_planning
 from core import plots, privacy
-from ui import compute, state, widgets
+from ui import compute, release, state, widgets
 from ui import selection as sel
 
 st.title("Privacy: what a release of m synthetic values guarantees")
@@ -73,7 +73,7 @@ if selection.prepared.any_bounds_from_data:
 # One guarantee, computed once from the spec: the Synthetic data page, the reports and the
 # public files read the same object (docs/verdicts.md).
 guarantee, advice = compute.release_guarantee(spec)
-widgets.verdict_box(guarantee, advice=advice)
+widgets.verdict_box(guarantee, advice=advice, conditional_on=release.conditional_on(selection, spec))
 st.caption(f"The verdict is read from the **global** guarantee of {spec.releases:,} planned release"
            f"{'' if spec.releases == 1 else 's'} (set on the Synthetic data page): it holds for every dataset of "
            f"n = {n:,} records. The instance-level facts below are about your data only; they are not private "
@@ -161,32 +161,43 @@ if spec.regime is privacy.DIRICHLET_PROCESS and guarantee.verdict in ("weak", "m
 # Every δ and ε threshold below is rounded up by core.plots.format_upper, and every yes/no
 # comes from core's exact verdict functions, never from comparing rounded floats.
 def _dirichlet_process_guarantee() -> None:
-    """σ = 0: exact instance-level δ, tight profile and the global δ of Theorem 2."""
+    """σ = 0: the global guarantee on its exact profile (the verdict's), the instance-level facts
+    and, named as such, the paper's probabilistic curve δ*(ε) of Theorem 2."""
     curves = compute.dp_delta_curves(selection.key, multiplicities, spec.without_target(), eps_grid)
     point = compute.dp_point_guarantees(selection.key, multiplicities, spec)
+    k = spec.releases
+    times = "one release" if k == 1 else f"{k:,} planned releases"
     st.markdown(
         f"**Guarantee at ε = {eps:g}, m = {m:,}, θ = {theta_text} (σ = 0, Dirichlet process).** "
-        f"For *your data* the release is **instance-level** (ε, δ)-probabilistic DP with "
-        f"**δ = {fmt(point['instance'])}** (the paper's notion; the tight privacy profile gives "
-        f"δ = {fmt(point['tight'])}). This is an *instance-level* guarantee: it depends on the "
-        f"confidential data and is not itself private. **Globally** — for every dataset of "
-        f"n = {n:,} records (Theorem 2) — the release is (ε, δ)-DP with **δ = {fmt(point['global'])}** "
-        f"(simple bound {fmt(point['simple'])}): *approximate* DP, never pure ε-DP, since δ* is at "
-        "least the singleton term m/(m + θ + n − 1) > 0 at every ε. Each δ is rounded up.")
+        f"**Globally** — for every dataset of n = {n:,} records — {times} "
+        f"{'is' if k == 1 else 'are'} (ε, δ)-DP with **δ = {fmt(guarantee.delta)} at every ε ≥ 0** "
+        f"(n·δ = **{fmt(guarantee.records_exposed)}**): the exact global privacy profile 1 − (1 − T₁)^k, "
+        "T₁ = m/(m + θ + n − 1), the probability that a record whose value is unique appears verbatim "
+        "(docs/audit.md §1.3). It is *approximate* DP, never pure, and no ε lowers it; it is what the verdict, "
+        f"the largest m and the attack terms read. For *your data* the release is **instance-level** "
+        f"(ε, δ)-probabilistic DP with δ = {fmt(point['instance'])} (the paper's notion; the tight privacy "
+        f"profile gives δ = {fmt(point['tight'])}): it depends on the confidential data and is not itself "
+        f"private. **The paper's probabilistic curve (Theorem 2)**, δ*(ε) = {fmt(point['global'])} at this ε "
+        f"(simple bound {fmt(point['simple'])}), bounds the chance that the privacy loss exceeds ε: a "
+        "stronger notion than (ε, δ)-DP, never below T₁, drawn below for reference; no verdict reads it. "
+        "Each δ is rounded up.")
     meets_instance, meets_global = point["instance_meets"], point["global_meets"]
     st.info(f"Instance-level fact about your data (not the verdict): δ = {fmt(point['instance'])} "
-            f"{'≤' if meets_instance else '>'} δ target {fmt(delta)}; one release's global δ = "
+            f"{'≤' if meets_instance else '>'} δ target {fmt(delta)}. The paper's probabilistic δ*(ε) = "
             f"{fmt(point['global'])} {'≤' if meets_global else '>'} δ target (both decided exactly).")
     plateau = curves["singleton_term"] if table.singletons else None
     old_values = compute.old_values_curve(selection.key, multiplicities, spec.without_target(), eps_grid, 0, 0)
-    series = {"instance-level δ_x(ε) (paper)": curves["instance"],
+    series = {f"global δ, exact profile ({times})": spec.regime.global_delta_curve(spec, eps_grid),
+              "instance-level δ_x(ε) (paper)": curves["instance"],
               "old values only (Alg. 3) δ_x(ε)": old_values,
               "tight profile δ_x^tight(ε)": curves["tight"],
-              "global δ*(ε) (Theorem 2)": curves["global"],
-              "global simple bound": curves["simple"]}
+              "the paper's probabilistic curve δ*(ε) (Theorem 2)": curves["global"],
+              "simple bound of Theorem 2": curves["simple"]}
     fig = plots.delta_curves_figure(eps_grid, series, plateau=plateau,
                                     plateau_label="singleton plateau m/(m+θ+n−1)",
-                                    delta_target=delta, eps_selected=eps)
+                                    delta_target=delta, eps_selected=eps,
+                                    title="δ(ε) at σ = 0: the global guarantee (exact profile, flat in ε), the "
+                                          "paper's probabilistic curves and the instance-level facts")
     st.plotly_chart(fig, key="delta_curve")
     if plateau is not None:
         st.caption(f"Your data contain {table.singletons:,} singleton(s): δ_x(ε) never falls below "
@@ -195,8 +206,8 @@ def _dirichlet_process_guarantee() -> None:
     st.caption("**Old values only** (thesis Algorithm 3: run the same predictive, release only the draws equal to "
                "confidential values, a random number of them). At σ = 0 its likelihood ratios are those of full "
                f"PYPP, so its instance-level δ_x(ε) {'equals' if same else 'differs from'} the full curve at every ε "
-               "of the grid, and so do its tight profile and global δ*: suppressing new values buys **nothing** "
-               "under the paper's accounting (docs/bayesian_family.md §3.4).")
+               "of the grid, and so do its tight profile, its global profile and the paper's δ*: suppressing new "
+               "values buys **nothing** (docs/bayesian_family.md §3.4).")
 
 
 def _dirichlet_multinomial_guarantee() -> None:
@@ -283,23 +294,38 @@ GUARANTEE_SECTIONS[spec.regime]()
 
 # ------------------------------------------------------------------ m*(ε)
 st.subheader("Largest admissible release size")
-if spec.regime.size_rules:
+if spec.regime is privacy.DIRICHLET_PROCESS:
     sizes = compute.size_curves(selection.key, multiplicities, n, theta, delta, compute.EPS_GRID_SIZE_CURVE)
-    st.markdown(f"With δ = {fmt(delta)} and θ = {theta_text}, no ε allows more than the **singleton limit "
-                f"m_sing = {sizes['m_sing']:,}** synthetic values under Theorem 2 (the ε-vs-m plateau).")
+    # the verdict's rule: the exact global profile 1 − (1 − T₁)^k ≤ δ, the same at every ε (docs/verdicts.md §2)
+    largest = spec.regime.largest_m(n, 0.0, theta, eps, delta, releases=spec.releases)
+    times = "one release" if spec.releases == 1 else f"{spec.releases:,} planned releases"
+    st.markdown(f"With δ = {fmt(delta)} and θ = {theta_text}, the largest release whose global guarantee meets "
+                f"the target ({times}, exact profile) is **m = {largest:,} at every ε** — the singleton limit "
+                f"m_sing = {sizes['m_sing']:,} for one release: a record whose value is unique must appear with "
+                "probability at most δ, and no ε changes that. The paper's m*(ε, δ) of Theorem 2 (its "
+                "probabilistic curve) reaches m_sing only at large ε; the instance-level curve is a fact about "
+                "your data.")
+    if 1 <= largest != m:
+        st.button(f"Use the largest m = {largest:,}", key="use_largest_global_m", on_click=state.set_setting,
+                  args=("m", largest),
+                  help="1 − (1 − T₁)^k ≤ δ, decided exactly in rational arithmetic (docs/verdicts.md §2).")
     fig_m = plots.max_m_figure(compute.EPS_GRID_SIZE_CURVE,
-                               {"global m*(ε, δ) (Theorem 2)": sizes["global"],
+                               {f"global largest m (exact profile, {times})": np.full(len(sizes["global"]), largest),
+                                "the paper's m*(ε, δ) (Theorem 2)": sizes["global"],
                                 "instance-level m*(ε, δ) at your data": sizes["instance"]},
                                m_sing=sizes["m_sing"], selected=(eps, m), delta=delta, log_x=True)
     st.plotly_chart(fig_m, key="m_curve")
+elif spec.regime.size_rules:
+    st.info("The largest globally pure m is given with the guarantee above.")
 else:
     st.info("The ε-vs-m curve and the singleton limit are closed forms of the Dirichlet-process case "
             "(σ = 0); choose that family to see them.")
 
 # ------------------------------------------------------------------ inverse calibration
 st.subheader("Inverse calibration: from a target (ε, δ) to feasible (θ, m)")
-st.caption("State the guarantee you need; the chart shows every (θ, m) for which the Dirichlet-process "
-           "release (σ = 0) is globally (ε, δ)-DP by Theorem 2, and marks the largest admissible m.")
+st.caption("State the guarantee you need; the chart shows every (θ, m) for which one Dirichlet-process "
+           "release (σ = 0) is globally (ε, δ)-DP on its exact profile — T₁ = m/(m + θ + n − 1) ≤ δ, at any ε "
+           "(docs/audit.md §1.3) — and marks the largest admissible m.")
 left, right = st.columns(2)
 target_eps = left.number_input("target ε", min_value=0.05, max_value=20.0, value=float(st.session_state.eps),
                                step=0.25, key="target_eps")

@@ -2,7 +2,10 @@
 
 The release is a :class:`core.release.ReleaseRecipe` built from the settings and run by
 ``core`` (:mod:`ui.release`); the page offers its two artifacts apart: the public
-release and the CONFIDENTIAL curator record.
+release and the CONFIDENTIAL curator record. Each press of "Generate release" draws a fresh
+secret seed from the operating system's CSPRNG, unless the curator types a recorded one to
+replay it (with a warning); the seed is never shown, only written into the curator record
+(docs/serving.md §5).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import functools
 import numpy as np
 import streamlit as st
 
+from core.cli import GUESSABLE_SEED
 from core.release import bundle as core_bundle
 from core.release import gate
 from core.plots import quality as plots_quality
@@ -25,27 +29,35 @@ spec = state.release_spec(selection.table.n, selection.table.k, selection.prepar
 sigma, theta, m = spec.sigma, spec.theta, spec.m
 
 st.markdown(f"Settings from the **Privacy** page: {state.regime().label}, "
-            f"σ = {sigma:g}, θ = {theta:g}, **m = {m:,}**. The release is random: the seed below makes "
-            "it reproducible (same data, settings and seed ⇒ same release).")
+            f"σ = {sigma:g}, θ = {theta:g}, **m = {m:,}**. The release is random: each press of **Generate "
+            "release** draws a fresh secret seed from the operating system's random source, written only into the "
+            "CONFIDENTIAL curator record (same data, settings and seed ⇒ same release).")
 left, middle, right = st.columns([1, 1, 1])
-widgets.number("seed", "seed", step=1, where=left)
+left.text_input("replay a recorded seed (leave empty for a fresh secret one)", **state.bind("release_seed_replay"),
+                placeholder="empty: a fresh secret seed",
+                help="Only to replay a release whose seed you recorded (the seed field of CONFIDENTIAL_recipe.json in "
+                     "its curator record). A seed a person chose can be guessed, and a guessed seed is as good as "
+                     "a published one.")
 widgets.number("releases planned from the same data (k)", "releases_planned", step=1, where=middle,
                help="The verdict and every file state the guarantee of all k releases together (composed).")
-seed = int(st.session_state.seed)
+with widgets.show_errors():
+    replayed = release.replay_seed(st.session_state.release_seed_replay)
+if replayed is not None:
+    st.warning(f"You typed the seed: {GUESSABLE_SEED}. Replay only a seed drawn by this app or the command line "
+               "and kept in a CONFIDENTIAL curator record; to publish, empty the box and press **Generate release** "
+               "for a fresh secret seed.", icon="⚠️")
 right.markdown("&nbsp;")   # aligns the button with the inputs
 if right.button("Generate release", type="primary"):
-    st.session_state.release_params = (selection.key, spec, seed)
+    st.session_state.release_params = release.generate(selection, spec, replayed)
 
-params = st.session_state.get("release_params")
-if params is None:
+drawn = release.last_drawn(selection)
+if drawn is None:
     st.info("Press **Generate release** to draw the synthetic data.")
     st.stop()
-if params != (selection.key, spec, seed):
-    st.info("The data, settings or seed changed since the last release: press **Generate release** "
+if (drawn.spec, drawn.replayed) != (spec, replayed):
+    st.info("The settings or the seed to replay changed since the last release: press **Generate release** "
             "again to draw it with the current ones. Showing the last release.")
-key, spec_r, seed_r = params
-if key != selection.key:
-    st.stop()
+spec_r, seed_r = drawn.spec, drawn.seed
 with widgets.show_errors("Could not generate the release: "):
     result = release.release(selection, spec_r, seed_r)
     release_key = release.release_key(result)
@@ -55,11 +67,12 @@ synthetic = result.synthetic
 
 # ------------------------------------------------------------------ the verdict and the gate
 guarantee, advice = compute.release_guarantee(spec_r)
-widgets.verdict_box(guarantee, advice=advice)
+widgets.verdict_box(guarantee, advice=advice, conditional_on=result.public_report["conditional_on"])
 accepted = []
 if guarantee.verdict != "missed":
     for key, consequence in gate.required_acknowledgements(result.public_report).items():
-        if st.checkbox(f"I accept that {gate.ACKNOWLEDGEMENTS[key]}: {consequence}", key=f"acknowledge_{key}"):
+        if st.checkbox(f"I accept that {gate.ACKNOWLEDGEMENTS[key]}: {literal(consequence)}",
+                       key=f"acknowledge_{key}"):
             accepted.append(key)
 with widgets.show_errors("Could not build the release files: "):
     public_zip = release.public_release(release_key, result, tuple(sorted(accepted)))
@@ -68,20 +81,28 @@ c1, c2, c3 = st.columns(3)
 c1.metric("released rows m", f"{result.m:,}")
 c2.metric("rows with a new value (drawn from H)", f"{int(np.count_nonzero(result.is_new)):,}")
 c3.metric("distinct new values K", f"{result.n_new_values:,}")
+seed_note = ("Seed: the one you typed (a replay)" if drawn.replayed is not None else
+             "Seed: a fresh secret one, drawn from the operating system's random source")
+seed_note += ", recorded only in the CONFIDENTIAL curator record (CONFIDENTIAL_recipe.json)."
 if spec_r.regime.pure:
-    st.caption(f"Seed {seed_r}. New values are rows of the public domain not seen in the data (grid points and "
+    st.caption(f"{seed_note} New values are rows of the public domain not seen in the data (grid points and "
                "listed categories), chosen uniformly at random and released by name (docs/mathematics.md §3.3.1).")
 else:
-    st.caption(f"Seed {seed_r}. New values are drawn from the base measure H: uniform on the public bounds of a "
-               "numeric column (over its grid points when it has a public grid), rounded to the recorded "
-               "precision; the unobserved public categories, or new_category_j labels, for a categorical one.")
+    st.caption(f"{seed_note} New values are drawn from the base measure H: uniform on the public bounds of a "
+               "numeric column (over its grid points when it has a public grid), at full precision unless decimals "
+               "were typed or read off the data; uniform over the public category list, or new_category_j "
+               "labels, for a categorical one.")
 verbatim = result.curator_report["verbatim"]
 if verbatim["expected_unique_records_copied"] is not None:
-    st.caption(f"Curator only: your data hold {verbatim['unique_records_in_data']:,} records whose value is unique; "
-               f"{'a release' if spec_r.releases == 1 else f'{spec_r.releases} releases'} like this copy "
-               f"{verbatim['expected_unique_records_copied']:.3g} of them on average "
-               f"(docs/verdicts.md §2), and this one has **{verbatim['unique_rows_copied']:,}** rows equal to such a "
-               "record.")
+    # like with like (docs/verdicts.md §2): distinct records beside their expectation, rows beside theirs
+    over_k = ("" if spec_r.releases == 1 else
+              f" Over the {spec_r.releases} planned releases, {verbatim['expected_unique_records_copied']:.3g} of "
+              "them are expected to appear in at least one.")
+    st.caption(f"Curator only: your data hold {verbatim['unique_records_in_data']:,} records whose value is unique. "
+               f"A release like this copies on average {verbatim['expected_unique_records_copied_per_release']:.3g} "
+               f"of them, in {verbatim['expected_unique_rows_copied']:.3g} rows; this one copies "
+               f"**{verbatim['unique_records_copied']:,}** of them, in **{verbatim['unique_rows_copied']:,}** rows "
+               f"(docs/verdicts.md §2).{over_k}")
 for warning in result.warnings:   # they quote column names: shown as text
     st.warning(literal(warning), icon="⚠️")
 
@@ -112,9 +133,14 @@ d3.download_button("Download synthetic CSV", data=result.synthetic_csv() if publ
                    file_name="synthetic.csv", mime="text/csv", key="download_csv", disabled=not public_ok,
                    on_click="ignore",
                    help=held)
-st.markdown("The command line replays the curator record's recipe and writes the same synthetic CSV, byte for "
-            "byte:")
-st.code(release.command_line(selection), language="bash")
+if guarantee.verdict == "missed":
+    st.markdown("The command line replays the curator record's recipe behind the same gate: it refuses to write "
+                "this release too (exit status 2, nothing written).")
+else:
+    st.markdown("The command line replays the curator record's recipe and writes the same synthetic CSV, byte for "
+                "byte, behind the same gate (each acknowledgement the release needs is an `--acknowledge`):")
+    st.code(release.command_line(selection, tuple(gate.required_acknowledgements(result.public_report))),
+            language="bash")
 
 st.subheader("Confidential vs synthetic")
 widgets.curator_only_note()

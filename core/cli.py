@@ -5,12 +5,12 @@
     bnp-synth release DATA.csv --column C [--column C2 ...] [--categorical C ...]
         --theta T [--sigma S] [--m M | --m-rule global|instance] --eps E --delta D
         [--bounds LO HI ...] [--log] [--decimals D ...] [--missing [C] value|drop ...]
-        [--coarsening JSON] [--seed S]
+        [--coarsening JSON] [--seed S (a recorded seed, replayed)]
         [--sep C] [--header auto|yes|no] [--encoding E] [--thousands SEP] [--keep-na-text]
         [--counts-column C] [--engine duckdb|dask|pandas] [--scheduler ADDRESS]
-        [--out synth.csv] [--report report.json]
-        [--public-bundle public_release.zip] [--curator-bundle CONFIDENTIAL_curator_record.zip]
-        [--save-recipe recipe.json]
+        [--out synth.csv] [--public-bundle public_release.zip] [--accept-weak | --acknowledge KEY ...]
+        [--report CONFIDENTIAL_report.json] [--curator-bundle CONFIDENTIAL_curator_record.zip]
+        [--save-recipe CONFIDENTIAL_recipe.json]
 
     bnp-synth release --recipe recipe.json DATA.csv [outputs ...]
     bnp-synth release --recipe recipe.json --use-recipe-source [outputs ...]
@@ -34,7 +34,18 @@ bundled sample the recipe names; a file path written in the recipe is read only 
 user confirms it with ``--use-recipe-source`` (a recipe from elsewhere naming
 ``/etc/passwd`` would otherwise copy it into the public release).
 
-Outputs are never written through a symbolic link, never over an input (DATA, any file of
+The release's randomness is secret: without ``--seed`` a fresh 128-bit seed is drawn from the
+operating system's CSPRNG (:func:`core.release.run_recipe`) and recorded only in the
+CONFIDENTIAL outputs. ``--seed`` replays a recorded seed; given with a public output it draws a
+warning (:data:`GUESSABLE_SEED`): anyone with the seed and all records but one can recompute
+the release for each candidate value of the last record (docs/serving.md §5).
+
+The public outputs, ``--out`` (the synthetic CSV) and ``--public-bundle``, pass the same gate
+(:func:`core.release.gate.check_publication`): a release that misses its target is refused
+and one that is weak needs ``--accept-weak``, and each choice the data made (bounds or precision
+read off the data, planner settings, coarsening, dropped records, an instance-level m) its own
+``--acknowledge KEY``; refused, the command ends with exit status 2, names the flags asked and
+writes nothing. Outputs are never written through a symbolic link, never over an input (DATA, any file of
 its glob, the recipe), and CONFIDENTIAL outputs (``--report``, ``--curator-bundle``,
 ``--save-recipe``, ``compare --out``) are created readable by their owner only (mode 0600);
 :func:`core.release.write_output` writes them all. Every CSV written has its text cells
@@ -82,10 +93,15 @@ from .privacy import regime_of
 from .release.gate import ACKNOWLEDGEMENTS, AcknowledgementRequired, check_publication
 from .release.bundle import public_summary, record_figures
 
-__all__ = ["build_parser", "main", "recipe_from_args", "run_compare", "run_release"]
+__all__ = ["GUESSABLE_SEED", "build_parser", "main", "recipe_from_args", "run_compare", "run_release"]
 
 PROG = "python -m core"
 DOCS = "docs/mathematics.md"
+
+#: Why a seed a person chose (typed in the app, ``--seed`` here) must stay as secret as the
+#: data: said wherever one meets a public output (docs/serving.md §5).
+GUESSABLE_SEED = ("a guessable seed is a published seed: anyone with the seed and all records but one can "
+                  "recompute the release for each candidate value of the last record")
 
 # argparse takes "-1e-300" for an option (its negative-number pattern has no exponent);
 # this one also accepts scientific notation and -inf, so that validation can answer.
@@ -94,7 +110,7 @@ _NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)
 # Options that define a recipe: with --recipe, the recipe defines them instead.
 _RECIPE_OPTIONS = ("column", "categorical", "sigma", "theta", "m", "m_rule", "eps", "delta", "bounds", "log",
                    "decimals", "sep", "seed", "header", "encoding", "thousands", "keep_na_text", "counts_column",
-                   "releases", "coarsening", "grid", "public_categories", "missing")
+                   "releases", "coarsening", "grid", "public_categories", "missing", "decimals_from_data")
 _HEADER_CHOICES = {"auto": None, "yes": True, "no": False}
 
 
@@ -163,7 +179,11 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     spec.add_argument("--decimals", action="append", type=int, default=None, metavar="D",
                       help="round numeric values to D decimals (negative: tens, hundreds, ...), before the other "
                            "transforms and on output; once for all numeric columns or once per numeric column "
-                           "(default: the decimals the values were recorded with, for new values)")
+                           "(default: no rounding, new values at full precision: the output precision is public)")
+    spec.add_argument("--decimals-from-data", action="store_true", default=None,
+                      help="round the new values of every numeric column without --decimals or --grid to the "
+                           "decimals its values were recorded with: read off the confidential data, a data-dependent "
+                           "choice the public report names (docs/mathematics.md §2.4)")
     spec.add_argument("--grid", action="append", type=float, default=None, metavar="STEP",
                       help="public grid step of a numeric column (needs --bounds; in log units with --log): each "
                            "value becomes its nearest grid point LO + j*STEP and the column is categorical over those "
@@ -200,7 +220,9 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                         help="with --engine dask: address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 "
                              "(default: Dask threads on this machine)")
     spec.add_argument("--seed", type=int,
-                      help="random seed (integer >= 0); without it a fresh one is drawn and recorded")
+                      help="replay a recorded seed (integer >= 0). Without it (the default, and the only choice for "
+                           "a release to publish) a fresh secret seed is drawn from the operating system's CSPRNG and "
+                           "recorded in the CONFIDENTIAL outputs only: " + GUESSABLE_SEED)
     spec.add_argument("--releases", type=int, metavar="K",
                       help="how many independent releases of this kind you plan from the same data (1-1000, "
                            "default 1): the curator's report adds their composed guarantee")
@@ -208,9 +230,13 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                       help="coarsening applied to the rows before the transforms, as in a recipe: a JSON list of "
                            "transforms, e.g. '[{\"column\": \"wage\", \"kind\": \"signif\", \"digits\": 2}]' "
                            "(kinds: round, signif, log_round, clip, keep, min_count; docs/mathematics.md §3.5)")
-    out = release.add_argument_group("outputs (at least one of --out, --public-bundle, --curator-bundle)")
-    out.add_argument("--out", metavar="synth.csv", help="where to write the synthetic CSV")
-    out.add_argument("--report", metavar="report.json",
+    out = release.add_argument_group("outputs (at least one of --out, --public-bundle, --curator-bundle, --report "
+                                     "FILE, --save-recipe)")
+    out.add_argument("--out", metavar="synth.csv",
+                     help="where to write the synthetic CSV: public, so behind the same gate as --public-bundle (a "
+                          "missed release is refused, a weak one needs --accept-weak, each choice made on the data its own "
+                          "--acknowledge KEY)")
+    out.add_argument("--report", metavar="CONFIDENTIAL_report.json",
                      help="where to write the curator's JSON report (CONFIDENTIAL: instance-level guarantees, k, "
                           "singletons, the seed); '-' prints it on stdout (with a warning). Without it the report "
                           "is not written and a short public summary is printed")
@@ -218,13 +244,18 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                      help="zip of the public release: synthetic.csv, recipe.json without seed or local paths, "
                           "release.json and README.txt with the global guarantee")
     out.add_argument("--accept-weak", action="store_true",
-                     help="accept a weak guarantee (delta >= 1/n) or bounds read off the data for --public-bundle; "
-                          "recorded in release.json as 'acknowledged' (a missed target is always refused)")
+                     help="accept a weak guarantee (n·delta > 0.01) for --out and --public-bundle (the same as "
+                          "--acknowledge weak); recorded in release.json as 'acknowledged' (a missed target is always "
+                          "refused)")
+    out.add_argument("--acknowledge", action="append", default=None, metavar="KEY", choices=tuple(ACKNOWLEDGEMENTS),
+                     help="accept one thing the gate asks, by its key (repeatable; each choice made on the confidential "
+                          "data needs its own): " + ", ".join(ACKNOWLEDGEMENTS))
     out.add_argument("--curator-bundle", metavar=CURATOR_BUNDLE_NAME,
                      help="zip of the curator's record (CONFIDENTIAL): report, full recipe with seed, summary "
                           "table, figures")
-    out.add_argument("--save-recipe", metavar="recipe.json",
-                     help="write the recipe (with its seed and data path) for --recipe")
+    out.add_argument("--save-recipe", metavar="CONFIDENTIAL_recipe.json",
+                     help="write the recipe with its seed and data path, for --recipe (CONFIDENTIAL: the seed "
+                          "recomputes the release; marked so on its first key)")
     release.set_defaults(command_parser=release)
     _add_compare_parser(commands)
     return parser
@@ -399,6 +430,12 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
 
     if args.scheduler is not None and args.engine != "dask":
         raise UsageError("--scheduler is the address of a Dask scheduler: it needs --engine dask")
+    public_outputs = [flag for flag, path in (("--out", args.out), ("--public-bundle", args.public_bundle))
+                      if path is not None]
+    if args.seed is not None and public_outputs:
+        print(f"warning: --seed {args.seed} with a public output ({', '.join(public_outputs)}): {GUESSABLE_SEED}. "
+              "Leave --seed out to draw a secret seed (it is recorded in --report, --curator-bundle and "
+              "--save-recipe, which are CONFIDENTIAL).", file=sys.stderr)
     command = list(argv or [])
     result = run_recipe(recipe, data, data_label=None if data is None else str(data),
                         engine=args.engine, scheduler=args.scheduler)
@@ -408,12 +445,15 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
     report["command"] = shlex.join([*prog.split(), *command])
     report["release"]["output"] = None if args.out is None else str(args.out)
     acknowledged = ()
-    if args.public_bundle is not None:   # the gate, before anything is written
-        wanted = tuple(ACKNOWLEDGEMENTS) if args.accept_weak else ()
+    if public_outputs:   # one gate for every public output, before anything is written
+        wanted = tuple(args.acknowledge or ()) + (("weak",) if args.accept_weak else ())
         try:
             acknowledged = tuple(check_publication(result.public_report, wanted))
         except AcknowledgementRequired as exc:
-            raise UsageError(f"{exc} Give --accept-weak to accept this and record it in release.json.") from None
+            keys = " ".join(f"--acknowledge {key}" for key in exc.missing) + (
+                " (--accept-weak is --acknowledge weak)" if "weak" in exc.missing else "")
+            raise UsageError(f"{exc} Nothing was written. Give {keys} to accept this and record it in "
+                             "release.json.") from None
 
     if args.out is not None:
         write_output(args.out, result.synthetic_csv(), confidential=False)
@@ -422,7 +462,7 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
         write_bundles(result, public_path=args.public_bundle, curator_path=args.curator_bundle, figures=figures,
                       acknowledged=acknowledged)
     if args.save_recipe is not None:   # CONFIDENTIAL: the seed recomputes the release
-        write_output(args.save_recipe, result.recipe.to_json().encode("utf-8"), confidential=True)
+        write_output(args.save_recipe, result.recipe.to_json(confidential=True).encode("utf-8"), confidential=True)
     text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     if args.report == "-":   # escaped: a terminal's encoding may not have ε and δ
         print("warning: the curator's report on stdout is CONFIDENTIAL (it holds the seed and statistics of the "
@@ -441,12 +481,22 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
               file=sys.stderr)
     for message in result.warnings:
         print(f"warning: {message}", file=sys.stderr)
-    if args.curator_bundle is not None and "CONFIDENTIAL" not in Path(args.curator_bundle).name.upper():
-        print(f"warning: {args.curator_bundle} holds confidential statistics; name it so (e.g. "
-              f"{CURATOR_BUNDLE_NAME}) and do not publish it", file=sys.stderr)
+    statistics = "the secret seed and statistics of the confidential data"
+    for flag, path, example, holds in (
+            ("--report", args.report, "CONFIDENTIAL_report.json", statistics),
+            ("--curator-bundle", args.curator_bundle, CURATOR_BUNDLE_NAME, statistics),
+            ("--save-recipe", args.save_recipe, "CONFIDENTIAL_recipe.json", "the secret seed, which recomputes the "
+                                                                            "release from the data")):
+        if path not in (None, "-") and "CONFIDENTIAL" not in Path(path).name.upper():
+            print(f"warning: {flag} {path} holds {holds} (its content is marked CONFIDENTIAL); name it so (e.g. "
+                  f"{example}) and do not publish it", file=sys.stderr)
+    # The seed is never printed (a terminal or a CI log is no place for it): the CONFIDENTIAL outputs record it.
+    recorded = [flag for flag, path in (("--report", args.report), ("--curator-bundle", args.curator_bundle),
+                                        ("--save-recipe", args.save_recipe)) if path is not None]
     print(f"released m = {result.m} synthetic rows of {', '.join(map(str, result.prepared.columns))} to "
-          f"{', '.join(outputs)}" + (f"; curator's report in {args.report}" if args.report not in (None, "-") else "")
-          + f" (seed {result.recipe.seed})", file=sys.stderr)
+          f"{', '.join(outputs)}" + (f" (seed recorded by {', '.join(recorded)} only)" if recorded else
+             " (its secret seed is recorded nowhere, so it cannot be replayed: give --report, --curator-bundle or "
+             "--save-recipe to keep it)" if args.seed is None and args.recipe is None else ""), file=sys.stderr)
     return 0
 
 
@@ -509,9 +559,11 @@ def _check_output_path(flag: str, path: str, inputs: list[Path]) -> Path:
 def _check_outputs(args: argparse.Namespace, inputs: list[Path]) -> list[str]:
     """Every output's directory exists, no output is an input, a symbolic link or a directory,
     and no two outputs are one file; returns their names."""
-    outputs = [p for p in (args.out, args.public_bundle, args.curator_bundle) if p is not None]
-    if not outputs:
-        raise UsageError("nothing to write: give --out synth.csv, --public-bundle ZIP and/or --curator-bundle ZIP")
+    outputs = [p for p in (args.out, args.public_bundle, args.curator_bundle, args.save_recipe) if p is not None]
+    outputs += [args.report] if args.report not in (None, "-") else []
+    if not outputs:   # the CONFIDENTIAL report or recipe alone will do: a missed release writes no public file
+        raise UsageError("nothing to write: give --out synth.csv, --public-bundle ZIP, --curator-bundle ZIP, "
+                         "--report FILE and/or --save-recipe FILE")
     paths = {}
     for option in ("out", "report", "public_bundle", "curator_bundle", "save_recipe"):
         path = getattr(args, option)
@@ -610,11 +662,14 @@ def _column_specs(args: argparse.Namespace) -> list[data_layer.ColumnSpec]:
             specs.append(data_layer.ColumnSpec(name, kind="categorical", categories=public_categories.get(name),
                                                missing=missing.get(name)))
             continue
+        typed = next(decimals) if decimals is not None else (decimals_given[0] if decimals_given else None)
+        step = next(grid) if grid is not None else None
         specs.append(data_layer.ColumnSpec(
             name, log=bool(args.log),
             bounds=tuple(next(bounds)) if bounds is not None else None,
-            decimals=next(decimals) if decimals is not None else (decimals_given[0] if decimals_given else None),
-            grid=next(grid) if grid is not None else None, missing=missing.get(name)))
+            decimals=typed, grid=step, missing=missing.get(name),
+            # --decimals-from-data: the precision read off the data, where none is public (typed or a grid)
+            precision_from_data=bool(getattr(args, "decimals_from_data", None)) and typed is None and step is None))
     return specs
 
 

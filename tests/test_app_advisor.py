@@ -106,7 +106,7 @@ def test_advisor_numbers_and_apply_change_the_profile(sample, downloads, tmp_pat
     assert json.loads(public["recipe.json"])["data"]["coarsening"] == recipe["data"]["coarsening"]
     release = json.loads(public["release.json"])
     assert release["statement_depends_on_data"] is True
-    assert any("coarsening advisor" in t for t in release["data_dependent_choices"])
+    assert any("coarsening advisor" in t for t in (c["statement"] + " " + c["consequence"] for c in release["data_dependent_choices"]))
     assert _replay(curator["CONFIDENTIAL_recipe.json"], tmp_path) == csv_bytes
     _ok(at.switch_page("app_pages/data.py").run())
     _ok(at.button(key="_adv_clear").click().run())
@@ -165,7 +165,7 @@ def test_planner_runs_and_loads_the_settings(sample, downloads):  # noqa: F811 (
     assert json.loads(curator["CONFIDENTIAL_recipe.json"])["data"]["settings_chosen_from_data"] is True
     release = json.loads(public["release.json"])
     assert release["statement_depends_on_data"] is True
-    assert any("release planner" in t for t in release["data_dependent_choices"])
+    assert any("release planner" in t for t in (c["statement"] + " " + c["consequence"] for c in release["data_dependent_choices"]))
 
 
 def test_planner_refuses_bad_input_with_a_message():

@@ -18,6 +18,7 @@ import base64
 import io
 import json
 import math
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from streamlit.testing.v1 import AppTest
 from core import evaluation as inference, privacy
 from core.evaluation import informativity, simulation
 from core.plots import experiments as pe
+from core.release import ReleaseRecipe, run_recipe
 from test_app import media_fetcher
 from ui.text import shown
 
@@ -113,7 +115,37 @@ def downloads(monkeypatch):
         button = {b.proto.label: b.proto for b in at.get("download_button")}[label]
         return pd.read_csv(io.BytesIO(fetch_bytes(button)))
 
+    fetch.bytes = fetch_bytes
     return fetch
+
+
+def _generate(at: AppTest) -> None:
+    """Switch to the Synthetic data page and press "Generate release" (a fresh secret seed)."""
+    at.switch_page("app_pages/synthetic_data.py").run()
+    next(b for b in at.button if b.proto.label == "Generate release").click().run()
+    _no_exception(at)
+
+
+@pytest.fixture
+def inference_page(downloads):
+    """``open(**state) -> (at, release)``: the Inference page analysing a release drawn on the
+    Synthetic data page with the settings ``state``. The page offers no file of the release
+    (the gated downloads of the Synthetic data page are the only way out), so ``release`` is the
+    release as its CONFIDENTIAL curator record states it: the record's recipe, secret seed
+    included, run by core."""
+
+    def open_page(**state) -> tuple[AppTest, pd.DataFrame]:
+        at = _page("app_pages/data.py", **state)
+        _generate(at)
+        button = next(b.proto for b in at.get("download_button") if "CONFIDENTIAL curator" in b.proto.label)
+        with zipfile.ZipFile(io.BytesIO(downloads.bytes(button))) as zf:
+            recipe = ReleaseRecipe.from_json(zf.read("CONFIDENTIAL_recipe.json").decode())
+        at.switch_page(INFERENCE).run()
+        _no_exception(at)
+        assert not any("release Z" in b.proto.label for b in at.get("download_button"))
+        return at, run_recipe(recipe).synthetic
+
+    return open_page
 
 
 def _assert_same_table(shown: pd.DataFrame, expected: pd.DataFrame, exclude=()) -> None:
@@ -296,19 +328,18 @@ def _functional_names(t: float) -> list[str]:
     return ["mean", "Q1 (25%)", "median", "Q3 (75%)", f"P(X > {t:g})"]
 
 
-def test_inference_posterior_matches_closed_forms(earnings, public_bounds, downloads):
-    at = _page(INFERENCE)
+def test_inference_posterior_matches_closed_forms(earnings, public_bounds, downloads, inference_page):
+    at, release = inference_page()
     s = at.session_state
-    theta, m, seed = s["theta"], s["m"], s["seed"]
-    assert (s["regime"], theta, m, seed) == ("dp", 2.0, 100, 12345)
+    theta, m = s["theta"], s["m"]
+    assert (s["regime"], theta, m) == ("dp", 2.0, 100)
     lo, hi = public_bounds                         # default bounds on the sample: the public ones
     t = (lo + hi) / 2
     assert s["post_threshold"] == pytest.approx(t)
     assert LEAK not in _texts(at.warning)
     assert f"H is uniform on [{lo:.6g}, {hi:.6g}]" in _texts(at.caption)
-    assert f"seed {seed}" in _texts(at.caption)
+    assert str(s["release_params"].seed) not in _texts(at.caption)    # the secret seed is shown nowhere
 
-    release = downloads(at, "Download the release Z (CSV)")
     z = release["earnings"].to_numpy(float)
     assert len(release) == m and lo <= z.min() and z.max() <= hi
     assert _metrics(at)["released values m"] == f"{m:,}"
@@ -361,19 +392,11 @@ def test_inference_posterior_matches_closed_forms(earnings, public_bounds, downl
                        curator)
 
 
-def test_inference_seed_threshold_and_draws_are_explicit(earnings, public_bounds, downloads):
-    at = _page(INFERENCE)
-    first_release = downloads(at, "Download the release Z (CSV)")
-    first = at.dataframe[0].value
-    at.number_input(key="_w_seed").set_value(99).run()
-    _no_exception(at)
-    assert at.session_state["seed"] == 99                    # shared with the Synthetic data page
-    second_release = downloads(at, "Download the release Z (CSV)")
-    assert not first_release.equals(second_release)
-    assert not at.dataframe[0].value.equals(first)
-    at.number_input(key="_w_seed").set_value(12345).run()
-    _assert_same_table(downloads(at, "Download the release Z (CSV)"), first_release)
-    _assert_same_table(at.dataframe[0].value, first)
+def test_inference_seed_threshold_and_draws_are_explicit(earnings, public_bounds, downloads, inference_page):
+    at, release = inference_page()
+    # no release seed here: the page analyses the Synthetic data page's release; its seeds are its own
+    assert {n.key for n in at.number_input} >= {"_w_post_draws", "_w_post_seed"}
+    assert "_w_seed" not in {n.key for n in at.number_input}
 
     # a user-chosen t: P(X > 15) next to its confidential value
     at.number_input(key="_w_post_threshold").set_value(15.0).run()
@@ -385,14 +408,20 @@ def test_inference_seed_threshold_and_draws_are_explicit(earnings, public_bounds
     at.number_input(key="_w_post_seed").set_value(3).run()
     _no_exception(at)
     shown = at.dataframe[0].value
-    z = downloads(at, "Download the release Z (CSV)")["earnings"].to_numpy(float)
+    z = release["earnings"].to_numpy(float)
     expected = inference.dp_posterior_functionals(z, 2.0, public_bounds, 500,
                                                   np.random.default_rng(3), thresholds=(15.0,)).summary()
     pd.testing.assert_frame_equal(shown, expected, rtol=1e-9, check_dtype=False)
 
+    # another press of "Generate release" (a fresh secret seed): another release, another analysis
+    _generate(at)
+    at.switch_page(INFERENCE).run()
+    _no_exception(at)
+    assert not at.dataframe[0].value.equals(shown)
 
-def test_inference_repeated_release_table(earnings, public_bounds, downloads):
-    at = _page(INFERENCE)
+
+def test_inference_repeated_release_table(earnings, public_bounds, downloads, inference_page):
+    at, _ = inference_page()
     at.number_input(key="_w_rep_replicates").set_value(60)
     at.number_input(key="_w_rep_draws").set_value(300)
     at.number_input(key="_w_rep_seed").set_value(3)
@@ -422,22 +451,25 @@ def test_inference_repeated_release_table(earnings, public_bounds, downloads):
     _assert_same_table(downloads(at, "Download the repeated-release table (CSV, curator only)"), table)
 
 
-def test_inference_needs_the_dirichlet_process():
-    at = _page(INFERENCE, regime="py")
+def test_inference_needs_a_release_and_the_dirichlet_process(inference_page):
+    at = _page(INFERENCE)
+    assert "Generate a release on the **Synthetic data** page first" in _texts(at.info)
+    assert not at.dataframe and not at.get("download_button")
+    at, _ = inference_page(regime="py")
     errors = _texts(at.error)
     assert "σ = 0" in errors and "Privacy page" in errors, errors
     assert not at.dataframe and not at.get("download_button")
 
 
-def test_inference_on_a_categorical_column_shows_the_posterior_of_each_share(downloads):
+def test_inference_on_a_categorical_column_shows_the_posterior_of_each_share(inference_page):
     # P(X = c) | Z ~ Beta(n_c, θ + m − n_c): the analyst's table from the release alone, the
     # confidential shares next to it, and the repeated-release table, with no error
-    at = _page(INFERENCE, columns=["degree"], rep_replicates=20, rep_draws=200)
+    at, release = inference_page(columns=["degree"], rep_replicates=20, rep_draws=200)
     assert not at.error, _texts(at.error)
     analyst, summary, repeated = (df.value for df in at.dataframe[:3])
     assert analyst["functional"].str.startswith("P(X = ").all() and len(analyst) >= 1
     theta, m = float(at.session_state["theta"]), int(at.session_state["m"])
-    release = downloads(at, "Download the release Z (CSV)")["degree"]
+    release = release["degree"]
     for row in analyst.itertuples():
         n_c = int((release.astype(str) == row.functional[len("P(X = "):-1]).sum())
         beta = stats.beta(n_c, theta + m - n_c)
@@ -470,6 +502,9 @@ def test_inference_on_the_log_scale(earnings, public_bounds):
         at.session_state["transforms"] = transforms
         at.run()
         _no_exception(at)
+    _generate(at)
+    at.switch_page(INFERENCE).run()
+    _no_exception(at)
     assert not at.error and LEAK not in _texts(at.warning)
     assert lo < earnings.min() and earnings.max() < hi          # nothing clipped
     # H is uniform on [log lo, log hi]; t starts at its middle
@@ -483,8 +518,8 @@ def test_inference_on_the_log_scale(earnings, public_bounds):
     np.testing.assert_allclose(curator["confidential"], truth, rtol=1e-9)
 
 
-def test_inference_page_shows_the_discovery_probability_next_to_the_curator_only_value():
-    at = _page("app_pages/inference.py")
+def test_inference_page_shows_the_discovery_probability_next_to_the_curator_only_value(inference_page):
+    at, _ = inference_page()
     metrics = {m.label: m.value for m in at.metric}
     estimate = [v for k, v in metrics.items() if k.startswith("analyst's estimate")]
     confidential = [v for k, v in metrics.items() if "curator only" in k]

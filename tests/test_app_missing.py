@@ -113,7 +113,7 @@ def test_missing_values_block_until_chosen_then_release_under_both_choices(recor
     release = json.loads(public["release.json"])
     assert release["data"]["n"] == N
     assert [c["missing"] for c in release["data"]["column_transforms"]] == ["value", "value"]
-    assert not any("dropped" in text for text in release["data_dependent_choices"])
+    assert not any("dropped" in text for text in (c["statement"] + " " + c["consequence"] for c in release["data_dependent_choices"]))
     report = json.loads(curator["CONFIDENTIAL_report.json"])
     assert report["data"]["missing_values"]["records_dropped"] == 0
     assert [c["missing_records"] for c in report["data"]["missing_values"]["columns"]] == [n_wage, n_lang]
@@ -135,7 +135,7 @@ def test_missing_values_block_until_chosen_then_release_under_both_choices(recor
     assert len(synthetic) == 30 and (synthetic["wage"] == "").sum() == 0 and (synthetic["lang"] == "").sum() == 0
     release = json.loads(public["release.json"])
     assert release["data"]["n"] == kept
-    dropped = [text for text in release["data_dependent_choices"] if "dropped" in text]
+    dropped = [text for text in (c["statement"] + " " + c["consequence"] for c in release["data_dependent_choices"]) if "dropped" in text]
     assert len(dropped) == 1 and "'wage', 'lang'" in dropped[0] and f"n = {kept:,}" in dropped[0]
     assert release["statement_depends_on_data"] is True
     assert "dropped" in public["release_card.html"].decode()

@@ -44,20 +44,24 @@ def run_cli(*args, cwd: Path) -> subprocess.CompletedProcess:
 
 def test_release_with_given_m(data_csv, tmp_path):
     out, report_path = tmp_path / "synth.csv", tmp_path / "report.json"
-    result = run_cli("release", data_csv, "--column", "wage", "--column", "age", "--categorical", "sex",
-                     "--theta", THETA, "--m", 150, "--eps", 2.0, "--delta", 0.2,
-                     "--bounds", 1, 200, "--bounds", 18, 65, "--log", "--decimals", 1, "--decimals", 0,
-                     "--seed", 5, "--out", out, "--report", report_path, cwd=tmp_path)
+    flags = ["release", str(data_csv), "--column", "wage", "--column", "age", "--categorical", "sex",
+             "--theta", str(THETA), "--eps", "2.0", "--delta", "0.2", "--bounds", "1", "200", "--bounds", "18", "65",
+             "--log", "--decimals", "1", "--decimals", "0", "--seed", "5"]
+    # m = 150 misses the target: the synthetic CSV (public, gated) is refused; the curator's record is written
+    result = run_cli(*flags, "--m", 150, "--curator-bundle", tmp_path / "CONFIDENTIAL_record.zip",
+                     "--report", report_path, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
 
+    # the largest m that meets it (60, said by the refusal) is written, once its weak verdict is accepted
+    assert main([*flags, "--m", "60", "--out", str(out), "--accept-weak"]) == 0
     synth = pd.read_csv(out)
     assert list(synth.columns) == ["wage", "age", "sex"]
-    assert len(synth) == 150
+    assert len(synth) == 60
     assert synth["wage"].between(1, 200).all() and synth["age"].between(18, 65).all()
     np.testing.assert_array_equal(synth["wage"], np.round(synth["wage"], 1))
     assert synth["age"].dtype == np.int64
-    assert synth["sex"].isin(["female", "male"]).sum() + synth["sex"].str.startswith("new_category_").sum() == 150
+    assert synth["sex"].isin(["female", "male"]).sum() + synth["sex"].str.startswith("new_category_").sum() == 60
 
     report = json.loads(report_path.read_text(encoding="utf-8"))
     original = pd.read_csv(data_csv)
@@ -83,7 +87,8 @@ def test_release_with_given_m(data_csv, tmp_path):
     assert set(by_name) == {"instance_delta", "tight_instance_delta", "global_delta"}
     assert by_name["instance_delta"]["delta"] == privacy.instance_delta(counts, 0.0, THETA, 150, 2.0)
     assert by_name["tight_instance_delta"]["delta"] == privacy.tight_instance_delta(counts, THETA, 150, 2.0)
-    assert by_name["global_delta"]["delta"] == privacy.global_delta(N, THETA, 150, 2.0)
+    # the exact global profile of one release, T₁ at every ε (docs/audit.md §1.3)
+    assert by_name["global_delta"]["delta"] == pytest.approx(150 / (150 + THETA + N - 1), rel=1e-15)
     for g in by_name.values():
         assert {"scope", "kind", "eps", "delta", "meets_target", "description"} <= set(g)
         assert g["scope"] in ("instance", "global") and g["description"]
@@ -93,27 +98,29 @@ def test_release_with_given_m(data_csv, tmp_path):
 
 
 def test_release_largest_admissible_m(data_csv, tmp_path):
-    """--eps/--delta without --m releases m*(ε, δ) of Theorem 2, and no more."""
+    """--eps/--delta without --m releases the largest m of the exact global profile, m_sing, and no more."""
     eps, delta = 3.0, 0.05
     out, report_path = tmp_path / "synth.csv", tmp_path / "report.json"
     result = run_cli("release", data_csv, "--column", "wage", "--theta", THETA, "--eps", eps, "--delta", delta,
-                     "--bounds", 0, 500, "--seed", 1, "--out", out, "--report", report_path, cwd=tmp_path)
+                     "--bounds", 0, 500, "--seed", 1, "--out", out, "--accept-weak", "--report", report_path,
+                     cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    m_star = privacy.max_synthetic_size(N, THETA, eps, delta)
+    m_star = privacy.singleton_limit(N, THETA, delta)
     assert m_star >= 2
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["parameters"]["m"] == report["release"]["m"] == m_star
-    assert "Theorem 2" in report["release"]["m_chosen_by"]
+    assert "exact global privacy profile" in report["release"]["m_chosen_by"]
     assert len(pd.read_csv(out)) == m_star
     glob = next(g for g in report["guarantees"] if g["name"] == "global_delta")
     assert glob["delta"] <= delta and glob["meets_target"] is True
-    assert privacy.global_delta(N, THETA, m_star + 1, eps) > delta  # m* is the largest
+    assert (m_star + 1) / (m_star + THETA + N) > delta  # m_sing is the largest: T₁(m_sing + 1) > δ
 
 
 def test_bounds_from_data_are_warned_and_recorded(data_csv, tmp_path, capsys):
     out = tmp_path / "synth.csv"
     assert main(["release", str(data_csv), "--column", "wage", "--theta", str(THETA), "--m", "20", "--eps", "1",
-                 "--delta", "0.5", "--seed", "2", "--out", str(out), "--report", "-"]) == 0  # report on stdout
+                 "--delta", "0.5", "--seed", "2", "--out", str(out), "--accept-weak", "--acknowledge",
+                 "bounds_from_data", "--report", "-"]) == 0
     captured = capsys.readouterr()
     assert "warning: The bounds of column 'wage' were computed from the confidential data" in captured.err
     assert "CONFIDENTIAL" in captured.err   # the report on stdout is flagged
@@ -126,7 +133,7 @@ def test_bounds_from_data_are_warned_and_recorded(data_csv, tmp_path, capsys):
 
 def test_same_seed_same_release(data_csv, tmp_path):
     args = ["release", str(data_csv), "--column", "wage", "--theta", "5", "--m", "40", "--eps", "1",
-            "--delta", "0.5", "--bounds", "0", "500", "--seed", "9"]
+            "--delta", "0.5", "--bounds", "0", "500", "--seed", "9", "--accept-weak"]
     assert main([*args, "--out", str(tmp_path / "a.csv"), "--report", str(tmp_path / "a.json")]) == 0
     assert main([*args, "--out", str(tmp_path / "b.csv"), "--report", str(tmp_path / "b.json")]) == 0
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
@@ -135,7 +142,7 @@ def test_same_seed_same_release(data_csv, tmp_path):
 def test_seed_drawn_when_missing_is_recorded(data_csv, tmp_path):
     report_path = tmp_path / "r.json"
     assert main(["release", str(data_csv), "--column", "wage", "--theta", "2", "--m", "10", "--eps", "1",
-                 "--delta", "0.5", "--bounds", "0", "500", "--out", str(tmp_path / "s.csv"),
+                 "--delta", "0.5", "--bounds", "0", "500", "--out", str(tmp_path / "s.csv"), "--accept-weak",
                  "--report", str(report_path)]) == 0
     report = json.loads(report_path.read_text(encoding="utf-8"))
     seed = report["parameters"]["seed"]
@@ -230,7 +237,7 @@ import time  # noqa: E402
 import zipfile  # noqa: E402
 
 from core.release import build_bundles  # noqa: E402
-from core.release.gate import ACKNOWLEDGEMENTS  # noqa: E402
+from core.release.gate import ACKNOWLEDGEMENTS, required_acknowledgements  # noqa: E402
 from core.data import ColumnSpec  # noqa: E402
 from core.release import MAX_RECIPE_SIZE, ReleaseRecipe, run_recipe, sample_source, upload_source  # noqa: E402
 
@@ -257,8 +264,23 @@ def replay(recipe: ReleaseRecipe, data_path: Path, tmp_path: Path, *, pass_data:
         with zipfile.ZipFile(io.BytesIO(bundles.public)) as zf:
             published = zf.read("synthetic.csv")
     out = tmp_path / "replayed.csv"
+    out.unlink(missing_ok=True)
+    # each acknowledgement the gate asks, by its own flag (docs/verdicts.md §4)
+    acknowledgements = [flag for key in required_acknowledgements(result.public_report)
+                        for flag in ("--acknowledge", key)]
     args = ["release", "--recipe", str(recipe_path), *([str(data_path)] if pass_data else []), "--out", str(out),
-            "--report", str(tmp_path / "report.json")]
+            *acknowledgements, "--report", str(tmp_path / "report.json")]
+    if bundles.public is None:   # missed: --out passes the same gate and writes nothing; core replays the bytes
+        with pytest.raises(SystemExit) as refused:
+            main(args)
+        assert refused.value.code == 2 and not out.exists()
+        curator = tmp_path / "CONFIDENTIAL_replayed.zip"   # the curator's record is still written
+        assert main([arg for arg in args if arg not in (str(out), "--out", *acknowledgements)]
+                    + ["--curator-bundle", str(curator)]) == 0
+        again = run_recipe(ReleaseRecipe.read(recipe_path), data_path.read_bytes() if recipe.source_kind == "upload"
+                           else None)
+        assert again.synthetic_csv() == result.synthetic_csv(), recipe
+        return
     assert main(args) == 0
     assert out.read_bytes() == published == result.synthetic_csv(), recipe
 
@@ -321,28 +343,28 @@ def test_cli_bundles_replay_in_a_subprocess(data_csv, tmp_path):
         (tmp_path / "recipe.json").write_bytes(zf.read("CONFIDENTIAL_recipe.json"))
     assert all(n.startswith("CONFIDENTIAL_") for n in names) and "CONFIDENTIAL_figure_overlay_wage.svg" in names
     again = run_cli("release", "--recipe", tmp_path / "recipe.json", data_csv, "--out", tmp_path / "again.csv",
-                    "--report", tmp_path / "r2.json", cwd=tmp_path)
+                    "--accept-weak", "--report", tmp_path / "r2.json", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "again.csv").read_bytes() == published
     # The public recipe has no seed: it describes the release but cannot recompute it.
     with zipfile.ZipFile(public) as zf:
         (tmp_path / "public.json").write_bytes(zf.read("recipe.json"))
     fresh = run_cli("release", "--recipe", tmp_path / "public.json", data_csv, "--out", tmp_path / "fresh.csv",
-                    "--report", tmp_path / "r3.json", cwd=tmp_path)
+                    "--accept-weak", "--report", tmp_path / "r3.json", cwd=tmp_path)
     assert fresh.returncode == 0, fresh.stderr
     assert len(pd.read_csv(tmp_path / "fresh.csv")) == len(pd.read_csv(io.BytesIO(published)))
     assert (tmp_path / "fresh.csv").read_bytes() != published
 
 
 def test_save_recipe_round_trip(data_csv, tmp_path):
-    common = ["--out", str(tmp_path / "a.csv"), "--report", str(tmp_path / "a.json")]
+    common = ["--out", str(tmp_path / "a.csv"), "--accept-weak", "--report", str(tmp_path / "a.json")]
     assert main(["release", str(data_csv), "--column", "wage", "--theta", "2", "--m", "30", "--eps", "1",
                  "--delta", "0.5", "--bounds", "0", "500", "--save-recipe", str(tmp_path / "r.json"), *common]) == 0
     recipe = ReleaseRecipe.read(tmp_path / "r.json")
     assert isinstance(recipe.seed, int) and recipe.m == 30
     # the recipe names the data file by its path: read only when the user confirms it
     assert main(["release", "--recipe", str(tmp_path / "r.json"), "--use-recipe-source", "--out",
-                 str(tmp_path / "b.csv"), "--report", str(tmp_path / "b.json")]) == 0
+                 str(tmp_path / "b.csv"), "--accept-weak", "--report", str(tmp_path / "b.json")]) == 0
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
 
 
@@ -393,7 +415,7 @@ def test_negative_numbers_in_scientific_notation_parse(data_csv, tmp_path):
     out = tmp_path / "s.csv"
     assert main(["release", str(data_csv), "--column", "wage", "--bounds", "-1e3", "1e3", "--sigma", "-0e-3",
                  "--theta", "2", "--m", "5", "--eps", "1", "--delta", "0.5", "--seed", "1", "--out", str(out),
-                 "--report", str(tmp_path / "r.json")]) == 0
+                 "--accept-weak", "--report", str(tmp_path / "r.json")]) == 0
     assert len(pd.read_csv(out)) == 5
 
 
@@ -424,16 +446,17 @@ def test_upload_recipe_needs_its_data(data_csv, tmp_path, capsys):
     assert "is an upload: pass the data file" in capsys.readouterr().err
     other = tmp_path / "other.csv"
     other.write_text("wage\n1\n2\n3\n")
-    assert main(["release", "--recipe", str(path), str(other), "--out", str(tmp_path / "s.csv"),
-                 "--report", str(tmp_path / "rep.json")]) == 0
+    # (m = 5 of these 3 records misses the target: the curator's record only, --out would be refused)
+    assert main(["release", "--recipe", str(path), str(other), "--curator-bundle",
+                 str(tmp_path / "CONFIDENTIAL_record.zip"), "--report", str(tmp_path / "rep.json")]) == 0
     assert "differs from the one the recipe was made from" in capsys.readouterr().err
 
 
 def test_planned_repeated_releases_are_recorded_with_their_composition(data_csv, tmp_path):
     report_path = tmp_path / "report.json"
     assert main(["release", str(data_csv), "--column", "wage", "--bounds", "1", "200", "--theta", "2",
-                 "--m", "20", "--eps", "2", "--delta", "0.2", "--seed", "1", "--releases", "3",
-                 "--out", str(tmp_path / "s.csv"), "--report", str(report_path)]) == 0
+                 "--m", "15", "--eps", "2", "--delta", "0.2", "--seed", "1", "--releases", "3",
+                 "--out", str(tmp_path / "s.csv"), "--accept-weak", "--report", str(report_path)]) == 0
     report = json.loads(report_path.read_text())
     assert report["release"]["releases"] == 3 and report["recipe"]["accounting"]["releases"] == 3
     assert report["composition"]["releases"] == 3 and report["composition"]["global_delta"] > 0
@@ -459,15 +482,16 @@ def test_replay_with_a_coarsening(multi_csv, tmp_path, capsys):
 def test_coarsening_option_is_the_recipes(data_csv, tmp_path, capsys):
     """--coarsening JSON is recorded in the saved recipe, which replays the same bytes."""
     coarse = '[{"column": "wage", "kind": "signif", "digits": 1}, {"column": "sex", "kind": "keep", "keep": ["male"]}]'
-    common = ["--column", "wage", "--categorical", "sex", "--bounds", "0", "500", "--m", "40", "--seed", "2", *COMMON]
+    common = ["--column", "wage", "--categorical", "sex", "--bounds", "0", "500", "--m", "20", "--seed", "2", *COMMON]
     assert main(["release", str(data_csv), *common, "--coarsening", coarse, "--out", str(tmp_path / "a.csv"),
-                 "--save-recipe", str(tmp_path / "r.json")]) == 0
+                 "--accept-weak", "--save-recipe", str(tmp_path / "r.json")]) == 0
     recipe = ReleaseRecipe.read(tmp_path / "r.json")
     assert [t.to_dict() for t in recipe.coarsening] == json.loads(coarse.replace('"male"]}', '"male"], '
                                                                                  '"other_label": "other"}'))
     released = pd.read_csv(tmp_path / "a.csv")
     assert set(released["sex"]) <= {"male", "other"}
-    assert main(["release", "--recipe", str(tmp_path / "r.json"), str(data_csv), "--out", str(tmp_path / "b.csv")]) == 0
+    assert main(["release", "--recipe", str(tmp_path / "r.json"), str(data_csv), "--out", str(tmp_path / "b.csv"),
+                 "--accept-weak"]) == 0
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
     for bad, message in (("{", "--coarsening must be a JSON list"), ('{"column": "wage"}', "must be a JSON list"),
                          ('[{"column": "wage", "kind": "signif"}]', "needs digits"),

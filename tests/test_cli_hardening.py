@@ -79,12 +79,12 @@ def test_a_recipe_naming_a_file_is_not_read_without_confirmation(tmp_path, capsy
     assert "never chooses which file is read" in err and "--use-recipe-source" in err
     assert not out.exists()
     # confirmed: the file is read, and stderr says which one
-    assert main(["release", "--recipe", str(recipe), "--use-recipe-source", "--out", str(out)]) == 0
+    assert main(["release", "--recipe", str(recipe), "--use-recipe-source", "--out", str(out), "--accept-weak"]) == 0
     assert f"reading the data file the recipe names (confirmed with --use-recipe-source): {secret}" in \
         capsys.readouterr().err
     assert set(pd.read_csv(out)["column_1"]) <= {f"user{i}" for i in range(30)}
     # given on the command line: that file is read (the flag and DATA together are refused)
-    assert main(["release", "--recipe", str(recipe), str(secret), "--out", str(out)]) == 0
+    assert main(["release", "--recipe", str(recipe), str(secret), "--out", str(out), "--accept-weak"]) == 0
     capsys.readouterr()
     err = _error(capsys, ["release", "--recipe", str(recipe), str(secret), "--use-recipe-source", "--out", str(out)])
     assert "not both" in err
@@ -98,7 +98,8 @@ def test_a_bundled_sample_needs_no_confirmation(tmp_path, capsys):
                            delta=0.5, m=10, theta=2.0, seed=1)
     path = tmp_path / "r.json"
     path.write_text(recipe.to_json(), encoding="utf-8")
-    assert main(["release", "--recipe", str(path), "--out", str(tmp_path / "s.csv")]) == 0
+    assert main(["release", "--recipe", str(path), "--out", str(tmp_path / "s.csv"), "--accept-weak",
+                 "--acknowledge", "bounds_from_data"]) == 0
     assert len(pd.read_csv(tmp_path / "s.csv")) == 10
     capsys.readouterr()
 
@@ -127,7 +128,8 @@ def test_no_output_overwrites_an_input(data_csv, tmp_path, capsys):
                                                           str(part / "b.csv")])
     # the recipe file, and the file the recipe names (confirmed)
     recipe = tmp_path / "r.json"
-    assert main(["release", str(data), *flags, "--out", str(tmp_path / "s.csv"), "--save-recipe", str(recipe)]) == 0
+    assert main(["release", str(data), *flags, "--out", str(tmp_path / "s.csv"), "--accept-weak", "--save-recipe",
+                 str(recipe)]) == 0
     capsys.readouterr()
     assert "would overwrite the input" in _error(capsys, ["release", "--recipe", str(recipe), str(data), "--out",
                                                           str(recipe)])

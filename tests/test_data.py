@@ -271,20 +271,52 @@ def test_to_original_inverts_transform_off_the_data():
     assert back.min() >= 0.5 and back.max() <= 80.0
 
 
-def test_new_values_keep_the_recorded_precision():
-    """Values recorded in cents and whole numbers: new values come out the same way
-    (docs/mathematics.md §2.4); a bound off the rounding grid stays a float."""
+def test_output_precision_is_public_by_default():
+    """No decimals given: new values keep their full precision, whatever the data's digits or dtype,
+    and a column prints as whole numbers exactly when every released value is whole
+    (docs/mathematics.md §2.4, §2.6)."""
     rng = np.random.default_rng(4)
     data = frame(wage=np.round(rng.lognormal(3, 1, 500), 2), age=rng.integers(16, 90, 500))
     prepared = prepare(data, [ColumnSpec("wage", bounds=(0.0, 1000.0)), ColumnSpec("age", bounds=(0, 120))])
+    assert [c.recorded_decimals for c in prepared.column_info] == [None, None]
+    assert [c.output_decimals for c in prepared.column_info] == [None, None]
+    t = rng.uniform(0, 1, (200, 2))
+    back = prepared.to_original(t)
+    np.testing.assert_allclose(back["wage"], 1000.0 * t[:, 0], rtol=1e-15)   # not rounded to cents
+    np.testing.assert_allclose(back["age"], 120.0 * t[:, 1], rtol=1e-15)     # not rounded to units
+    assert back["age"].dtype == np.float64
+    # the old values alone: every released value is whole, so the column prints as whole numbers
+    copies = prepared.to_original(prepared.values[:20])
+    assert copies["age"].dtype == np.int64 and "." not in pd.DataFrame(copies["age"]).to_csv(index=False)
+    # the same released value prints the same whatever the data's dtype: 25 from an int or a float column
+    as_int = prepare(frame(x=[25, 30]), ColumnSpec("x", bounds=(0, 100)))
+    as_float = prepare(frame(x=[25.0, 30.5]), ColumnSpec("x", bounds=(0, 100)))
+    assert as_int.to_original(np.array([0.25]))["x"].to_csv() == as_float.to_original(np.array([0.25]))["x"].to_csv()
+
+
+def test_precision_from_data_rounds_new_values_as_recorded():
+    """precision_from_data=True (a data-dependent choice): new values are rounded to the decimals
+    read off the data, whole numbers for a column read as whole numbers; a bound off the rounding
+    grid stays a float."""
+    rng = np.random.default_rng(4)
+    data = frame(wage=np.round(rng.lognormal(3, 1, 500), 2), age=rng.integers(16, 90, 500))
+    prepared = prepare(data, [ColumnSpec("wage", bounds=(0.0, 1000.0), precision_from_data=True),
+                              ColumnSpec("age", bounds=(0, 120), precision_from_data=True)])
     assert [c.recorded_decimals for c in prepared.column_info] == [2, 0]
     back = prepared.to_original(rng.uniform(0, 1, (200, 2)))
     assert np.array_equal(back["wage"], np.round(back["wage"], 2))
     assert back["age"].dtype == np.int64
     assert "." not in pd.DataFrame(back["age"]).to_csv(index=False)
-    odd = prepare(frame(x=[1.0, 2.0, 40.0]), ColumnSpec("x", bounds=(0.5, 80.0)))
+    odd = prepare(frame(x=[1.0, 2.0, 40.0]), ColumnSpec("x", bounds=(0.5, 80.0), precision_from_data=True))
     low = odd.to_original(np.array([0.0, 0.004, 1.0]))["x"].to_numpy()
     assert low[0] == 0.5 and low[1] == 1.0 and low[2] == 80.0   # the bound, not a truncated 0
+    for bad in (dict(decimals=2), dict(grid=1.0, bounds=(0, 10))):
+        with pytest.raises(ValueError, match="precision_from_data"):
+            ColumnSpec("x", precision_from_data=True, **bad)
+    with pytest.raises(ValueError, match="precision_from_data"):
+        ColumnSpec("c", kind="categorical", precision_from_data=True)
+    with pytest.raises(ValueError, match="precision_from_data"):
+        ColumnSpec("x", precision_from_data=1)
 
 
 def test_to_original_rounds_new_values_and_respects_bounds():

@@ -6,6 +6,8 @@ and S_1 and L must follow their exact beta-binomial marginals (one-sample chi-sq
 A power check shows the same tests reject a sampler with a wrong σ.
 """
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -311,11 +313,26 @@ def test_base_measures_validate_size_and_rng():
         with pytest.raises(ValueError, match="size"):
             CategoricalBase(("a", "b")).sample(bad, rng)
     with pytest.raises(ValueError, match="rng"):
-        CategoricalBase(("a", "b")).sample(1, None, observed=["a"])
+        CategoricalBase(("a", "b")).sample(1, None)
     with pytest.raises(ValueError, match="finite width"):
         UniformBase(-1e308, 1e308)
-    picked = CategoricalBase(tuple(range(10_000))).sample(3, rng, observed=list(range(9_990)))
-    assert set(picked.tolist()) <= set(range(9_990, 10_000)) and len(set(picked.tolist())) == 3
+
+
+def test_categorical_base_is_fixed_before_the_data():
+    """σ ≥ 0: new labels are iid uniform over the whole public list (the missing marker excluded),
+    or fresh names without a list — the law takes no argument about the data (docs/mathematics.md §2.4)."""
+    rng = np.random.default_rng(3)
+    drawn = CategoricalBase(("a", "b", "c", None)).sample(30_000, rng)
+    counts = np.array([np.count_nonzero(drawn == c) for c in "abc"])
+    assert counts.sum() == drawn.size and stats.chisquare(counts).pvalue > 1e-3
+    assert CategoricalBase().sample(3, rng).tolist() == ["new_category_1", "new_category_2", "new_category_3"]
+    # through the mechanism: x = one A and 19 B, the list (A, B); a new value is A or B, each with 1/2
+    new = []
+    for seed in range(400):
+        rel = pypp_release(np.array(["A", "B"], dtype=object), [1, 19], 0.0, 20.0, 3, np.random.default_rng(seed),
+                           base=CategoricalBase(("A", "B")))
+        new += rel.values[rel.is_new].tolist()
+    assert set(new) == {"A", "B"} and abs(new.count("A") / len(new) - 0.5) < 4 * math.sqrt(0.25 / len(new))
 
 
 def test_negative_sigma_names_unobserved_public_categories_uniformly():

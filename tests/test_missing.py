@@ -249,7 +249,7 @@ def test_missing_is_a_value_releases_empty_cells_and_keeps_n(records, files):
     assert len(csv) == 40 and (csv["wage"] == "").sum() > 0
     assert (csv["wage"] == "").sum() == result.synthetic["wage"].isna().sum()
     assert result.public_report["data"]["n"] == N
-    assert not any("dropped" in t for t in result.public_report["data_dependent_choices"])
+    assert not any("dropped" in t for t in (c["statement"] + " " + c["consequence"] for c in result.public_report["data_dependent_choices"]))
     record = result.curator_report["data"]["missing_values"]
     assert record == {"records_read": N, "records_dropped": 0, "records_released_from": N,
                       "columns": [{"column": "wage", "missing": "value",
@@ -267,7 +267,7 @@ def test_drop_states_the_data_dependent_n_in_both_reports(records, files):
     assert not result.synthetic.isna().any().any()
     public = result.public_report
     assert public["data"]["n"] == kept and public["statement_depends_on_data"]
-    (text,) = [t for t in public["data_dependent_choices"] if "dropped" in t]
+    (text,) = [t for t in (c["statement"] + " " + c["consequence"] for c in public["data_dependent_choices"]) if "dropped" in t]
     assert "'wage', 'lang'" in text and f"n = {kept:,}" in text and "depends on the confidential data" in text
     assert str(N - kept) not in text.replace(f"{kept:,}", "")   # the count dropped stays with the curator
     assert public_report(recipe, n=kept, m=40)["data_dependent_choices"] == public["data_dependent_choices"]
@@ -293,8 +293,9 @@ def test_quality_metrics_compare_missing_cells():
 def _cli(files, tmp_path, *extra) -> tuple[int, str]:
     out = tmp_path / "synthetic.csv"
     argv = ["release", str(files["csv"]), "--column", "wage", "--categorical", "lang", "--bounds", "0", "100",
-            "--decimals", "0", "--theta", "50", "--eps", "2", "--delta", "0.1", "--m", "40", "--seed", "3",
-            "--out", str(out), "--report", str(tmp_path / "report.json"), *extra]
+            "--decimals", "0", "--theta", "50", "--eps", "2", "--delta", "0.1", "--m", "30", "--seed", "3",
+            "--out", str(out), "--accept-weak", "--acknowledge", "dropped_missing", "--report",
+            str(tmp_path / "report.json"), *extra]
     return main(argv), out
 
 
@@ -321,7 +322,8 @@ def test_cli_releases_under_both_choices(records, files, tmp_path, capsys, choic
     assert [c["missing"] for c in recipe["data"]["columns"]] == [choice, choice]
     # the recipe replays the release byte for byte
     again = tmp_path / "again.csv"
-    assert main(["release", "--recipe", str(tmp_path / "recipe.json"), str(files["csv"]), "--out", str(again)]) == 0
+    assert main(["release", "--recipe", str(tmp_path / "recipe.json"), str(files["csv"]), "--out", str(again),
+                 "--accept-weak", "--acknowledge", "dropped_missing"]) == 0
     assert again.read_bytes() == out.read_bytes()
 
 

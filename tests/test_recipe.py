@@ -83,7 +83,9 @@ def column_specs(draw, name):
         width = draw(st.floats(min_value=1e-3, max_value=1e6))
         bounds = (lo, lo + width)
     decimals = draw(st.none() | st.integers(-15, 15))
-    return ColumnSpec(name, log=log, bounds=bounds, decimals=decimals, scale=draw(st.booleans()))
+    from_data = decimals is None and draw(st.booleans())   # precision_from_data: only without typed decimals
+    return ColumnSpec(name, log=log, bounds=bounds, decimals=decimals, scale=draw(st.booleans()),
+                      precision_from_data=from_data)
 
 
 @st.composite
@@ -148,6 +150,11 @@ def test_public_form_drops_seed_hash_and_directories():
     (lambda d: d["data"]["columns"][0].update(log="yes"), "log of column 'wage' must be true or false"),
     (lambda d: d["data"]["columns"][0].update(bounds=[5, 1]), "must satisfy lo < hi"),
     (lambda d: d["data"]["columns"][1].update(decimals=2), "categorical: decimals apply to numeric columns"),
+    (lambda d: d["data"]["columns"][0].update(precision_from_data="yes"),
+     "precision_from_data of column 'wage' must be true or false"),
+    (lambda d: d["data"]["columns"][0].update(precision_from_data=True), "cannot also be read off the data"),
+    (lambda d: d["data"]["columns"][1].update(precision_from_data=True),
+     "categorical: precision_from_data apply to numeric columns"),
     (lambda d: d["data"].update(source="sample:../x.csv"), "a sample is named by its file name"),
     (lambda d: d["data"].update(source="upload:abc"), "64 lowercase hexadecimal digits"),
     (lambda d: d.update(seed=-1), r"seed must be an integer >= 0"),
@@ -250,9 +257,9 @@ def test_release_size_rules(frame):
                              ColumnSpec("sex", kind="categorical")]).table.counts
     r = recipe(m=None, size_rule="global", eps=3.0, delta=0.05)
     result = run_recipe(r, frame)
-    assert result.m == privacy.max_synthetic_size(N, 2.0, 3.0, 0.05) >= 2
-    assert "Theorem 2" in result.m_rule
-    assert privacy.global_delta(N, 2.0, result.m + 1, 3.0) > 0.05 >= privacy.global_delta(N, 2.0, result.m, 3.0)
+    # the exact global profile: T₁ = m/(m + θ + n − 1) ≤ δ at any ε, i.e. m ≤ m_sing (docs/verdicts.md §2)
+    assert result.m == privacy.singleton_limit(N, 2.0, 0.05) >= 2
+    assert "exact global privacy profile" in result.m_rule
     inst = run_recipe(recipe(m=None, size_rule="instance", eps=3.0, delta=0.05), frame)
     assert inst.m == privacy.max_instance_synthetic_size(counts, 2.0, 3.0, 0.05)
     assert inst.public_report["statement_depends_on_data"] is True
@@ -260,7 +267,7 @@ def test_release_size_rules(frame):
         run_recipe(recipe(m=None, size_rule="global", eps=0.5, delta=1e-9), frame)
     # a huge singleton limit is no obstacle: the exact search stops at the tool's row limit
     big = resolve_release_size(recipe(m=None, size_rule="global", eps=0.5, delta=0.999999), counts)
-    assert big[0] == min(MAX_RECIPE_SIZE, privacy.max_synthetic_size(N, 2.0, 0.5, 0.999999, m_cap=MAX_RECIPE_SIZE))
+    assert big[0] == min(MAX_RECIPE_SIZE, privacy.singleton_limit(N, 2.0, 0.999999))
 
 
 def test_curator_report_warns_when_the_target_is_missed(frame):
@@ -279,7 +286,8 @@ def test_public_report_states_the_global_guarantee():
     rep = public_report(r, n=5000, m=40)
     g = rep["guarantee"]
     assert (g["name"], g["scope"], g["kind"]) == ("global_delta", "global", "approximate")
-    assert g["delta"] == privacy.global_delta(5000, 2.0, 40, 2.5)
+    assert g["delta"] == privacy.DIRICHLET_PROCESS.release_guarantee(
+        privacy.ReleaseSpec(0.0, 2.0, 40, 5000, eps=2.5, delta=0.01)).delta == pytest.approx(40 / 5041, rel=1e-15)
     assert g["meets_target"] is (g["delta"] <= 0.01)
     assert "n = 5000" in g["description"]
     assert rep["data"]["n"] == 5000 and rep["release"]["m"] == 40 and rep["statement_depends_on_data"] is False
@@ -289,7 +297,7 @@ def test_public_report_states_the_global_guarantee():
 def test_public_report_says_when_the_statement_depends_on_the_data():
     from_data = public_report(recipe(columns=(ColumnSpec("wage"),)), n=100, m=5)
     assert from_data["statement_depends_on_data"] is True
-    assert any("'wage'" in t and "read off the confidential data" in t for t in from_data["data_dependent_choices"])
+    assert any("'wage'" in t and "read off the confidential data" in t for t in (c["statement"] + " " + c["consequence"] for c in from_data["data_dependent_choices"]))
     py = public_report(recipe(sigma=0.3), n=100, m=5)
     assert (py["guarantee"]["scope"], py["guarantee"]["kind"], py["guarantee"]["delta"]) == ("global", "none", None)
     assert py["strength"] == "missed"
@@ -355,6 +363,31 @@ def test_coarsening_round_trip_and_old_recipes_still_load():
     assert ReleaseRecipe.from_json(years.to_json()) == years
 
 
+def test_precision_from_data_round_trip_and_old_recipes_still_load(frame):
+    """precision_from_data is written only when true; a recipe without the key reads as false (the
+    public default: new values at full precision); the property names the columns that set it, and
+    the release rounds their new values to the decimals read off the data (docs/mathematics.md §2.4)."""
+    cents = (ColumnSpec("wage", bounds=(1.0, 200.0), precision_from_data=True), ColumnSpec("sex", kind="categorical"))
+    r = recipe(columns=cents, theta=300.0)
+    obj = json.loads(r.to_json())
+    assert obj["data"]["columns"][0]["precision_from_data"] is True
+    assert "precision_from_data" not in obj["data"]["columns"][1]
+    assert ReleaseRecipe.from_json(r.to_json()) == r and r.precision_from_data == ("wage",)
+    assert r.public().precision_from_data == ("wage",)   # the choice is part of the published recipe
+    assert all("precision_from_data" not in c for c in json.loads(recipe().to_json())["data"]["columns"])
+    del obj["data"]["columns"][0]["precision_from_data"]
+    old = ReleaseRecipe.from_dict(obj)
+    assert old.precision_from_data == () and old.columns[0].precision_from_data is False
+    # wage is recorded to one decimal: new values take it only when asked
+    new_digits = []
+    for rec in (r, old):
+        result = run_recipe(rec.with_seed(5), frame)
+        wages = result.synthetic["wage"][result.is_new].to_numpy()
+        assert wages.size
+        new_digits.append(bool(np.all(wages == np.round(wages, 1))))
+    assert new_digits == [True, False]
+
+
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d["data"]["coarsening"][0].update(digit=2), r"unknown field\(s\) \['digit'\]"),
     (lambda d: d["data"].update(coarsening={"column": "wage"}), "must be a list of transform objects"),
@@ -400,11 +433,11 @@ def test_public_report_lists_the_coarsening_and_its_data_dependence(frame):
     assert chosen.depends_on_data
     text = public_report(chosen, n=100, m=5)
     assert text["statement_depends_on_data"] is True
-    assert any("coarsening advisor" in t and "no guarantee covers" in t for t in text["data_dependent_choices"])
+    assert any("coarsening advisor" in t and "No guarantee covers" in t for t in (c["statement"] + " " + c["consequence"] for c in text["data_dependent_choices"]))
     by_count = recipe(coarsening=(ColumnTransform("sex", "min_count", min_count=5),))
     rep = public_report(by_count, n=100, m=5)
     assert rep["statement_depends_on_data"] is True
-    assert any("< 5 records" in t for t in rep["data_dependent_choices"])
+    assert any("< 5 records" in t for t in (c["statement"] + " " + c["consequence"] for c in rep["data_dependent_choices"]))
     assert any("coarsening depends on the confidential data" in w for w in run_recipe(chosen, frame).warnings)
     assert not any("coarsening" in w for w in run_recipe(recipe(coarsening=COARSE), frame).warnings)
     # An empty coarsening "chosen" with the advisor is no coarsening at all.
@@ -420,7 +453,7 @@ def test_settings_chosen_with_the_planner_are_a_data_dependent_choice(frame):
     assert ReleaseRecipe.from_json(recipe().to_json()).settings_chosen_from_data is False
     public = public_report(planned, n=100, m=5)
     assert public["statement_depends_on_data"] is True
-    assert any("release planner" in t and "no guarantee covers" in t for t in public["data_dependent_choices"])
+    assert any("release planner" in t and "No guarantee covers" in t for t in (c["statement"] + " " + c["consequence"] for c in public["data_dependent_choices"]))
     assert not public_report(recipe(), n=100, m=5)["data_dependent_choices"]
     assert any("release planner" in w for w in run_recipe(planned, frame).warnings)
     with pytest.raises(ValueError, match="settings_chosen_from_data"):
@@ -434,11 +467,17 @@ def test_curator_report_counts_the_unique_records_copied(frame):
     # independently: the confidential rows (two columns) held once, and the release rows equal to one
     keys = conf.astype(str).agg("|".join, axis=1)
     held_once = set(keys.value_counts()[lambda c: c == 1].index)
-    copied = int(result.synthetic.astype(str).agg("|".join, axis=1).isin(held_once).sum())
+    released = result.synthetic.astype(str).agg("|".join, axis=1)
+    copied = int(released.isin(held_once).sum())
     verbatim = result.curator_report["verbatim"]
     assert verbatim["unique_rows_copied"] == copied and verbatim["unique_records_in_data"] == len(held_once)
+    # like with like: distinct records copied beside their expectation, rows beside theirs
+    assert verbatim["unique_records_copied"] == len(set(released[released.isin(held_once)]))
+    n = len(conf)
     p = verbatim["probability_per_unique_record"]
-    assert p == pytest.approx(400 / (1.0 + len(conf) + 400 - 1), rel=1e-12)
+    assert p == pytest.approx(400 / (1.0 + n + 400 - 1), rel=1e-12)
     assert verbatim["expected_unique_records_copied"] == pytest.approx(len(held_once) * p, rel=1e-12)
+    assert verbatim["expected_unique_records_copied_per_release"] == pytest.approx(len(held_once) * p, rel=1e-12)
+    assert verbatim["expected_unique_rows_copied"] == pytest.approx(len(held_once) * 400 / (1.0 + n), rel=1e-12)
     assert result.curator_report["strength"] == result.public_report["strength"]
     assert result.curator_report["release_guarantee"]["delta"] == result.public_report["guarantee"]["delta"]

@@ -7,6 +7,8 @@ through the regime's hooks, and that the types behave as the pages and caches re
 
 import math
 import pickle
+import time
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -53,7 +55,9 @@ def test_capabilities_of_each_regime():
     assert dp.exact_loss_distribution and not py.exact_loss_distribution and not dm.exact_loss_distribution
     assert dp.loss_scopes == ("instance", "global") and py.loss_scopes == ("instance",) and dm.loss_scopes == ()
     assert dp.size_rules == ("global", "instance") and py.size_rules == () and dm.size_rules == ("global",)
-    assert dp.largest_m(17, 0.0, 2.0, 1.0, 0.05) == P.max_synthetic_size(17, 2.0, 1.0, 0.05)
+    # σ = 0: the exact global profile T₁ ≤ δ, at any ε — one release's m is the singleton limit
+    assert dp.largest_m(17, 0.0, 2.0, 1.0, 0.05) == P.singleton_limit(17, 2.0, 0.05) == 0
+    assert dp.largest_m(170, 0.0, 2.0, 0.1, 0.05) == dp.largest_m(170, 0.0, 2.0, 9.0, 0.05) == 9
     assert py.largest_m(17, 0.5, 2.0, 1.0, 0.05) is None
     # σ < 0: ⌊(e^ε − 1)·α⌋ (docs/mathematics.md §3.3), composed over k releases: ⌊(e^{ε/k} − 1)·α⌋
     assert dm.largest_m(17, -2.0, 10.0, 1.0, None) == 3 and dm.largest_m(17, -2.0, 10.0, 1.0, None, releases=2) == 1
@@ -133,7 +137,8 @@ def test_release_spec_is_frozen_validated_and_keys_without_its_target():
             P.ReleaseSpec(0.0, 2.0, 10, 17, **kwargs)
 
 
-@pytest.mark.parametrize("alpha, m0", [(2.0, 3), (0.5, 7), (1.0, 1), (3.7, 40), (10.0, 123456)])
+@pytest.mark.parametrize("alpha, m0", [(2.0, 3), (0.5, 7), (1.0, 1), (3.7, 40), (10.0, 123456), (1e-300, 12345),
+                                      (1e-250, 9_999_999)])
 def test_largest_pure_m_is_exact_at_the_boundary(alpha, m0):
     """⌊(e^ε − 1)·α⌋ (docs/mathematics.md §3.3) at ε on either side of log(1 + m0/α), against mpmath."""
     dm = P.DIRICHLET_MULTINOMIAL
@@ -143,3 +148,68 @@ def test_largest_pure_m_is_exact_at_the_boundary(alpha, m0):
             with mpmath.workdps(60):
                 expected = int(mpmath.floor(mpmath.expm1(mpmath.mpf(float(eps)) / k) * mpmath.mpf(alpha)))
             assert dm.largest_m(100, -alpha, 5 * alpha, float(eps), None, releases=k) == expected
+
+
+@pytest.mark.parametrize("alpha, eps, k", [(1e-300, 800.0, 1), (1e-300, 700.0, 1), (1e-300, 709.0, 1),
+                                           (1e-300, 1400.0, 2), (1e-308, 720.0, 1), (1e-250, 3000.0, 5),
+                                           (5e-324, 745.0, 1), (1e-300, 5000.0, 1)])
+def test_largest_pure_m_for_tiny_alpha_and_huge_eps_is_exact_and_fast(alpha, eps, k):
+    """Tiny α and ε/k ≥ 700: a closed-form guess in log space and a bisection on the exact verdict
+    (O(log cap) checks), against mpmath — no step of one at a time from the cap."""
+    dm, cap = P.DIRICHLET_MULTINOMIAL, 10**7
+    start = time.perf_counter()
+    got = dm.largest_m(100, -alpha, 5 * alpha, eps, None, releases=k, m_cap=cap)
+    assert time.perf_counter() - start < 0.5
+    with mpmath.workdps(80):
+        expected = int(min(cap, mpmath.floor(mpmath.expm1(mpmath.mpf(eps) / k) * mpmath.mpf(alpha))))
+    assert got == expected
+
+
+@pytest.mark.parametrize("n, theta, delta, k", [(13501, 2.0, 1e-3, 1), (13501, 2.0, 1e-3, 3), (17, 2.0, 0.05, 2),
+                                                (10**6, 0.5, 1e-6, 10), (10**9, 1e-3, 0.3, 1000),
+                                                (500, 1e6, 0.01, 7), (10**12, 1e300, 0.5, 2)])
+def test_largest_global_m_of_sigma_zero_is_the_exact_profile_bound(n, theta, delta, k):
+    """The largest m with 1 − (1 − T₁)^k ≤ δ, decided on the rationals, the same at every ε."""
+    dp = P.DIRICHLET_PROCESS
+    cap = 10**7
+    start = time.perf_counter()
+    got = dp.largest_m(n, 0.0, theta, 0.5, delta, releases=k, m_cap=cap)
+    assert time.perf_counter() - start < 0.5
+    assert got == dp.largest_m(n, 0.0, theta, 12.0, delta, releases=k, m_cap=cap)
+
+    def holds(m):
+        return 1 - ((Fraction(theta) + n - 1) / (Fraction(theta) + n - 1 + m)) ** k <= Fraction(delta)
+
+    assert 0 <= got <= min(cap, P.singleton_limit(n, theta, delta))
+    if got >= 1:
+        assert holds(got)
+    if got < cap:
+        assert not holds(got + 1)
+
+
+def test_sample_largest_m_is_the_exact_profile_bound():
+    # the bundled sample's default column (n = 13 501), θ = 2, ε = 0.5, δ = 10⁻³: Theorem 2's δ* allowed
+    # 6, the exact global profile allows 13 (= m_sing: T₁ = 13/13515 ≤ 10⁻³ < 14/13516)
+    assert P.max_synthetic_size(13501, 2.0, 0.5, 1e-3) == 6
+    assert P.DIRICHLET_PROCESS.largest_m(13501, 0.0, 2.0, 0.5, 1e-3) == 13
+    spec = P.ReleaseSpec(0.0, 2.0, 13, 13501, eps=0.5, delta=1e-3)
+    assert P.DIRICHLET_PROCESS.release_guarantee(spec).meets_target
+    assert not P.DIRICHLET_PROCESS.release_guarantee(P.ReleaseSpec(0.0, 2.0, 14, 13501, eps=0.5,
+                                                                   delta=1e-3)).meets_target
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.5, 2.5, 12.0])
+def test_no_sigma_zero_statement_prints_a_delta_above_the_attack_advantage(eps):
+    # the worked example of docs/mathematics.md §3.1 — multiplicities (2, 3), θ = 1, m = 3 — has the
+    # paper's δ*(0.5) = 5/7 against an advantage T₁ = 3/8; every global δ stated is the exact profile
+    mult = np.array([2, 3])
+    spec = P.ReleaseSpec(0.0, 1.0, 3, 5, eps=eps, delta=0.5)
+    release = P.DIRICHLET_PROCESS.release_guarantee(spec)
+    assert release.delta == release.attack.advantage == 0.375
+    statement = next(g for g in guarantees(spec, mult, eps, 0.5, n_mc=0, mc_seed=None) if g.scope == "global")
+    assert statement.delta == release.attack.advantage and statement.meets_target
+    assert "at every ε ≥ 0" in statement.description and "0.375" in statement.description
+    if eps == 0.5:
+        assert P.global_delta(5, 1.0, 3, 0.5) == pytest.approx(5 / 7, rel=1e-12)   # the paper's curve, unchanged
+    curve = P.DIRICHLET_PROCESS.global_delta_curve(spec, np.array([0.05, 1.0, 12.0]))
+    np.testing.assert_array_equal(curve, [0.375] * 3)

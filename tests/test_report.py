@@ -19,7 +19,9 @@ def test_dp_report_numbers_come_from_the_accounting_functions():
     g = {item["name"]: item for item in rep["guarantees"]}
     assert g["instance_delta"]["delta"] == P.instance_delta(MULT, 0.0, 2.0, 4, 1.5)
     assert g["tight_instance_delta"]["delta"] == P.tight_instance_delta(MULT, 2.0, 4, 1.5)
-    assert g["global_delta"]["delta"] == P.global_delta(17, 2.0, 4, 1.5)
+    # the exact global profile of one release, T₁ = 4/(4 + 2 + 16) at every ε (docs/audit.md §1.3)
+    assert g["global_delta"]["delta"] == P.DIRICHLET_PROCESS.release_guarantee(
+        ReleaseSpec(0.0, 2.0, 4, 17, eps=1.5, delta=1e-2)).delta == pytest.approx(4 / 22, rel=1e-15)
     assert g["instance_delta"]["scope"] == "instance" and g["global_delta"]["scope"] == "global"
     assert g["global_delta"]["meets_target"] == (g["global_delta"]["delta"] <= 1e-2)
     assert rep["data"] == {**rep["data"], "n": 17, "k": 6, "singletons": 2}

@@ -18,12 +18,16 @@ from core.mechanisms import py_predictive_counts
 from core.privacy import pld
 from core.privacy.verdict import (
     ATTACK_FPRS,
+    composed_singleton_exact,
     composed_singleton_term,
     composed_singleton_term_at_most,
     expected_unique_records_copied,
-    largest_double_below,
+    exposure_within_limit,
+    largest_admissible,
     pure_attack_terms,
     pure_composition_holds,
+    records_exposed,
+    round_up,
     singleton_attack_terms,
     verdict_of,
 )
@@ -104,34 +108,92 @@ def test_singleton_verdicts_are_exact_at_the_boundary():
     assert not composed_singleton_term_at_most(1, 1.0, 3, 2, Fraction(7, 16) - Fraction(1, 10**30))
 
 
-def test_largest_double_below_is_strictly_below():
-    for n in (3, 7, 10, 3987, 61395, 10**9 + 7):
-        x = largest_double_below(Fraction(1, n))
-        assert Fraction(x) < Fraction(1, n) <= Fraction(np.nextafter(x, 1.0))
+def test_round_up_is_the_smallest_double_at_or_above():
+    for value in (Fraction(1, 3), Fraction(1, 100), Fraction(7, 16), Fraction(1, 10**9 + 7), Fraction(0),
+                  Fraction(1), Fraction(10**400 + 1, 10**400)):
+        x = round_up(value)
+        assert Fraction(x) >= value and (x == 0 or Fraction(float(np.nextafter(x, 0.0))) < value)
+    assert round_up(Fraction(1, 4)) == 0.25 and round_up(Fraction(1, 100)) == 0.01   # 0.01 is above 1/100
+
+
+@pytest.mark.parametrize("answer, guess, hi", [(0, 5, 100), (1, 0, 100), (37, 36, 100), (37, 1000, 100),
+                                               (100, 3, 100), (12345, 12000, 10**7), (9_999_999, 0, 10**7)])
+def test_largest_admissible_bisects_from_the_guess(answer, guess, hi):
+    asked = []
+
+    def holds(m):
+        asked.append(m)
+        return m <= answer
+
+    assert largest_admissible(holds, guess, 0, hi) == min(answer, hi)
+    assert 0 not in asked and len(asked) <= 2 * math.log2(hi) + 4      # O(log), never one step at a time
 
 
 # ------------------------------------------------------------------ verdicts
 def test_verdict_words():
-    assert verdict_of(pure=True, meets_target=True, below_one_over_n=True) == "pure"
-    assert verdict_of(pure=False, meets_target=True, below_one_over_n=True) == "strong"
-    assert verdict_of(pure=False, meets_target=True, below_one_over_n=False) == "weak"
+    assert verdict_of(pure=True, meets_target=True, exposure_ok=True) == "pure"
+    assert verdict_of(pure=False, meets_target=True, exposure_ok=True) == "strong"
+    assert verdict_of(pure=False, meets_target=True, exposure_ok=False) == "weak"
     for pure in (True, False):
-        assert verdict_of(pure=pure, meets_target=False, below_one_over_n=True) == "missed"
+        assert verdict_of(pure=pure, meets_target=False, exposure_ok=True) == "missed"
+    assert "n·δ ≤ 0.01" in P.VERDICT_WORDS["strong"] and "n·δ > 0.01" in P.VERDICT_WORDS["weak"]
+    assert not any("1/n" in words for words in P.VERDICT_WORDS.values())
     assert P.VERDICTS == ("pure", "strong", "weak", "missed")
     with pytest.raises(ValueError, match="verdict"):
         P.Guarantee("pure", "global", 1.0, 0.0, verdict="green")
 
 
-def test_dirichlet_process_strong_and_weak_at_one_over_n():
-    # n = 4, m = 2, θ = 3: T₁ = 2/8 = 1/n exactly; for ε ≥ log(1 + m) Theorem 2's δ* is T₁
-    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 3.0, 2, 4, 5.0, 0.5))
-    assert g.meets_target and g.verdict == "weak"            # δ = 1/n is not below 1/n
-    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 3.0 + 2**-30, 2, 4, 5.0, 0.5))
-    assert g.meets_target and g.verdict == "strong"
-    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 3.0, 2, 4, 5.0, 0.25))
-    assert g.meets_target and g.verdict == "weak"            # δ target met with equality
-    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 3.0, 2, 4, 5.0, float(np.nextafter(0.25, 0))))
+def test_dirichlet_process_strong_and_weak_at_n_delta_one_in_100():
+    # n = 4, m = 1, θ = 396: T₁ = 1/400 exactly, so n·δ = n·T₁ = 1/100 exactly (at every ε)
+    n, m, theta = 4, 1, 396.0
+    assert composed_singleton_exact(m, theta, n) * n == Fraction(1, 100)
+    for eps in (0.1, 5.0):
+        g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, theta, m, n, eps, 0.5))
+        assert g.meets_target and g.verdict == "strong"          # n·δ = 0.01 is within 0.01
+        assert g.records_exposed == 0.01 and Fraction(g.records_exposed) >= Fraction(1, 100)
+    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, theta - 2**-30, m, n, 5.0, 0.5))
+    assert g.meets_target and g.verdict == "weak"                # T₁ a hair above 1/400: n·δ > 0.01
+    assert g.records_exposed > 0.01
+    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, theta + 2**-30, m, n, 5.0, 0.5))
+    assert g.verdict == "strong"
+    # the δ target at T₁ = 1/400: the double 0.0025 is above 1/400 (met), the one below it is not
+    assert P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, theta, m, n, 5.0, 0.0025)).verdict == "strong"
+    below = float(np.nextafter(0.0025, 0))
+    assert Fraction(below) < Fraction(1, 400)
+    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, theta, m, n, 5.0, below))
     assert not g.meets_target and g.verdict == "missed"
+    # two releases: n·(1 − (1 − T₁)²) = 4·(799/160000) > 1/100 — weak, decided on the rational
+    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, theta, m, n, 5.0, 0.5, 2))
+    assert g.verdict == "weak" and not exposure_within_limit(n, composed_singleton_exact(m, theta, n, 2))
+
+
+def test_issue_example_one_record_in_expectation_is_weak():
+    # n = 1000, θ = 1000, m = 2, ε = 5: δ = 2/2001 = 0.9995/n, about one record published outright
+    # on average — strong under the old rule δ < 1/n, weak now
+    g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 1000.0, 2, 1000, 5.0, 0.01))
+    assert g.meets_target and g.verdict == "weak"
+    assert Fraction(g.delta) >= Fraction(2, 2001) and g.delta == round_up(Fraction(2, 2001))
+    assert g.records_exposed == round_up(Fraction(2000, 2001)) and g.records_exposed < 1
+
+
+def test_records_exposed_of_every_regime():
+    dp = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 2.0, 39, 3987, 0.5, 0.05, 3))
+    assert dp.records_exposed == records_exposed(3987, composed_singleton_exact(39, 2.0, 3987, 3))
+    assert Fraction(dp.records_exposed) >= 3987 * composed_singleton_exact(39, 2.0, 3987, 3)
+    assert P.DIRICHLET_MULTINOMIAL.release_guarantee(_spec(-1.0, 3.0, 39, 3987, 3.7, 0.01)).records_exposed == 0.0
+    assert P.PITMAN_YOR.release_guarantee(_spec(0.3, 2.0, 10, 100, 2.0, 0.01)).records_exposed is None
+
+
+def test_dirichlet_process_guarantee_is_the_exact_profile_at_every_eps():
+    # δ_k = 1 − (1 − T₁)^k whatever ε, the attack advantage p_k itself: no statement prints a δ
+    # above the advantage (the paper's δ*(ε) of Theorem 2 stays out of the guarantee)
+    for eps in (0.05, 0.5, 2.5, 12.0, math.inf):
+        for k in (1, 2, 5, 20, 100):
+            g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 2.0, 39, 3987, eps, 0.05, k))
+            assert g.releases == k and g.delta == composed_singleton_term(39, 2.0, 3987, k)
+            assert g.delta == g.attack.advantage == g.verbatim_probability
+    star = P.global_delta(3987, 2.0, 39, 0.05)
+    assert star > composed_singleton_term(39, 2.0, 3987)   # the paper's curve is above at small ε
 
 
 def test_dirichlet_process_composition_never_falls_with_k():
@@ -139,10 +201,7 @@ def test_dirichlet_process_composition_never_falls_with_k():
     for k in (1, 2, 5, 20, 100):
         g = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 2.0, 39, 3987, 0.5, 0.05, k))
         assert g.releases == k and g.delta >= previous
-        assert g.delta >= composed_singleton_term(39, 2.0, 3987, k)
         previous = g.delta
-    one = P.DIRICHLET_PROCESS.release_guarantee(_spec(0.0, 2.0, 39, 3987, 0.5, 0.05))
-    assert one.delta == P.global_delta(3987, 2.0, 39, 0.5)   # Theorem 2 for one release
 
 
 def test_issue_example_sigma_negative_is_missed_below_the_pure_threshold():

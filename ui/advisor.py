@@ -213,7 +213,8 @@ def render_advisor() -> None:
     counts = sel.release_counts()
     columns = [str(c) for c in frame.columns]
     with st.expander("Coarsening advisor (singleton-aware)", expanded=_switched_on()):
-        st.caption("**What limits a public release is the global m\\*** (Theorem 2): it depends on n, θ, ε and δ "
+        st.caption("**What limits a public release is the global m\\*** (the exact global profile): it depends on n, θ "
+                   "and δ (not on ε) "
                    "only, so it is the same for one column or several, coarsened or not. With several columns "
                    "a record is one value (a whole row), so most records are singletons; each singleton puts the "
                    "plateau m/(m + θ + n − 1) into the instance-level δ, so while one is left the instance-level "

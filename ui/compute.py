@@ -156,7 +156,7 @@ def old_values_curve(table_key: str, _multiplicities: np.ndarray, mechanism: pri
 @session_cache(max_entries=16)
 def size_curves(table_key: str, _multiplicities: np.ndarray, n: int, theta: float, delta: float,
                 eps_grid: tuple[float, ...]) -> dict:
-    """The ε-vs-m curves (global Theorem 2 and instance-level) and m_sing."""
+    """The ε-vs-m curves (the paper's global m* of Theorem 2 and instance-level) and m_sing."""
     eps = np.asarray(eps_grid)
     return {
         "global": privacy.synthetic_size_curve(n, theta, eps, delta),
@@ -167,8 +167,10 @@ def size_curves(table_key: str, _multiplicities: np.ndarray, n: int, theta: floa
 
 @session_cache(max_entries=16)
 def feasible_theta_m(n: int, eps: float, delta: float, theta_grid: tuple[float, ...]) -> np.ndarray:
-    """m*(ε, δ; θ) for each θ of the grid (inverse calibration, σ = 0, Theorem 2)."""
-    return np.array([privacy.max_synthetic_size(n, t, eps, delta) for t in theta_grid], dtype=np.int64)
+    """The largest m at each θ of the grid whose one release is globally (ε, δ)-DP on the exact
+    profile, T₁ ≤ δ at any ε (inverse calibration, σ = 0; docs/verdicts.md §2)."""
+    return np.array([privacy.DIRICHLET_PROCESS.largest_m(n, 0.0, t, eps, delta) for t in theta_grid],
+                    dtype=np.int64)
 
 
 def theta_grid(n: int, size: int = 30) -> tuple[float, ...]:
@@ -180,7 +182,7 @@ def theta_grid(n: int, size: int = 30) -> tuple[float, ...]:
 
 @session_cache(max_entries=64)
 def max_size_at(n: int, theta: float, eps: float, delta: float) -> int:
-    return int(privacy.max_synthetic_size(n, theta, eps, delta))
+    return int(privacy.DIRICHLET_PROCESS.largest_m(n, 0.0, theta, eps, delta))
 
 
 def feasible_region(n: int, eps: float, delta: float, theta: float) -> tuple[tuple[float, ...], np.ndarray]:

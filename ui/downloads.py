@@ -22,6 +22,12 @@ A leaked URL therefore yields nothing once those seconds have passed (docs/servi
 where the alternative — a passphrase-encrypted zip — is discussed). The public release and
 the synthetic CSV are public by design (behind the publication gate) and are served the
 ordinary way.
+
+Those buttons are the only way a file leaves the app: Streamlit's own "Download as CSV" (and
+clipboard copy) of every ``st.dataframe`` — tables of released rows, of the data's categories,
+of user text — is switched off (:func:`builtin_export_off`, Streamlit's
+``client.disableDataExport``), so no table hands out released rows past the gate
+(docs/serving.md §5).
 """
 
 from __future__ import annotations
@@ -117,3 +123,20 @@ def _drop_unused_files(media) -> None:
     session would do; a file a session still shows is kept)."""
     media.remove_orphaned_files()
     media.remove_orphaned_files()
+
+
+#: Streamlit's option that hides the CSV download of every table's toolbar and its clipboard copy.
+NO_BUILTIN_EXPORT = "client.disableDataExport"
+
+
+def builtin_export_off() -> None:
+    """Switch off Streamlit's own CSV download and clipboard copy of tables (the toolbar of
+    every ``st.dataframe``), for every session of this server, before any page runs.
+
+    ``.streamlit/config.toml`` sets it; a server started elsewhere (another directory, a flag
+    or an environment variable overriding it) gets it here: the option is set and the run
+    starts again, since a session learns its options when a run starts. Once per server.
+    """
+    if not st.get_option(NO_BUILTIN_EXPORT):
+        st.set_option(NO_BUILTIN_EXPORT, True)
+        st.rerun()

@@ -6,24 +6,88 @@ the session's cached prepared data) and writes the two artifacts with
 ``core.release.bundle`` — the public release and, built only when the curator clicks its
 download, the CONFIDENTIAL curator record. The command line runs the same recipe
 (``python -m core release --recipe``) and gets the same synthetic CSV byte for byte.
+
+The seed is secret (docs/serving.md §5): each press of "Generate release" draws a fresh one
+from the operating system's CSPRNG (:func:`fresh_seed`); a seed the curator types replays a
+recorded release (:func:`replay_seed`). It is kept in the session and written only into the
+CONFIDENTIAL curator record; the public recipe has none.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Callable
 
+import numpy as np
 import streamlit as st
 
 from core.release import bundle as core_bundle
+from core.release import choices as core_choices
 from core.release import recipe as core_recipe
 from core.cli import PROG
+from core.validation import check_seed
 from core.privacy import ReleaseSpec
 
 from .selection import Selection, active_coarsening, session_cache
 
 
-def build_recipe(selection: Selection, spec: ReleaseSpec, seed: int) -> core_recipe.ReleaseRecipe:
+@dataclasses.dataclass(frozen=True)
+class Drawn:
+    """What the last press of "Generate release" drew (``st.session_state.release_params``): the
+    data (``selection_key``), the settings (``spec``) and the seed. The Synthetic data page shows
+    this release and the Inference page analyses it; no other page draws one.
+
+    ``seed`` is secret (kept out of ``repr``, never shown on a page): the CONFIDENTIAL curator
+    record holds it. ``replayed`` is the seed the curator typed, or ``None`` when ``seed`` was
+    drawn fresh from the operating system's CSPRNG.
+    """
+
+    selection_key: str
+    spec: ReleaseSpec
+    seed: int = dataclasses.field(repr=False)
+    replayed: int | None = dataclasses.field(default=None, repr=False)
+
+
+def generate(selection: Selection, spec: ReleaseSpec, replayed: int | None) -> Drawn:
+    """The press of "Generate release": the settings with the typed seed to replay, or else a
+    fresh secret one (:func:`fresh_seed`), so that two presses with every default differ."""
+    return Drawn(selection.key, spec, fresh_seed() if replayed is None else check_seed(replayed), replayed)
+
+
+def last_drawn(selection: Selection) -> Drawn | None:
+    """The release the Synthetic data page drew last, if it was drawn from the current data."""
+    drawn = st.session_state.get("release_params")
+    return drawn if isinstance(drawn, Drawn) and drawn.selection_key == selection.key else None
+
+
+def fresh_seed() -> int:
+    """A new secret seed: 128 bits of the operating system's CSPRNG, as ``core.release.run_recipe``
+    draws one for a recipe without a seed (``numpy.random.SeedSequence()`` reads them with
+    ``secrets.randbits``). Drawn at each press of "Generate release", never stored but in the
+    session and the CONFIDENTIAL curator record."""
+    return int(np.random.SeedSequence().entropy)
+
+
+def replay_seed(text: str) -> int | None:
+    """The seed the curator typed to replay a recorded release (its CONFIDENTIAL_recipe.json's
+    ``seed``), or ``None`` when the box is empty (a fresh secret seed is drawn).
+
+    Raises
+    ------
+    ValueError
+        ``text`` is not an integer in [0, 2**128) (the message names the seed).
+    """
+    text = str(text or "").strip().replace("_", "").replace(",", "")
+    if not text:
+        return None
+    try:
+        return check_seed(int(text), "the seed to replay")
+    except ValueError:
+        return check_seed(text, "the seed to replay")   # raises, naming the text typed
+
+
+def build_recipe(selection: Selection, spec: ReleaseSpec, seed: int | None) -> core_recipe.ReleaseRecipe:
     """The recipe of the release ``spec`` (a fixed size m, stated at its ε and δ target, with
     its planned number of releases) of the current selection, drawn with ``seed``."""
     source = selection.source
@@ -46,14 +110,32 @@ def build_recipe(selection: Selection, spec: ReleaseSpec, seed: int) -> core_rec
         settings_chosen_from_data=bool(st.session_state.get("settings_chosen_from_data")))
 
 
-def command_line(selection: Selection) -> str:
+def conditional_on(selection: Selection, spec: ReleaseSpec, *, planner_settings: bool = False) -> list[str]:
+    """The titles of the data-dependent choices of the release ``spec`` of the current selection
+    (:func:`core.release.choices.data_dependent_choices`, read off its recipe): what the verdict
+    box's "conditional on" banner names. ``planner_settings``: the settings are the release
+    planner's (its page), so they were chosen on the confidential data."""
+    # The choices depend on the columns, the coarsening, the flags and whether σ is in (0, 1), not on θ, m or
+    # the target: a σ < 0 spec (whose θ must match the columns' public domain, which a planner's candidate
+    # may not yet) is read as σ = 0.
+    neutral = dataclasses.replace(spec, sigma=0.0, theta=1.0) if spec.sigma < 0 else spec
+    recipe = build_recipe(selection, neutral, None)
+    if planner_settings:
+        recipe = dataclasses.replace(recipe, settings_chosen_from_data=True)
+    return [choice.title for choice in core_choices.data_dependent_choices(recipe, selection.prepared.n)]
+
+
+def command_line(selection: Selection, acknowledged: tuple[str, ...] = ()) -> str:
     """The command that replays the recipe of the curator record (``CONFIDENTIAL_recipe.json``
     in its zip) on the same data: a bundled sample is found by name, an upload is given by
-    its file name."""
+    its file name. ``--out`` is public and passes the gate as the page's downloads do: each
+    acknowledgement the curator gave (``acknowledged``) becomes an ``--acknowledge KEY``."""
     args = ["release", "--recipe", "CONFIDENTIAL_recipe.json"]
     if not selection.source.is_sample:
         args.append(selection.source.name)
     args += ["--out", "synthetic.csv"]
+    for key in acknowledged:
+        args += ["--acknowledge", key]
     return shlex.join([*PROG.split(), *args])
 
 
@@ -66,8 +148,11 @@ def run(recipe_json: str, _recipe: core_recipe.ReleaseRecipe, _selection: Select
 
 
 def release(selection: Selection, spec: ReleaseSpec, seed: int) -> core_recipe.ReleaseResult:
-    """The release ``spec`` of the current selection drawn with ``seed`` (see :func:`build_recipe`)."""
-    recipe = build_recipe(selection, spec, seed)
+    """The release ``spec`` of the current selection drawn with ``seed`` (see :func:`build_recipe`):
+    the secret seed drawn when the curator pressed "Generate release" (:func:`fresh_seed`) or the
+    one typed to replay (:func:`replay_seed`). Never ``None``: the cache is keyed by the recipe, so
+    a recipe without a seed would give every press the same release."""
+    recipe = build_recipe(selection, spec, check_seed(seed))
     return run(selection.key + recipe.to_json(), recipe, selection)
 
 

@@ -46,9 +46,40 @@ from . import state
 from .text import literal
 
 ROUNDING_CHOICES = (None, 4, 3, 2, 1, 0, -1)
-#: The rounding choice "keep the values as recorded" (``decimals=None``) as the widget shows it.
+#: The rounding profile's row without rounding (``decimals=None``: the values as recorded).
 AS_RECORDED = "as recorded"
-ROUNDING_OPTIONS = tuple(AS_RECORDED if d is None else d for d in ROUNDING_CHOICES)
+#: The Data page's rounding selector: no rounding, new values at full precision (the public
+#: default); typed decimals; or the precision read off the data (``precision_from_data``, a
+#: data-dependent choice; docs/mathematics.md §2.4, §2.6).
+NOT_ROUNDED = "not rounded (new values at full precision)"
+FROM_DATA = "as recorded in the data (read off the data: a data-dependent choice)"
+ROUNDING_OPTIONS = (NOT_ROUNDED, *(d for d in ROUNDING_CHOICES if d is not None), FROM_DATA)
+
+
+def rounding_label(option) -> str:
+    """How the rounding selector shows an option: the two words, or typed decimals with their unit."""
+    if isinstance(option, str):
+        return option
+    unit = {0: "units", -1: "tens", -2: "hundreds"}.get(option, f"{10.0 ** -option:g}")
+    return f"{option} (to {unit})"
+
+
+def rounding_option(transform: dict):
+    """The selector's option for a column's transform settings."""
+    if transform.get("decimals") is not None:
+        return transform["decimals"]
+    return FROM_DATA if transform.get("precision_from_data") else NOT_ROUNDED
+
+
+def rounding_setter(column: str):
+    """Store the rounding chosen for ``column``: ``decimals`` and ``precision_from_data``."""
+    def store(option):
+        transform = st.session_state.transforms.get(column)
+        if transform is not None:
+            typed = not isinstance(option, str)
+            transform["decimals"] = option if typed else None
+            transform["precision_from_data"] = option == FROM_DATA
+    return store
 
 #: Cache of anything derived from the confidential data: per session, bounded, dropped
 #: when the session ends.
@@ -373,8 +404,11 @@ def column_specs(columns: list[str], transforms: dict) -> tuple[core_data.Column
         else:
             bounds = typed_bounds(t)
             grid = t.get("grid") if bounds is not None else None
+            # a grid's values are its public points: no precision to read off the data then
+            from_data = bool(t.get("precision_from_data")) and t["decimals"] is None and not grid
             specs.append(core_data.ColumnSpec(c, log=bool(t["log"]), bounds=bounds, decimals=t["decimals"],
-                                              grid=grid or None, missing=t.get("missing")))
+                                              grid=grid or None, missing=t.get("missing"),
+                                              precision_from_data=from_data))
     return tuple(specs)
 
 

@@ -86,7 +86,13 @@ DEFAULTS: dict[str, Any] = {
     "delta": 0.01,
     "n_mc": 5000,
     "mc_seed": 1,
-    "seed": 12345,
+    # The release seed has no default: each press of "Generate release" draws a fresh one from the OS's
+    # CSPRNG (ui.release.fresh_seed), unless the curator types a recorded one here to replay it (a string:
+    # a seed has up to 128 bits, more than a number box holds). The seed itself lives in release_params and
+    # in the CONFIDENTIAL curator record only.
+    "release_seed_replay": "",
+    # Evaluation seeds (simulations that are never a release, never offered as one): each page its own key.
+    "compare_seed": 12345,         # the Compare page's runs
     "bins": 20,
     "runs": 100,
 }
@@ -101,7 +107,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "releases_planned": (1, 1000),
     "eps": (0.05, 12.0),
     "n_mc": (500, 200_000),
-    "seed": (0, SEED_MAX),
+    "compare_seed": (0, SEED_MAX),
     "bins": (2, 100),
     "runs": (5, 200),
     # Informativity page (its own experiment settings)

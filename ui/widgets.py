@@ -122,27 +122,49 @@ def sidebar_summary(profile: dict | None) -> None:
                     f"ε = {st.session_state.eps:g}, δ target = {plots.format_upper(st.session_state.delta)}")
 
 
-#: How each verdict is shown: green only for pure and strong (docs/verdicts.md §1).
+#: How each verdict is shown: green only for pure and strong, and only with no data-dependent choice
+#: (docs/verdicts.md §1).
 VERDICT_BOXES = {"pure": st.success, "strong": st.success, "weak": st.warning, "missed": st.error}
 VERDICT_ICONS = {"pure": "✅", "strong": "✅", "weak": "⚠️", "missed": "⛔"}
 
 
-def verdict_box(guarantee: privacy.Guarantee, *, advice: str | None = None) -> None:
+def verdict_box(guarantee: privacy.Guarantee, *, advice: str | None = None, conditional_on=()) -> None:
     """The verdict of a release's composed global guarantee, in the words every page and file
-    uses, with what a weak δ allows and the attack terms (all numbers rounded up by core)."""
+    uses, with n·δ, what a weak δ allows and the attack terms (all numbers rounded up by core).
+
+    ``conditional_on``: the titles of the data-dependent choices of the release
+    (:func:`core.release.choices.data_dependent_choices`). With any, a pure or strong verdict
+    is not shown green, and a "conditional on" banner names them.
+    """
     fmt = plots.format_upper
-    parts = [f"**Verdict: {guarantee.verdict}** — {privacy.VERDICT_WORDS[guarantee.verdict]}.",
-             guarantee.description]
-    if guarantee.verdict == "weak" and guarantee.verbatim_probability is not None:
-        parts.append(f"What δ ≥ 1/n allows here: a record whose value is unique can appear verbatim with "
+    conditional = list(conditional_on)
+    verdict = guarantee.verdict
+    shown_conditional = conditional and verdict != "missed"   # a refused release is refused, whatever the choices
+    parts = [f"**Verdict: {verdict}{' (conditional)' if shown_conditional else ''}** — "
+             f"{privacy.VERDICT_WORDS[verdict]}.", guarantee.description]
+    if guarantee.records_exposed is not None and verdict != "pure":
+        parts.append(f"n·δ = **{fmt(guarantee.records_exposed)}**: {privacy.RECORDS_EXPOSED_WORDS}.")
+    if verdict == "weak" and guarantee.verbatim_probability is not None:
+        parts.append(f"What this δ allows here: a record whose value is unique can appear verbatim with "
                      f"probability up to **{fmt(guarantee.verbatim_probability)}**.")
     if guarantee.attack is not None:
         tpr = ", ".join(f"≤ {fmt(t)} at FPR {a:g}" for a, t in guarantee.attack.tpr_at_fpr)
         parts.append(f"An attacker's best membership test: advantage (TPR − FPR) ≤ {fmt(guarantee.attack.advantage)}; "
                      f"true positive rate {tpr}.")
-    if guarantee.verdict == "missed" and advice:
+    if verdict == "missed" and advice:
         parts.append(advice)
-    VERDICT_BOXES[guarantee.verdict](" ".join(parts), icon=VERDICT_ICONS[guarantee.verdict])
+    box = st.warning if conditional and verdict in ("pure", "strong") else VERDICT_BOXES[verdict]
+    box(" ".join(parts), icon="⚠️" if conditional and verdict in ("pure", "strong") else VERDICT_ICONS[verdict])
+    if conditional:
+        conditional_banner(conditional)
+
+
+def conditional_banner(titles) -> None:
+    """The "conditional on" banner: the data-dependent choices no guarantee covers, each needing
+    its own acknowledgement before anything public (docs/verdicts.md §4). The titles are the
+    app's own words (column names are never in them)."""
+    st.warning("**Conditional on** choices the confidential data made, which no guarantee covers: "
+               + "; ".join(titles) + ". Each needs its own acknowledgement before the public release.", icon="🔶")
 
 
 def curator_only_note() -> None:

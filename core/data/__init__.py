@@ -74,7 +74,7 @@ from .loading import (
     read_file_head,
     takes_lean_path,
 )
-from .prepare import PreparedColumn, PreparedData, prepare
+from .prepare import PreparedColumn, PreparedData, prepare, released_numbers
 from .reading import (
     DEFAULT_MAX_BYTES,
     DELIMITERS,
@@ -96,5 +96,6 @@ __all__ = [
     "coarsening_label", "counts_from_column", "default_columns", "default_counts_column", "default_transform", "detect_format",
     "distinct_row_counts", "distinct_values", "factor_codes", "frequency_table", "missing_counts", "mostly_numeric",
     "normalise_specs", "numeric_values", "prepare", "prepare_frame", "prepare_source", "public_domain_size",
-    "read_csv", "read_file_head", "read_head", "read_table", "rounding_profile", "takes_lean_path",
+    "read_csv", "read_file_head", "read_head", "read_table", "released_numbers", "rounding_profile",
+    "takes_lean_path",
 ]

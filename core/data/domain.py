@@ -47,29 +47,37 @@ def _check_sample_size(size) -> int:
 
 @dataclass(frozen=True)
 class CategoricalBase:
-    """Base measure of a categorical column.
+    """Base measure of a categorical column, fixed before the data are seen
+    (docs/mathematics.md §2.4).
 
-    New values get the labels ``new_category_1``, ``new_category_2``, … in order of
-    appearance. With σ < 0 and a public list of ``categories``, the new blocks are
-    instead the unobserved public categories, assigned uniformly at random without
-    replacement (exact: the symmetric Dirichlet prior makes them exchangeable).
+    σ ≥ 0 (:meth:`sample`): each new value (each new table of the Chinese restaurant) is
+    drawn independently and uniformly from the *whole* public list of ``categories`` (the
+    missing marker ``None``, present when missing is a value, excluded: ``H`` draws
+    categories only), so it may coincide with an observed category; without a list the
+    new values get the fresh labels ``new_category_1``, ``new_category_2``, … Either law is
+    the same for every dataset: the release with fresh labels, followed by a relabelling
+    with randomness independent of the data (post-processing).
+
+    σ < 0: the public list (with the missing marker) is the Dirichlet–multinomial's domain
+    of z categories; the unobserved ones are released by name
+    (:func:`core.mechanisms.pypp_release`, docs/mathematics.md §3.3), not through
+    :meth:`sample`.
     """
 
     categories: tuple | None = None
 
-    def sample(self, size: int, rng: np.random.Generator, *, observed=None) -> np.ndarray:
-        """``size`` new labels: unobserved public categories if there are enough, else fresh names.
+    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` new labels (σ ≥ 0): iid uniform over the public list, else fresh names.
 
-        ``0 ≤ size ≤ MAX_RELEASE_SIZE``; ``observed`` is the list of observed labels.
+        ``0 ≤ size ≤ MAX_RELEASE_SIZE``. The law does not depend on the data: nothing
+        about the observed values is an argument.
         """
         size = _check_sample_size(size)
         rng = check_rng(rng)
-        if self.categories is not None and observed is not None:
-            seen = set(observed)
-            unobserved = [c for c in self.categories if c not in seen]
-            if len(unobserved) >= size:
-                pick = rng.choice(len(unobserved), size=size, replace=False)
-                return np.asarray(unobserved, dtype=object)[pick]
+        if self.categories is not None:
+            public = [c for c in self.categories if c is not None]
+            if public:
+                return np.asarray(public, dtype=object)[rng.integers(0, len(public), size=size)]
         return np.array([f"new_category_{j}" for j in range(1, size + 1)], dtype=object)
 
 

@@ -59,15 +59,15 @@ class PreparedColumn:
     _lookup_original: np.ndarray | None = field(default=None, repr=False)
     # Whole numbers beyond 2**53 prepared in exact arithmetic (see _prepare_exact_integers).
     _exact_integers: bool = field(default=False, repr=False)
-    # The column held whole numbers (int64): values that are all whole map back as int64.
-    _integer_column: bool = field(default=False, repr=False)
-    #: Decimals the column's values were recorded with (read off the data when the spec gives
-    #: none): new values are rounded to them, so invented and copied values look alike.
+    #: Decimals read off the data (the fewest to which every value of the column is rounded; 0
+    #: for whole numbers), only when the spec asks for them (``precision_from_data``: a
+    #: data-dependent choice, docs/mathematics.md §2.4); ``None`` otherwise.
     recorded_decimals: int | None = None
 
     @property
     def output_decimals(self) -> int | None:
-        """Decimals of released values: the spec's ``decimals``, else the recorded ones."""
+        """Decimals new values are rounded to: the spec's public ``decimals``; else, with
+        ``precision_from_data``, those read off the data; else ``None`` (full precision)."""
         return self.spec.decimals if self.spec.decimals is not None else self.recorded_decimals
 
     @property
@@ -96,10 +96,13 @@ class PreparedColumn:
         .. math:: x = \\mathrm{clip}\\big(\\mathrm{round}(g^{-1}(g(lo) + t\\,(g(hi) - g(lo))),\\ d),\\ lo,\\ hi\\big)
 
         Values equal to a transformed confidential value map back to that value
-        exactly. Rounding (``decimals``) and clipping only touch the other (new) values;
-        they are data-independent post-processing (docs/mathematics.md §2). Clipping comes last so
-        every output lies within the public bounds, even when ``lo``/``hi`` are not on
-        the rounding grid. With ``decimals <= 0`` the result is ``int64``.
+        exactly. Rounding (:attr:`output_decimals`) and clipping only touch the other
+        (new) values; with public decimals and bounds they are data-independent
+        post-processing (docs/mathematics.md §2.4). Clipping comes last so every output
+        lies within the public bounds, even when ``lo``/``hi`` are not on the rounding
+        grid. The form of the column depends on the values returned and nothing else
+        (docs/mathematics.md §2.6): whole numbers (``int64``, or Python ints beyond it)
+        when every one of them is whole, else ``float64``.
 
         The missing atom (``missing='value'``: NaN in transformed space, ``None`` in a
         categorical column) maps back to a missing cell, written as an empty cell in a
@@ -125,6 +128,22 @@ class PreparedColumn:
         """:meth:`inverse` of transformed numbers (no missing atom)."""
         if self._exact_integers:
             return self._inverse_exact(t)
+        x = self._new_numbers(t)
+        table = self._lookup_transformed
+        if table is not None and table.size and t.size:
+            pos = np.minimum(np.searchsorted(table, t), table.size - 1)
+            hit = table[pos] == t
+            x = np.where(hit, self._lookup_original[pos], x)
+        return released_numbers(x)
+
+    def _new_numbers(self, t: np.ndarray) -> np.ndarray:
+        """New values in original units, ``float64``: ``g⁻¹`` of the scaled-back ``t``, rounded
+        to :attr:`output_decimals`, clipped to the bounds.
+
+        One arithmetic for every column, whatever path its data took (floats, or exact whole
+        numbers beyond 2**53), so the law of the new values depends on the public recipe
+        only (docs/mathematics.md §2.6).
+        """
         tlo, thi = self.transformed_bounds()
         if not self.spec.scale:
             u = t
@@ -132,30 +151,19 @@ class PreparedColumn:
             u = tlo + t * (thi - tlo)
         else:  # bounds wider than the float range, e.g. (-1e308, 1e308): lo < 0 < hi, no overflow
             u = (1.0 - t) * tlo + t * thi
-        x = np.exp(u) if self.spec.log else u
+        x = np.exp(u) if self.spec.log else np.asarray(u, dtype=float)
         if self.output_decimals is not None:
             x = np.round(x, self.output_decimals)
-        x = np.clip(x, *self.bounds)
-        table = self._lookup_transformed
-        if table is not None and table.size and t.size:
-            pos = np.minimum(np.searchsorted(table, t), table.size - 1)
-            hit = table[pos] == t
-            x = np.where(hit, self._lookup_original[pos], x)
-        whole = (self.output_decimals is not None and self.output_decimals <= 0) or self._integer_column
-        # whole numbers print as such (45, not 45.0) — unless clipping to a bound off the grid (0.5) left a fraction
-        whole = whole and bool(np.all(x == np.round(x)))
-        if whole and np.all(np.abs(x) < 2.0**53):
-            x = x.astype(np.int64)
-        return x
+        return np.clip(x, float(self.bounds[0]), float(self.bounds[1]))
 
     def _inverse_exact(self, t: np.ndarray) -> np.ndarray:
-        """:meth:`inverse` for whole numbers beyond 2**53, in exact arithmetic.
+        """:meth:`inverse` for a column of whole numbers beyond 2**53.
 
-        Old values come back exactly from the lookup table. A new value is
-        ``lo + t (hi - lo)`` computed as a fraction and rounded half-to-even to a whole
-        number (float64 has no fractional digits at this magnitude anyway), then to
-        ``decimals`` and clipped to the bounds. ``int64`` when every value fits, else
-        Python ints (``object``).
+        Old values come back exactly (Python ints) from the lookup table. New values are
+        :meth:`_new_numbers`, the same float64 arithmetic as any other column's, then
+        clipped exactly to the bounds; they are whole when float64 has no fractional digits
+        at their magnitude or ``decimals ≤ 0`` rounded them. Their form is
+        :func:`released_numbers`'s rule: exact whole numbers when every value is whole.
         """
         lo, hi = self.bounds
         table = self._lookup_transformed
@@ -165,21 +173,46 @@ class PreparedColumn:
         out[hit] = self._lookup_original[pos[hit]]
         new = np.flatnonzero(~hit)
         if new.size:  # only the new values (data-independent post-processing) take this loop
-            if self.spec.log:
-                tlo, thi = self.transformed_bounds()
-                u = tlo + t[new] * (thi - tlo) if self.spec.scale else t[new]
-                values = [round(Fraction(math.exp(v))) for v in u]
-            elif self.spec.scale:
-                flo, span = Fraction(lo), Fraction(hi) - Fraction(lo)
-                values = [round(flo + Fraction(float(v)) * span) for v in t[new]]
-            else:
-                values = [round(Fraction(float(v))) for v in t[new]]
-            values = _round_integers(values, self.spec.decimals)
-            out[new] = [lo if v < lo else hi if v > hi else v for v in values]
-        items = out.tolist()
-        if all(type(v) is int and -(2**63) <= v < 2**63 for v in items):
-            return np.asarray(items, dtype=np.int64)
-        return out
+            values = [int(v) if v.is_integer() else v for v in self._new_numbers(t[new]).tolist()]
+            out[new] = [lo if v < lo else hi if v > hi else v for v in values]   # exact int/float comparisons
+        return released_numbers(out)
+
+
+def released_numbers(values) -> np.ndarray:
+    """The form of a released numeric column, read off the released values only.
+
+    Every value whole: whole numbers, ``int64`` when they fit, else Python ints
+    (``object``), so ``45`` prints as ``45`` and ``2**63`` exactly; otherwise ``float64``
+    (``45.0``, ``12.3456…``). Never the dtype or the precision of the confidential data:
+    two datasets that release the same values release the same bytes
+    (docs/mathematics.md §2.6).
+
+    Parameters
+    ----------
+    values : ndarray of float64, or of object (Python ints and floats)
+
+    Returns
+    -------
+    ndarray of int64, float64 or object (Python ints)
+    """
+    arr = np.asarray(values)
+    if arr.dtype != object:
+        x = arr.astype(float, copy=False)
+        if not np.all(np.isfinite(x)) or not np.all(x == np.round(x)):
+            return x
+        if np.all(np.abs(x) < 2.0**63):
+            return x.astype(np.int64)
+        items = [int(v) for v in x.tolist()]
+    else:
+        items = arr.tolist()
+        if not all(isinstance(v, int) or (isinstance(v, float) and v.is_integer()) for v in items):
+            return np.asarray([float(v) for v in items], dtype=float)
+        items = [int(v) for v in items]
+    if all(-(2**63) <= v < 2**63 for v in items):
+        return np.asarray(items, dtype=np.int64)
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -333,13 +366,17 @@ class PreparedData:
             elif c.kind == "numeric":
                 entry.update(
                     decimals=c.spec.decimals, log=bool(c.spec.log),
+                    # new values' decimals: typed, read off the data (precision_from_data), or None (full precision)
+                    new_values_decimals=c.output_decimals, precision_from_data=c.spec.precision_from_data,
                     bounds=[c.bounds[0], c.bounds[1]], bounds_from_data=c.bounds_from_data,
                     clipped=c.n_clipped, scaled_to_unit_interval=bool(c.spec.scale),
                     base_measure=f"uniform on [{c.base.lo!r}, {c.base.hi!r}] in transformed units")
             else:
                 entry.update(categories=None if c.spec.categories is None else list(c.spec.categories),
                              base_measure="new labels new_category_1, new_category_2, ..."
-                             if c.spec.categories is None else "unobserved public categories")
+                             if c.spec.categories is None else
+                             "uniform over the public category list (sigma >= 0); the unobserved public "
+                             "categories, by name (sigma < 0)")
             out.append(entry)
         return out
 
@@ -645,9 +682,9 @@ def _prepare_numbers(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
     _check_distinct_kept(name, np.unique(x).size, lookup_t.size, (lo, hi), spec)
     column = PreparedColumn(spec=spec, bounds=(lo, hi), bounds_from_data=from_data, n_clipped=n_clipped,
                             base=base, _lookup_transformed=lookup_t, _lookup_original=x[first],
-                            _integer_column=integer_column,
-                            recorded_decimals=None if spec.decimals is not None else
-                            0 if integer_column else recorded_precision(x[first]))
+                            # read off the data only when asked: a data-dependent choice (§2.4)
+                            recorded_decimals=(0 if integer_column else recorded_precision(x[first]))
+                            if spec.precision_from_data else None)
     return column, t
 
 
@@ -658,10 +695,11 @@ MAX_RECORDED_DECIMALS = 10
 def recorded_precision(values: np.ndarray) -> int | None:
     """The fewest decimals ``d ≤ 10`` to which every value is already rounded, or ``None``.
 
-    The precision the column was recorded with (``2`` for cents): new values of a release
-    are rounded to it (data-independent post-processing of the draw, docs/mathematics.md §2.4),
-    so an invented value does not stand out by its digits. One vectorised pass per candidate
-    ``d`` over the distinct values.
+    The precision the column was recorded with (``2`` for cents). New values of a release
+    are rounded to it only when the column asks for it (``ColumnSpec.precision_from_data``):
+    a statistic of the confidential data, so a data-dependent choice no guarantee covers
+    (docs/mathematics.md §2.4, §2.6). One vectorised pass per candidate ``d`` over the
+    distinct values.
     """
     x = np.asarray(values, dtype=float)
     x = x[np.isfinite(x)]
@@ -694,7 +732,7 @@ def _prepare_grid(x: np.ndarray, spec: ColumnSpec, n_clipped: int, tlo: float,
                          "decimals rounded away, or narrower bounds")
     column = PreparedColumn(spec=spec, bounds=(spec.bounds[0], spec.bounds[1]), bounds_from_data=False,
                             n_clipped=n_clipped, base=GridBase(grid_t), _lookup_transformed=grid_t,
-                            _lookup_original=points, _integer_column=points.dtype.kind == "i")
+                            _lookup_original=points)
     return column, grid_t[grid.index_of(x)]
 
 
@@ -778,8 +816,20 @@ def _prepare_exact_integers(x: np.ndarray, spec: ColumnSpec,
     originals[:] = [clipped[i] for i in first]
     column = PreparedColumn(spec=spec, bounds=(lo, hi), bounds_from_data=from_data, n_clipped=n_clipped,
                             base=base, _lookup_transformed=lookup_t, _lookup_original=originals,
-                            _exact_integers=True)
+                            _exact_integers=True,
+                            # whole numbers: the precision read off them is 0 (only when asked, §2.4)
+                            recorded_decimals=0 if spec.precision_from_data else None)
     return column, t
+
+
+def _canonical_label(value):
+    """A categorical label as its cell alone decides: a whole float below 2**53 becomes the int it
+    spells (``1.0`` -> ``1``), so a cell's label does not depend on how the other cells made the
+    reader type the column; any other value is returned as is."""
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer() \
+            and abs(value) < _EXACT_FLOAT_INT:
+        return int(value)
+    return value
 
 
 def _prepare_categorical(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
@@ -792,15 +842,27 @@ def _prepare_categorical(series: pd.Series, spec: ColumnSpec, na_text: int = 0,
                 "file with keep_na_text=True to keep it." if na_text else "")
         raise ValueError(f"column {name!r} has {_records(missing, weights)} missing value(s) (empty or NaN) at "
                          f"{_rows(missing)}{_row_note()}. {_MISSING_CHOICES_TEXT}" + hint)
+    # A label is a function of its own cell: a whole number read as a float (1.0, because another
+    # cell of the column has a fraction) is the label 1, as it is when the column is read as integers
+    # (docs/mathematics.md §2.6).
     values = series.to_numpy(dtype=object)
+    if series.dtype.kind == "f" or pd.api.types.infer_dtype(series, skipna=True) in ("floating", "mixed-integer-float",
+                                                                                      "mixed", "decimal"):
+        values = values.copy()
+        values[:] = [_canonical_label(v) for v in values.tolist()]
     if missing.size:   # the missing atom: None (one value whatever the cell held: '', NaN, pd.NA)
         values = values.copy()
         values[missing] = None
     if spec.categories is not None:
-        # Matched by their text: a typed list ("1, 2, 3") names the codes a reader may have parsed as numbers.
+        # Matched by their text: a typed list ("1, 2, 3") names the codes a reader may have parsed as numbers
+        # (as written, else as its canonical label: 1.0 read as a float matches "1").
         # Each value becomes its public category, so new and old values share one representation.
         by_text = {str(c): c for c in spec.categories}
         text = series.astype(str)
+        unmatched = np.flatnonzero(~text.isin(list(by_text)).to_numpy())
+        if unmatched.size:
+            text = text.copy()
+            text.iloc[unmatched] = [str(v) for v in values[unmatched]]
         unknown = np.flatnonzero(~text.isin(list(by_text)).to_numpy() & ~is_missing)
         if unknown.size:
             raise ValueError(f"column {name!r} has {_records(unknown, weights)} value(s) outside its public category list, "

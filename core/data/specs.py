@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ..validation import (
     check_bounds,
     check_choice,
+    check_flag,
     check_grid_step,
     check_integer,
 )
@@ -40,10 +41,12 @@ class ColumnSpec:
         Values outside are clipped to them. ``None`` takes them from the data, which is
         not private (:class:`~core.validation.PrivacyLeakWarning`).
     decimals : int or None
-        Numeric only: round to this recorded precision, in original units, before any
+        Numeric only: round to this public precision, in original units, before any
         other transform (``2`` -> cents, ``0`` -> units, ``-2`` -> hundreds; numpy's
         round-half-to-even). Also applied to new synthetic values by
-        :meth:`PreparedData.to_original` (data-independent post-processing, docs/mathematics.md §2).
+        :meth:`PreparedData.to_original` (data-independent post-processing,
+        docs/mathematics.md §2.4). ``None`` (default): no rounding, and new values keep
+        their full float64 precision — nothing read off the data.
     scale : bool
         Numeric only: map ``[g(lo), g(hi)]`` affinely to ``[0, 1]`` (``g`` = log or
         identity), as the histogram baselines of docs/mathematics.md §4 need; otherwise ``H`` is
@@ -65,6 +68,13 @@ class ColumnSpec:
         range and ``H`` still draws numbers only. ``'drop'``: the records with a missing
         cell in this column are removed before the mechanism, so n is the count after
         dropping — a data-dependent choice the reports state.
+    precision_from_data : bool
+        Numeric only, without ``decimals`` or a grid: round new values to the precision
+        read off the data (the fewest decimals ≤ 10 to which every value is rounded; ``0``
+        for a column read as whole numbers), so invented values look like the recorded
+        ones. The precision is then a statistic of the confidential data that no guarantee
+        covers: a data-dependent choice the reports name (docs/mathematics.md §2.4, §2.6).
+        Default ``False``: the output precision is public.
     """
 
     name: str
@@ -76,10 +86,13 @@ class ColumnSpec:
     categories: tuple | None = None
     grid: float | None = None
     missing: str | None = None
+    precision_from_data: bool = False
 
     def __post_init__(self):
         if self.name is None:
             raise ValueError("name must be a column name, got None")
+        object.__setattr__(self, "precision_from_data",
+                           check_flag(f"precision_from_data of column {self.name!r}", self.precision_from_data))
         if self.kind not in _KINDS:
             raise ValueError(f"kind of column {self.name!r} must be 'numeric' or 'categorical', got {self.kind!r}")
         if self.missing is not None:
@@ -87,7 +100,8 @@ class ColumnSpec:
         if self.kind == "categorical":
             numeric_only = [opt for opt, on in (("log", self.log), ("bounds", self.bounds is not None),
                                                 ("decimals", self.decimals is not None),
-                                                ("grid", self.grid is not None)) if on]
+                                                ("grid", self.grid is not None),
+                                                ("precision_from_data", self.precision_from_data)) if on]
             if numeric_only:
                 raise ValueError(f"column {self.name!r} is categorical: {', '.join(numeric_only)} apply to "
                                  "numeric columns only")
@@ -106,10 +120,17 @@ class ColumnSpec:
         if self.decimals is not None:
             object.__setattr__(self, "decimals", check_integer(f"decimals of column {self.name!r}",
                                                                self.decimals, minimum=-15, maximum=15))
+            if self.precision_from_data:
+                raise ValueError(f"column {self.name!r} has typed decimals ({self.decimals}): the output precision "
+                                 "is public, so it cannot also be read off the data (precision_from_data must be "
+                                 "False)")
         if self.grid is not None:
             if self.bounds is None:
                 raise ValueError(f"grid of column {self.name!r} needs public bounds: a grid read off the data "
                                  "would not be public")
+            if self.precision_from_data:
+                raise ValueError(f"column {self.name!r} is on a public grid: its values are the public grid points, "
+                                 "so there is no precision to read off the data (precision_from_data must be False)")
             step, _ = check_grid_step(self.grid, self.bounds, log=bool(self.log), name=f"grid of column {self.name!r}")
             object.__setattr__(self, "grid", step)
             if self.missing == "value":

@@ -61,7 +61,7 @@ class ComparisonColumn:
     def original(self, values) -> np.ndarray:
         """Numeric: values on [0, 1] mapped to original units (float64, same shape), by the
         column's own inverse (:meth:`core.data.PreparedColumn.inverse`: old values come back
-        exactly, new ones through the bounds, log and recorded precision)."""
+        exactly, new ones through the bounds, log and the output precision)."""
         if self.kind != "numeric":
             raise ValueError(f"column {self.name!r} is categorical: it has no original numeric units")
         t = np.asarray(values, dtype=np.float64)

@@ -311,8 +311,9 @@ def pypp_release(atoms, multiplicities, sigma, theta, m, rng, *,
         :class:`CategoricalBase` for categorical ones; ``H`` is their product.
         Required unless the release contains no new value.
     decimals : int or sequence of (int or None), optional
-        Post-processing: round new numeric values to the recorded precision. It is
-        data-independent and leaves every guarantee unchanged.
+        Post-processing: round new numeric values to these decimals. Typed (public), it
+        is data-independent and leaves every guarantee unchanged; a precision read off
+        the data would not be (docs/mathematics.md §2.4, §2.6).
 
     Returns
     -------
@@ -342,6 +343,12 @@ def pypp_release(atoms, multiplicities, sigma, theta, m, rng, *,
         if domain != z:
             raise ValueError(f"theta must equal z*|sigma| with z = {domain:,}, the size of the public category "
                              f"domain (the product of the columns' public lists), got z = theta/|sigma| = {z:,}")
+        # Whether the new rows can be named must not depend on the draw either: the worst case, min(m, z − k)
+        # new blocks, is checked before sampling (a domain up to 2^20 rows always serves it).
+        if not public_domain_can_serve(z, counts.size, min(int(m), z - counts.size)):
+            raise ValueError(f"a public domain of z = {z:,} categories with only {z - counts.size:,} unobserved is "
+                             f"too large to list and too full to sample a release of m = {int(m):,}; at most "
+                             f"{_ENUMERATE_DOMAIN:,} categories are listed")
     if z is None:
         def new_values(size):
             if any(b is None for b in bases):
@@ -364,16 +371,17 @@ def pypp_release(atoms, multiplicities, sigma, theta, m, rng, *,
 
 
 def _new_atoms(atoms: np.ndarray, bases: list, digits: list, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``size`` new values (rows) drawn from the base measure ``H`` (σ ≥ 0), rounded to ``digits``."""
+    """``size`` new values (rows) drawn from the base measure ``H`` (σ ≥ 0), rounded to ``digits``.
+
+    Each column's factor of ``H`` draws without looking at ``atoms`` (only their shape and
+    dtype shape the output array): a categorical column's new labels come from its public
+    list or are fresh, never "the categories the data lack" (docs/mathematics.md §2.4)."""
     columns = []
     for j, b in enumerate(bases):
-        column_atoms = atoms if atoms.ndim == 1 else atoms[:, j]
-        if isinstance(b, CategoricalBase):
-            col = b.sample(size, rng, observed=column_atoms.tolist())
-        else:
-            col = b.sample(size, rng)
-            if digits[j] is not None:
-                col = np.round(col, check_integer("decimals", digits[j], minimum=0))
+        # H is fixed before the data are seen: no base measure is shown the atoms (docs/mathematics.md §2.4)
+        col = b.sample(size, rng)
+        if digits[j] is not None and not isinstance(b, CategoricalBase):
+            col = np.round(col, check_integer("decimals", digits[j], minimum=0))
         columns.append(col)
     return _stack_columns(columns, atoms)
 

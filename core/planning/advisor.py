@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..privacy import max_instance_synthetic_size, max_synthetic_size
+from ..privacy import DIRICHLET_PROCESS, max_instance_synthetic_size
 from ..validation import check_bounds, check_choice, check_integer, check_real, check_row_counts
 from ..data import (
     ColumnTransform,
@@ -84,8 +84,9 @@ class AdvisorResult:
     """All evaluated candidates and the scope of their numbers.
 
     ``global_m_star``: the largest release size whose global (ε, δ)-DP guarantee holds for
-    every dataset of n records (Theorem 2, :func:`core.privacy.max_synthetic_size` at the
-    candidates' (ε, δ, θ)), what limits a public release. It depends on n, θ, ε and δ only,
+    every dataset of n records (the exact global profile T₁ ≤ δ, docs/audit.md §1.3;
+    :meth:`core.privacy.DIRICHLET_PROCESS.largest_m` at the candidates' (ε, δ, θ)), what
+    limits a public release. It depends on n, θ and δ only (not even on ε),
     so it is the same for every candidate: a coarsening changes the singletons and the
     instance-level m*, never the global m* (``None`` when not computed).
     """
@@ -222,7 +223,7 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
     Returns
     -------
     AdvisorResult
-        With ``global_m_star``, the global m* (Theorem 2) at n = the records of ``frame``.
+        With ``global_m_star``, the global m* (exact global profile) at n = the records of ``frame``.
     """
     if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0 or frame.shape[1] == 0:
         raise ValueError("frame must be a non-empty pandas DataFrame of the release columns")
@@ -288,7 +289,8 @@ def advise(frame: pd.DataFrame, candidates: Sequence[Sequence[ColumnTransform]],
             progress((i + 1) / len(candidates), f"candidate {i + 1} of {len(candidates)}")
     # Every candidate keeps the n records, so one global m* serves them all.
     n = int(len(frame) if counts is None else np.sum(counts))
-    return AdvisorResult(tuple(out), global_m_star=int(max_synthetic_size(n, theta, eps, delta, m_cap=m_cap)))
+    return AdvisorResult(tuple(out), global_m_star=int(DIRICHLET_PROCESS.largest_m(n, 0.0, theta, eps, delta,
+                                                                                   m_cap=m_cap)))
 
 
 def frontier(candidates: Sequence[CoarseningCandidate], *, by: str = "columns") -> list[CoarseningCandidate]:

@@ -2,10 +2,11 @@
 
 The user states
 
-* a **guarantee target** (ε, δ) and its scope: ``"global"`` — Theorem 2, every dataset of
-  n records, m ≤ :func:`core.privacy.max_synthetic_size` (depends on n only, so a
-  coarsening never raises it), or ``"instance"`` — the instance-level curve of the
-  (coarsened) data, m ≤ :func:`core.privacy.max_instance_synthetic_size`;
+* a **guarantee target** (ε, δ) and its scope: ``"global"`` — the exact global profile of
+  every dataset of n records, 1 − (1 − T₁)^k ≤ δ at any ε (docs/audit.md §1.3), m ≤
+  :meth:`core.privacy.DIRICHLET_PROCESS.largest_m` (depends on n only, so a coarsening never
+  raises it), or ``"instance"`` — the instance-level curve of the (coarsened) data,
+  m ≤ :func:`core.privacy.max_instance_synthetic_size`;
 * a **utility target** per numeric column: a bound on W1 between the release and the
   original (uncoarsened) column, and/or on the absolute error of the mean and of the
   three quartiles.
@@ -90,7 +91,7 @@ PLAN_CAVEAT = ("The planner reads the confidential data (utility prediction; ins
 
 @dataclass(frozen=True)
 class GuaranteeTarget:
-    """(ε, δ) and scope ``"global"`` (Theorem 2) or ``"instance"`` (this dataset).
+    """(ε, δ) and scope ``"global"`` (exact global profile, docs/audit.md §1.3) or ``"instance"`` (this dataset).
 
     ``releases`` : int in [1, 1000] — k independent releases planned from the same data: the
     global m of σ = 0 and the pure m are those whose *composed* guarantee meets (ε, δ)
@@ -686,7 +687,7 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
 
     σ = 0: for each (candidate, θ), m = min(m_max, largest m admissible at the guarantee) —
     global: the composed guarantee of ``guarantee.releases`` releases
-    (:meth:`core.privacy.DIRICHLET_PROCESS.largest_m`; Theorem 2 for one), instance:
+    (:meth:`core.privacy.DIRICHLET_PROCESS.largest_m`: 1 − (1 − T₁)^k ≤ δ, any ε), instance:
     :func:`max_instance_synthetic_size` of the coarsened multiplicities; settings with
     m < ``m_min`` fail the privacy target. Pure (with ``pure``): for each combination of grid
     steps and each α, θ = z·α and m = min(m_max, ⌊(e^{ε/k} − 1)·α⌋) decided exactly

@@ -98,7 +98,7 @@ def max_m_figure(eps, series: Mapping[str, Sequence[float]], *, m_sing: float | 
     ----------
     eps : array_like of float, shape (E,)
     series : mapping label → array of shape (E,)
-        m*(ε, δ) per guarantee (e.g. global Theorem 2, instance-level).
+        m*(ε, δ) per guarantee (e.g. the global exact profile, the paper's Theorem 2, instance-level).
     m_sing : float, optional
         The singleton limit :math:`m_{\\text{sing}}(\\delta)=\\lfloor\\delta(\\theta+n-1)/(1-\\delta)\\rfloor`
         (docs/mathematics.md §3.1), drawn as a horizontal line annotated "plateau": no ε, however
@@ -134,17 +134,19 @@ def max_m_figure(eps, series: Mapping[str, Sequence[float]], *, m_sing: float | 
 
 def feasible_region_figure(theta, m_star, *, m_grid=None, delta_grid=None,
                            delta_target: float | None = None, eps_target: float | None = None,
-                           selected_theta: float | None = None, log_x: bool = False) -> go.Figure:
+                           selected_theta: float | None = None, log_x: bool = False,
+                           rule: str = "global exact profile") -> go.Figure:
     """Feasible (θ, m) region for a target (ε, δ) (inverse calibration, docs/mathematics.md §3.1).
 
-    A setting (θ, m) is feasible when m ≤ m*(ε, δ; θ), because δ*(ε) grows with m.
+    A setting (θ, m) is feasible when m ≤ m*(ε, δ; θ), because the global δ grows with m.
 
     Parameters
     ----------
     theta : array_like of float, shape (T,)
         Grid of θ > 0.
     m_star : array_like of int, shape (T,)
-        Largest admissible m at each θ (``core.privacy.max_synthetic_size``).
+        Largest admissible m at each θ (``core.privacy.DIRICHLET_PROCESS.largest_m``: the exact
+        global profile, T₁ ≤ δ at any ε; or the paper's ``core.privacy.max_synthetic_size``).
     m_grid : array_like of int, shape (M,), optional
         Release sizes for the heatmap rows; by default 60 values up to 1.2·max m*.
     delta_grid : array_like of float, shape (M, T), optional
@@ -157,6 +159,8 @@ def feasible_region_figure(theta, m_star, *, m_grid=None, delta_grid=None,
         of the grid with the largest m*).
     log_x : bool
         Log scale for θ (for a geometric θ grid).
+    rule : str
+        The guarantee ``m_star`` comes from, named in the title.
     """
     t = as_1d("theta", theta)
     ms = same_length("m_star", m_star, t, "theta")
@@ -194,7 +198,7 @@ def feasible_region_figure(theta, m_star, *, m_grid=None, delta_grid=None,
     target = ""
     if eps_target is not None and delta_target is not None:
         target = f" for ε = {eps_target:g}, δ = {delta_target:g}"
-    fig.update_layout(title="Feasible (θ, m)" + target + " (σ = 0, global Theorem 2)",
+    fig.update_layout(title="Feasible (θ, m)" + target + f" (σ = 0, {rule})",
                       xaxis_title="θ", yaxis_title="m", **LAYOUT)
     if log_x:
         fig.update_xaxes(**log_axis(t))

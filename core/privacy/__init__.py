@@ -14,7 +14,7 @@ probabilistic-DP curve is
 
 * :mod:`.dirichlet_process` and :mod:`.global_accounting` — σ = 0, exact closed forms
   (§3.1): :func:`tight_instance_delta`, :func:`global_delta` (Theorem 2, the exact maximum
-  over multiplicities), :func:`global_delta_simple_bound`, :func:`singleton_limit`,
+  over multiplicities: the paper's probabilistic curve, which no verdict reads), :func:`global_delta_simple_bound`, :func:`singleton_limit`,
   :func:`max_synthetic_size`, :func:`max_instance_synthetic_size`,
   :func:`synthetic_size_curve` and the exact verdict :func:`global_delta_at_most`;
 * :mod:`.monte_carlo` — σ ∈ (0, 1), Monte Carlo with a Clopper–Pearson upper bound (§3.2): one
@@ -26,8 +26,9 @@ probabilistic-DP curve is
   largest m;
 * :mod:`.guarantee` — :class:`Guarantee`, the one type of every privacy statement;
 * :mod:`.spec` — :class:`ReleaseSpec`, the frozen description of a release;
-* :mod:`.verdict` — the four verdicts (pure, strong, weak, missed), the verbatim risk and
-  the attack terms of a release's composed global guarantee (docs/verdicts.md);
+* :mod:`.verdict` — the four verdicts (pure, strong, weak, missed; strong needs n·δ_k ≤ 0.01),
+  the exact global profile of σ = 0, 1 − (1 − T₁)^k at every ε ≥ 0 (docs/audit.md §1.3), the
+  verbatim risk and the attack terms of a release's composed global guarantee (docs/verdicts.md);
 * :mod:`.instance` — :func:`instance_delta` and :func:`instance_delta_at_most` for every regime;
 * :mod:`.old_values` — the old-values-only PYPP (thesis Algorithm 3);
 * :mod:`.calibration` — the noise of the baselines and the Bayesian family (§4, §9);
@@ -76,12 +77,12 @@ from .old_values import expected_release_size, old_values_counts, old_values_del
 from .guarantee import GUARANTEE_KINDS, GUARANTEE_SCOPES, Guarantee
 from .regimes import DIRICHLET_MULTINOMIAL, DIRICHLET_PROCESS, PITMAN_YOR, REGIMES, Regime, regime_of, regime_of_key
 from .spec import ReleaseSpec
-from .verdict import ATTACK_FPRS, VERDICT_WORDS, VERDICTS, AttackTerms
+from .verdict import ATTACK_FPRS, RECORDS_EXPOSED_WORDS, VERDICT_WORDS, VERDICTS, AttackTerms
 
 __all__ = [
     "DIRICHLET_MULTINOMIAL", "DIRICHLET_PROCESS", "GUARANTEE_KINDS", "GUARANTEE_SCOPES", "Guarantee",
     "PITMAN_YOR", "REGIMES", "Regime", "regime_of", "regime_of_key",
-    "ATTACK_FPRS", "VERDICTS", "VERDICT_WORDS", "AttackTerms",
+    "ATTACK_FPRS", "RECORDS_EXPOSED_WORDS", "VERDICTS", "VERDICT_WORDS", "AttackTerms",
     "DIRICHLET_ALPHA_RANGE", "MAX_ACCOUNTING_M", "MAX_CELLS", "MAX_CRP_TABLES", "SENSITIVITY_RANGE", "MonteCarloDelta",
     "MonteCarloReplicates",
     "ReleaseSpec", "beta_binomial_log_tail", "crp_table_counts", "crp_tables", "dirichlet_multinomial_alpha",

@@ -309,6 +309,10 @@ def global_delta(n, theta, m, eps):
     (:func:`_global_search`) at a cost that does not grow with n or m; the value is rounded
     up by its proven error bound.
 
+    This is the paper's probabilistic curve. The smallest global δ of (ε, δ)-DP is smaller:
+    the singleton term at every ε ≥ 0 (docs/audit.md §1.3), which the verdict, the largest m
+    and the attack terms read (:meth:`core.privacy.DIRICHLET_PROCESS.release_guarantee`).
+
     Parameters
     ----------
     n : int in [1, 10^12]
@@ -530,7 +534,9 @@ def max_synthetic_size(n, theta, eps, delta, *, m_cap: int = _DEFAULT_M_CAP) -> 
     verdicts is O(log m_cap) at worst, and none costs more than a few beta-binomial tails
     per candidate that comes close to δ (docs/mathematics.md §3.1). The verdict
     δ*(ε; m*) ≤ δ < δ*(ε; m* + 1) is exact. Returns 0 when not even one synthetic value
-    can be released, and at most ``m_cap``.
+    can be released, and at most ``m_cap``. (The paper's m*; the tool's largest m is that of
+    the exact global profile, :meth:`core.privacy.DIRICHLET_PROCESS.largest_m`, m_sing at
+    every ε.)
 
     Parameters
     ----------

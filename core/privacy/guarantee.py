@@ -63,6 +63,11 @@ class Guarantee:
         Upper bound on the probability that a record whose value is unique in the data
         appears verbatim in the release(s) (docs/verdicts.md §2); ``None`` where none is
         derived (pure releases draw only from a public domain).
+    records_exposed : float or None
+        n·δ_k rounded up (docs/verdicts.md §1): the expected number of records a mechanism
+        allowed by the release's composed δ could publish outright — ``strong`` needs it at
+        most 0.01 (decided exactly on the rational δ_k, not on this rounded value). 0 for a
+        pure guarantee; ``None`` where no δ is stated.
     """
 
     kind: str
@@ -77,6 +82,7 @@ class Guarantee:
     releases: int = 1
     attack: AttackTerms | None = None
     verbatim_probability: float | None = None
+    records_exposed: float | None = None
 
     def __post_init__(self):
         if self.verdict is not None and self.verdict not in VERDICTS:

@@ -5,7 +5,8 @@ The sign of the discount σ decides what a release guarantees and how it is acco
 ======================  ========  =========================================  ===================
 regime                  σ         instance-level δ_x(ε)                      global guarantee
 ======================  ========  =========================================  ===================
-Dirichlet process       σ = 0     exact closed form (§3.1)                   (ε, δ)-DP, Theorem 2
+Dirichlet process       σ = 0     exact closed form (§3.1)                   (ε, δ)-DP at every ε,
+                                                                             δ = 1 − (1 − T₁)^k exactly
 Pitman–Yor              0 < σ < 1 Monte Carlo, 95% upper bound (§3.2)        none known
 Dirichlet–multinomial   σ < 0     upper bound from tails (§3.3)              pure ε-DP iff
                                                                              m ≤ (e^ε − 1)·|σ|
@@ -28,18 +29,23 @@ import numpy as np
 from . import betabinom
 from ..formatting import format_upper
 from ..validation import MAX_RELEASE_SIZE, check_py_parameters
-from .common import _first_bad, _multiplicity_profile
+from .common import _DEFAULT_M_CAP, _first_bad, _multiplicity_profile
 from .dirichlet_multinomial import _dm_tails, dirichlet_multinomial_is_pure, dirichlet_multinomial_pure_epsilon
 from .dirichlet_process import _dp_instance_max, _second_shape, _singleton_term_at_most, tight_instance_delta
-from .global_accounting import global_delta, global_delta_at_most, max_synthetic_size, singleton_limit
+from .global_accounting import singleton_limit
 from .guarantee import Guarantee
 from .monte_carlo import monte_carlo_replicates
 from .verdict import (
+    check_target,
+    composed_singleton_exact,
     composed_singleton_term,
     composed_singleton_term_at_most,
-    largest_double_below,
+    exposure_within_limit,
+    largest_admissible,
     pure_attack_terms,
     pure_composition_holds,
+    records_exposed,
+    round_up,
     singleton_attack_terms,
     verdict_of,
 )
@@ -162,7 +168,8 @@ def _statement(name, scope, kind, eps, delta, meets, text) -> Guarantee:
 
 
 class DirichletProcess(Regime):
-    """σ = 0: exact instance-level δ, global (ε, δ)-DP by Theorem 2, exact composition."""
+    """σ = 0: exact instance-level δ; global (ε, δ)-DP on the exact profile δ = 1 − (1 − T₁)^k
+    at every ε ≥ 0 (docs/audit.md §1.3), which also composes exactly."""
 
     key, name, label = "dp", "dirichlet-process", "Dirichlet process (σ = 0)"
     exact_loss_distribution = True
@@ -186,7 +193,8 @@ class DirichletProcess(Regime):
         d_inst = float(self.instance_delta(counts, profile[1], 0.0, theta, None, m, np.array([eps]),
                                            n_mc=n_mc, seed=mc_seed, progress=None)[0])
         d_tight = float(tight_instance_delta(counts, theta, m, eps))
-        d_glob = float(global_delta(n, theta, m, eps))
+        # one release's exact global profile: T₁ at every ε ≥ 0 (docs/audit.md §1.3)
+        d_glob = composed_singleton_term(m, theta, n)
         inst_ok = self.instance_delta_at_most(counts, profile[1], 0.0, theta, None, m, eps, delta_target)
         return [
             _statement("instance_delta", "instance", "approximate", eps, d_inst, inst_ok,
@@ -199,51 +207,52 @@ class DirichletProcess(Regime):
                        f"Tight instance-level (ε, δ)-DP profile: this dataset is (ε = {e_txt}, δ = {up(d_tight)})-DP "
                        "against every neighbour (exact hockey-stick divergence; never above the probabilistic δ)."),
             _statement("global_delta", "global", "approximate", eps, d_glob,
-                       global_delta_at_most(n, theta, m, eps, delta_target),
-                       f"Global (ε, δ)-DP (Theorem 2): every dataset of size n = {n} is protected with "
-                       f"ε = {e_txt}, δ = {up(d_glob)}."),
+                       composed_singleton_term_at_most(m, theta, n, 1, Fraction(delta_target)),
+                       f"Global (ε, δ)-DP, exact privacy profile of one release (docs/audit.md §1.3): every dataset "
+                       f"of size n = {n} is protected with δ = {up(d_glob)} at every ε ≥ 0, so at ε = {e_txt}. The "
+                       "worst case is a record whose value is unique: it appears verbatim with probability exactly "
+                       "T₁ = m/(m + θ + n − 1)."),
         ]
 
     def release_guarantee(self, spec):
         n, theta, m, k = spec.n, spec.theta, spec.m, spec.releases
         eps, target = _target_of(spec)
-        # One release: Theorem 2's δ*(ε). k releases: the exact hockey-stick of the worst
-        # case, 1 − (1 − T₁)^k (docs/audit.md §1.3). The stated δ_k is the larger of the two:
-        # a valid bound for k releases, Theorem 2's own for one, never falling as k grows.
-        d_star = float(global_delta(n, theta, m, eps))
-        p_k = composed_singleton_term(m, theta, n, k)
-        delta_k = d_star if k == 1 else max(d_star, p_k)   # one release: δ* ≥ T₁ exactly
-        meets = (global_delta_at_most(n, theta, m, eps, target)
-                 and composed_singleton_term_at_most(m, theta, n, k, Fraction(target)))
-        # δ_k < 1/n, on the safe side: δ* ≤ the largest double below 1/n implies δ* < 1/n
-        below = (global_delta_at_most(n, theta, m, eps, largest_double_below(Fraction(1, n)))
-                 and composed_singleton_term_at_most(m, theta, n, k, Fraction(1, n), strict=True))
-        verdict = verdict_of(pure=False, meets_target=meets, below_one_over_n=below)
+        # The exact global profile of k releases: the hockey-stick divergence of the worst pair
+        # (a record whose value is unique) is 1 − (1 − T₁)^k at every ε ≥ 0 (docs/audit.md §1.3);
+        # every yes/no below is decided on that exact rational.
+        exact = composed_singleton_exact(m, theta, n, k)
+        delta_k = round_up(exact)
+        meets = composed_singleton_term_at_most(m, theta, n, k, Fraction(target))
+        verdict = verdict_of(pure=False, meets_target=meets, exposure_ok=exposure_within_limit(n, exact))
         times = "one release" if k == 1 else f"{k} independent releases"
-        text = (f"Global (ε, δ)-DP of {times} (Theorem 2{'' if k == 1 else ', composed'}): for every dataset of "
-                f"n = {n} records, ε = {eps!r} and δ = {format_upper(delta_k)} (rounded up).")
-        return Guarantee("approximate", "global", eps, delta_k, notion="Theorem 2, composed exactly",
+        text = (f"Global (ε, δ)-DP of {times} (exact privacy profile, docs/audit.md §1.3): for every dataset of "
+                f"n = {n} records, δ = {format_upper(delta_k)} (rounded up) at every ε ≥ 0, so at ε = {eps!r}; "
+                "it is the probability that a record whose value is unique appears verbatim.")
+        return Guarantee("approximate", "global", eps, delta_k, notion="exact global privacy profile, 1 − (1 − T₁)^k",
                          name="global_delta", meets_target=meets, description=text, verdict=verdict, releases=k,
-                         attack=singleton_attack_terms(m, theta, n, k), verbatim_probability=p_k)
+                         attack=singleton_attack_terms(m, theta, n, k), verbatim_probability=delta_k,
+                         records_exposed=records_exposed(n, exact))
 
     def largest_m(self, n, sigma, theta, eps, delta, *, releases=1, m_cap=None):
-        cap = {} if m_cap is None else {"m_cap": int(m_cap)}
-        best = int(max_synthetic_size(n, theta, eps, delta, **cap))
-        if releases > 1 and best >= 1:
-            # 1 − (1 − T₁)^k ≤ δ  ⇔  T₁ ≤ t = 1 − (1 − δ)^{1/k}  ⇔  m ≤ (θ + n − 1)·t/(1 − t);
-            # the float guess is corrected by the exact verdict
-            t = -math.expm1(math.log1p(-delta) / releases)
-            guess = int(min(best, math.floor((theta + n - 1) * t / (1 - t)) + 1))
-            while guess >= 1 and not composed_singleton_term_at_most(guess, theta, n, releases, Fraction(delta)):
-                guess -= 1
-            best = min(best, guess)
-        return best
+        # 1 − (1 − T₁)^k ≤ δ, the exact global profile of k releases, at every ε ≥ 0: ε does not enter
+        check_target(eps, delta)
+        cap = _DEFAULT_M_CAP if m_cap is None else int(m_cap)
+        upper = min(cap, singleton_limit(n, theta, delta))     # k = 1 exactly; more releases allow no more
+        if releases == 1 or upper < 1:
+            return int(max(upper, 0))
+        # ⇔ T₁ ≤ t = 1 − (1 − δ)^{1/k} ⇔ m ≤ (θ + n − 1)·t/(1 − t): the float guess, settled by
+        # the exact verdict in O(log) checks
+        t = -math.expm1(math.log1p(-delta) / releases)
+        raw = (theta + n - 1) * t / (1 - t) if t < 1 else math.inf     # a float product overflows to inf
+        guess = math.floor(raw) if math.isfinite(raw) else upper
+        target = Fraction(delta)
+        return largest_admissible(lambda size: composed_singleton_term_at_most(size, theta, n, releases, target),
+                                  min(guess, upper), 0, upper)
 
     def global_delta_curve(self, spec, eps):
-        d_star = np.asarray(global_delta(spec.n, spec.theta, spec.m, eps), dtype=float)
-        if spec.releases == 1:
-            return d_star
-        return np.maximum(d_star, composed_singleton_term(spec.m, spec.theta, spec.n, spec.releases))
+        # flat in ε: the exact profile is the singleton term at every ε ≥ 0
+        value = composed_singleton_term(spec.m, spec.theta, spec.n, spec.releases)
+        return np.full(np.shape(eps), value, dtype=float)
 
     def meeting_advice(self, spec):
         n, theta, k = spec.n, spec.theta, spec.releases
@@ -251,9 +260,9 @@ class DirichletProcess(Regime):
         best = self.largest_m(n, 0.0, theta, eps, delta, releases=k)
         times = "" if k == 1 else f" for {k} releases"
         if best >= 1:
-            return (f"At θ = {theta:g} the target is met{times} by a release of at most m = {best:,} rows; "
-                    "a larger θ or δ allows more.")
-        return f"No release size meets the target{times} at θ = {theta:g}: raise θ or δ."
+            return (f"At θ = {theta:g} the target is met{times} by a release of at most m = {best:,} rows, at "
+                    "any ε (the exact global δ does not depend on ε); a larger θ or δ allows more.")
+        return f"No release size meets the target{times} at θ = {theta:g}, at any ε: raise θ or δ."
 
     def singleton_limit(self, n, theta, delta):
         return int(singleton_limit(n, theta, delta))
@@ -367,8 +376,8 @@ class DirichletMultinomial(Regime):
                 f"({'within' if holds else 'above'} the target ε = {eps!r}).")
         return Guarantee("pure", "global", eps_k, 0.0, notion="Machanavajjhala et al. condition, composed",
                          name="global_pure_dp", meets_target=holds, description=text,
-                         verdict=verdict_of(pure=True, meets_target=holds, below_one_over_n=True), releases=k,
-                         attack=pure_attack_terms(eps_k))
+                         verdict=verdict_of(pure=True, meets_target=holds, exposure_ok=True), releases=k,
+                         attack=pure_attack_terms(eps_k), records_exposed=0.0)
 
     def global_delta_curve(self, spec, eps):
         alpha, k = -spec.sigma, spec.releases
@@ -376,17 +385,20 @@ class DirichletMultinomial(Regime):
                          for e in np.ravel(eps)])
 
     def largest_m(self, n, sigma, theta, eps, delta, *, releases=1, m_cap=None):
-        # m ≤ (e^{ε/k} − 1)·α (docs/verdicts.md §2): the float guess, corrected both ways by the exact verdict
+        # m ≤ (e^{ε/k} − 1)·α (docs/verdicts.md §2): a guess in log space, log m = log α + log expm1(ε/k)
+        # (no overflow however large ε/k), settled by the exact verdict in O(log cap) checks
         alpha, k = -sigma, releases
         cap = MAX_RELEASE_SIZE if m_cap is None else int(m_cap)
         if not math.isfinite(eps):
             return cap
-        guess = min(cap, int(math.floor(math.expm1(eps / k) * alpha)) if eps / k < 700 else cap)
-        while guess >= 1 and not pure_composition_holds(guess, alpha, k, eps):
-            guess -= 1
-        while guess < cap and pure_composition_holds(guess + 1, alpha, k, eps):
-            guess += 1
-        return max(guess, 0)
+        x = eps / k
+        if x > 1.0:
+            log_expm1 = x + math.log1p(-math.exp(-x))
+        else:
+            log_expm1 = math.log(math.expm1(x)) if x > 0 else -math.inf
+        log_guess = math.log(alpha) + log_expm1
+        guess = cap if log_guess >= math.log(cap + 1) else int(math.floor(math.exp(log_guess)))
+        return largest_admissible(lambda size: pure_composition_holds(size, alpha, k, eps), guess, 0, cap)
 
     def meeting_advice(self, spec):
         alpha, k = -spec.sigma, spec.releases

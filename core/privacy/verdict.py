@@ -5,17 +5,19 @@ one that holds for every dataset of size n, never an instance-level fact — aga
 target (ε, δ):
 
 * ``pure``   — δ_k = 0 and ε_k ≤ ε;
-* ``strong`` — the target is met and δ_k < 1/n;
-* ``weak``   — the target is met but δ_k ≥ 1/n: a δ that large allows a mechanism to
-  publish single records outright (Dwork & Roth ask δ ≪ 1/n);
+* ``strong`` — the target is met and n·δ_k ≤ 0.01;
+* ``weak``   — the target is met but n·δ_k > 0.01: δ permits a mechanism that publishes
+  each record outright with probability δ, and n·δ_k is the expected number of records so
+  published; ``strong`` asks that it be at most 1 in 100 (Dwork & Roth ask δ ≪ 1/n);
 * ``missed`` — the target is not met (or no global guarantee is known).
 
 Every yes/no here is exact (rational arithmetic, or mpmath where an exponential enters)
 or decided on the safe side, and every number is rounded toward the attacker: a printed
-advantage or true-positive rate is never below the exact one.
+δ, n·δ, advantage or true-positive rate is never below the exact one.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -25,9 +27,10 @@ import numpy as np
 
 from ..validation import check_delta, check_integer, check_multiplicities
 
-__all__ = ["ATTACK_FPRS", "VERDICTS", "VERDICT_WORDS", "AttackTerms", "check_target", "composed_singleton_term",
-           "composed_singleton_term_at_most", "expected_unique_records_copied", "largest_double_below", "pure_attack_terms", "pure_composition_holds",
-           "singleton_attack_terms", "verdict_of"]
+__all__ = ["ATTACK_FPRS", "EXPOSURE_LIMIT", "RECORDS_EXPOSED_WORDS", "VERDICTS", "VERDICT_WORDS", "AttackTerms",
+           "check_target", "composed_singleton_exact", "composed_singleton_term", "composed_singleton_term_at_most",
+           "expected_unique_records_copied", "exposure_within_limit", "largest_admissible", "pure_attack_terms",
+           "pure_composition_holds", "records_exposed", "round_up", "singleton_attack_terms", "verdict_of"]
 
 #: The four verdicts, from the strongest.
 VERDICTS = ("pure", "strong", "weak", "missed")
@@ -35,18 +38,23 @@ VERDICTS = ("pure", "strong", "weak", "missed")
 VERDICT_WORDS = {
     "pure": "pure ε-DP: no record's presence can change the probability of any release by more than a factor "
             "e^ε, with no exception (δ = 0)",
-    "strong": "the target is met with δ < 1/n: the exceptions allowed by δ are smaller than the share of a "
-              "single record",
-    "weak": "the target is met, but δ ≥ 1/n: a guarantee this loose allows a mechanism to publish single "
-            "records outright",
+    "strong": "the target is met and n·δ ≤ 0.01: a mechanism allowed by δ could publish a whole record with "
+              "expected count at most 1 in 100",
+    "weak": "the target is met, but n·δ > 0.01: a guarantee this loose allows a mechanism to publish whole "
+            "records outright, more than 1 in 100 expected",
     "missed": "the release does not meet the target",
 }
 #: False-positive rates at which the true-positive rate of the best membership test is reported.
 ATTACK_FPRS = (0.01, 0.001)
+#: What n·δ_k means, in the words every page and file uses beside its value (docs/verdicts.md §1).
+RECORDS_EXPOSED_WORDS = ("the expected number of records a mechanism allowed by this δ could publish outright "
+                         "(strong needs at most 0.01)")
+#: ``strong`` needs n·δ_k ≤ this, exactly (docs/verdicts.md §1).
+EXPOSURE_LIMIT = Fraction(1, 100)
 
-#: Every closed form below takes at most six roundings of 2^-53 each (a Fraction to a
-#: float, log1p, a product, expm1 — whose condition number is at most 1 for a negative
-#: argument — and a sum); 16 units cover them with room to spare.
+#: The pure-ε closed forms below take at most six roundings of 2^-53 each (exp, expm1, tanh,
+#: a product and a sum); 16 units cover them with room to spare. (The σ = 0 terms are exact
+#: rationals, rounded up by :func:`round_up`.)
 _ROUND_UP = 1.0 + 16 * 2.0**-53
 
 
@@ -96,6 +104,58 @@ class AttackTerms:
                 "source": self.source}
 
 
+# ------------------------------------------------------------------ exact rationals, rounded up
+def round_up(value: Fraction) -> float:
+    """The smallest double ≥ the rational ``value`` (exact: ``float`` of a Fraction is
+    correctly rounded, then one step up when it fell below)."""
+    value = Fraction(value)
+    x = float(value)
+    if Fraction(x) < value:
+        x = float(np.nextafter(x, math.inf))
+    return x
+
+
+def largest_admissible(holds, guess: int, lo: int, hi: int) -> int:
+    """Largest integer m in [lo, hi] with ``holds(m)``, for a verdict that holds on [lo, m*] and
+    fails above (``holds(lo)`` is taken as known, not asked).
+
+    Starts at ``guess`` (a closed form's float value), gallops away from it by doubling steps
+    until the boundary is bracketed, then bisects: O(log |guess − m*| + 1) calls of the exact
+    verdict, O(log (hi − lo)) at worst — never a step of one at a time.
+    """
+    lo, hi = int(lo), int(hi)
+    if hi <= lo:
+        return lo
+    g = min(max(int(guess), lo), hi)
+    if g > lo:
+        step = 1
+        if holds(g):
+            lo = g
+            while lo < hi:                       # gallop up until a size fails
+                probe = min(hi, lo + step)
+                if not holds(probe):
+                    hi = probe - 1
+                    break
+                lo, step = probe, 2 * step
+        else:
+            hi = g - 1
+            while lo < hi:                       # gallop down until a size holds
+                probe = max(lo, hi - step)
+                if probe == lo:
+                    break
+                if holds(probe):
+                    lo = probe
+                    break
+                hi, step = probe - 1, 2 * step
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if holds(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 # ------------------------------------------------------------------ σ = 0: the singleton term
 def _singleton_survival(m: int, theta: float, n: int) -> Fraction:
     """1 − T₁ = (θ + n − 1)/(θ + n + m − 1), exactly (θ as its exact binary value)."""
@@ -103,27 +163,47 @@ def _singleton_survival(m: int, theta: float, n: int) -> Fraction:
     return base / (base + m)
 
 
+@functools.lru_cache(maxsize=32)
+def composed_singleton_exact(m: int, theta: float, n: int, releases: int = 1) -> Fraction:
+    """1 − (1 − T₁)^k with T₁ = m/(m + θ + n − 1), as an exact rational (θ as its exact binary
+    value; docs/verdicts.md §2): the exact global privacy profile of k releases (σ = 0) at every
+    ε ≥ 0 (docs/audit.md §1.3). Cached: a release's verdict, δ, n·δ and attack terms read the
+    same value (k = 1000 with θ = 10³⁰⁰ is a million-bit rational)."""
+    k = check_integer("releases", releases, minimum=1, maximum=1000)
+    return 1 - _singleton_survival(m, theta, n) ** k
+
+
 def composed_singleton_term(m: int, theta: float, n: int, releases: int = 1) -> float:
-    """1 − (1 − T₁)^k with T₁ = m/(m + θ + n − 1), rounded up (docs/verdicts.md §2).
+    """1 − (1 − T₁)^k with T₁ = m/(m + θ + n − 1), rounded up to the nearest double above
+    (docs/verdicts.md §2).
 
     The probability that a record whose value is unique in the data appears verbatim in at
     least one of ``releases`` independent releases of m draws; also the exact hockey-stick
     divergence of k releases against the global worst-case neighbour at every ε ≥ 0
-    (docs/audit.md §1.3).
+    (docs/audit.md §1.3), i.e. the δ_k of the release and the advantage of the best
+    membership test. Computed in rational arithmetic, then rounded up (never below the exact
+    value, and at most one double above it).
     """
-    survival = _singleton_survival(m, theta, n)
-    k = check_integer("releases", releases, minimum=1, maximum=1000)
-    # log-space in floating point (k·log1p(−T₁) keeps the digits of a tiny T₁), then up
-    t1 = float(1 - survival)
-    return _up(-math.expm1(k * math.log1p(-t1)) if t1 < 1 else 1.0)
+    return round_up(composed_singleton_exact(m, theta, n, releases))
 
 
 def composed_singleton_term_at_most(m: int, theta: float, n: int, releases: int, bound: Fraction, *,
                                     strict: bool = False) -> bool:
     """Exact verdict 1 − (1 − T₁)^k ≤ ``bound`` (``<`` with ``strict``), ``bound`` a rational
     (a float converts exactly), in rational arithmetic."""
-    value = 1 - _singleton_survival(m, theta, n) ** releases
+    value = composed_singleton_exact(m, theta, n, releases)
     return value < Fraction(bound) if strict else value <= Fraction(bound)
+
+
+def records_exposed(n: int, delta: Fraction) -> float:
+    """n·δ rounded up to a double (``delta`` the exact rational δ_k): the expected number of
+    records a mechanism allowed by δ could publish outright (docs/verdicts.md §1)."""
+    return round_up(n * Fraction(delta))
+
+
+def exposure_within_limit(n: int, delta: Fraction) -> bool:
+    """Exact verdict n·δ ≤ 1/100 (:data:`EXPOSURE_LIMIT`), ``delta`` the exact rational δ_k."""
+    return n * Fraction(delta) <= EXPOSURE_LIMIT
 
 
 def expected_unique_records_copied(multiplicities, theta: float, m: int, releases: int = 1) -> float:
@@ -135,7 +215,7 @@ def expected_unique_records_copied(multiplicities, theta: float, m: int, release
     """
     counts = check_multiplicities(multiplicities)
     k1 = int(np.sum(counts == 1))
-    return k1 * composed_singleton_term(m, theta, int(counts.sum()), releases)
+    return round_up(k1 * composed_singleton_exact(m, theta, int(counts.sum()), releases))
 
 
 def singleton_attack_terms(m: int, theta: float, n: int, releases: int = 1) -> AttackTerms:
@@ -145,8 +225,9 @@ def singleton_attack_terms(m: int, theta: float, n: int, releases: int = 1) -> A
     curve is f(α) = max(0, (1 − T₁)^k − α), so the advantage is p = 1 − (1 − T₁)^k and the
     TPR at FPR α is min(1, α + p) — the test "the unique value appears in the release".
     """
-    p = composed_singleton_term(m, theta, n, releases)
-    return AttackTerms(p, tuple((a, _up(min(1.0, a + p))) for a in ATTACK_FPRS),
+    exact = composed_singleton_exact(m, theta, n, releases)
+    p = round_up(exact)
+    return AttackTerms(p, tuple((a, round_up(min(Fraction(1), Fraction(a) + exact))) for a in ATTACK_FPRS),
                        "exact trade-off curve of the global worst case (a record whose value is unique)",
                        ("singleton", p))
 
@@ -183,22 +264,15 @@ def pure_attack_terms(eps: float) -> AttackTerms:
 
 
 # ------------------------------------------------------------------ the verdict
-def verdict_of(*, pure: bool, meets_target: bool, below_one_over_n: bool) -> str:
-    """The verdict word from the three exact facts about the composed global guarantee."""
+def verdict_of(*, pure: bool, meets_target: bool, exposure_ok: bool) -> str:
+    """The verdict word from the three exact facts about the composed global guarantee:
+    pure (δ_k = 0), meets the target, and ``exposure_ok`` — n·δ_k ≤ 0.01
+    (:func:`exposure_within_limit`)."""
     if not meets_target:
         return "missed"
     if pure:
         return "pure"
-    return "strong" if below_one_over_n else "weak"
-
-
-def largest_double_below(value: Fraction) -> float:
-    """The largest double strictly below the rational ``value`` > 0 (a target one can test
-    with the exact ≤ verdicts: δ ≤ it implies δ < value)."""
-    x = float(value)
-    while Fraction(x) >= value:
-        x = float(np.nextafter(x, 0.0))
-    return x
+    return "strong" if exposure_ok else "weak"
 
 
 def check_target(eps, delta) -> tuple[float, float]:

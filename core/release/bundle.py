@@ -54,6 +54,7 @@ from .. import evaluation, plots
 from ..evaluation import quality
 from ..plots.static import overlay_svg
 from ..formatting import CONFIDENTIAL_MARK, format_upper, formula_safe
+from ..privacy import RECORDS_EXPOSED_WORDS
 from .card import curator_card_html, release_card_html
 from .gate import ACKNOWLEDGEMENTS, AcknowledgementRequired, PublicationRefused, check_publication
 from .recipe import ReleaseResult
@@ -300,12 +301,14 @@ def _public_readme(report: dict) -> str:
         f"Verdict: {report['strength']} — {report['strength_meaning']}",
         f"Guarantee ({g['scope']}, {g['kind']}): {g['description']}",
     ]
+    if report.get("records_exposed") is not None:
+        lines.append(f"n·δ = {format_upper(report['records_exposed'])}: {RECORDS_EXPOSED_WORDS}")
+    if report["conditional_on"]:
+        lines += ["", "CONDITIONAL ON choices the confidential data made, which no guarantee covers:"]
+        lines += [f"- {c['title']}: {c['statement']} {c['consequence']}" for c in report["data_dependent_choices"]]
     if report.get("acknowledged"):
         lines += ["", "The curator acknowledged, before publishing:"]
         lines += [f"- {ACKNOWLEDGEMENTS[key]}" for key in report["acknowledged"]]
-    if report["statement_depends_on_data"]:
-        lines += ["", "This statement itself depends on the confidential data:"]
-        lines += [f"- {text}" for text in report["data_dependent_choices"]]
     if report["warnings"]:
         lines += ["", "Warnings:"] + [f"- {text}" for text in report["warnings"]]
     lines += [""] + report["notes"]
@@ -318,6 +321,10 @@ def public_summary(report: dict) -> str:
     g = report["guarantee"]
     lines = [f"verdict: {report['strength']} — {report['strength_meaning']}",
              f"guarantee: {g['description']}"]
+    if report.get("records_exposed") is not None:
+        lines.append(f"n·δ = {format_upper(report['records_exposed'])}: {RECORDS_EXPOSED_WORDS}")
+    if report["conditional_on"]:
+        lines.append("conditional on: " + "; ".join(report["conditional_on"]) + " (no guarantee covers these)")
     if report["attack"] is not None:
         a = report["attack"]
         lines.append("attack: membership advantage at most " + format_upper(a["advantage"]) + "; TPR at FPR "
@@ -331,7 +338,7 @@ def public_bundle(result: ReleaseResult, *, acknowledged=()) -> bytes:
     (:func:`core.release.card.release_card_html`) and ``README.txt``.
 
     Behind the gate (:func:`core.release.gate.check_publication`): refused for a ``missed``
-    verdict; a ``weak`` release, or bounds read off the data, need ``acknowledged``, which
+    verdict; a ``weak`` release and each data-dependent choice need ``acknowledged``, which
     ``release.json`` records."""
     report = dict(result.public_report, acknowledged=check_publication(result.public_report, acknowledged))
     return _zip([
@@ -423,7 +430,9 @@ def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, 
         "records copied.",
         "CONFIDENTIAL_recipe.json  the full recipe with its seed: `python -m core release --recipe "
         "CONFIDENTIAL_recipe.json DATA.csv --out synthetic.csv` reproduces synthetic.csv byte for byte (DATA.csv "
-        "is left out for a bundled sample; --use-recipe-source reads the file path the recipe names).",
+        "is left out for a bundled sample; --use-recipe-source reads the file path the recipe names). --out is "
+        "public, so it passes the gate: a weak release needs --accept-weak and each data-dependent choice its "
+        "own --acknowledge KEY, as in the app.",
     ]
     if has_summary:
         lines.append("CONFIDENTIAL_summary.csv  mean, SD, quartiles, W1 and KDE-L2 of the confidential data and "

@@ -15,6 +15,7 @@ from html import escape
 import numpy as np
 
 from ..formatting import CONFIDENTIAL_MARK, format_upper
+from ..privacy import RECORDS_EXPOSED_WORDS
 from .gate import ACKNOWLEDGEMENTS, spec_of_public_report
 
 __all__ = ["CARD_EPS_GRID", "curator_card_html", "release_card_html"]
@@ -23,6 +24,8 @@ __all__ = ["CARD_EPS_GRID", "curator_card_html", "release_card_html"]
 CARD_EPS_GRID = np.geomspace(0.05, 12.0, 60)
 _ALPHA_GRID = np.linspace(0.0, 1.0, 101)
 _COLOURS = {"pure": "#1b7a3a", "strong": "#1b7a3a", "weak": "#a66300", "missed": "#b00020"}
+#: A pure or strong verdict conditional on a data-dependent choice is not shown green (docs/verdicts.md §1).
+_CONDITIONAL_COLOUR = "#a66300"
 _STYLE = ("body{font:15px/1.45 system-ui,sans-serif;max-width:860px;margin:2em auto;color:#222}"
           "h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em}table{border-collapse:collapse}"
           "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}.verdict{color:white;padding:10px;"
@@ -86,8 +89,12 @@ def _bounds_text(column: dict) -> str:
 def _rounding_text(column: dict) -> str:
     if column["kind"] != "numeric":
         return "—"
+    if column.get("grid") is not None:
+        return "to the public grid (see bounds)"
+    if column.get("precision_from_data"):
+        return "new values to the precision of the confidential records (read off the data; see the choices below)"
     if column["decimals"] is None:
-        return "none (values as read)"
+        return "none: new values at full precision"
     decimals = column["decimals"]
     if decimals <= 0:
         return f"to multiples of {10 ** -decimals:,}"
@@ -128,10 +135,19 @@ def _body(report: dict) -> list[str]:
     guarantee = spec.regime.release_guarantee(spec)
     strength = report["strength"]
     mech, data = report["mechanism"], report["data"]
+    conditional = report.get("conditional_on") or []
+    colour = _CONDITIONAL_COLOUR if conditional and strength in ("pure", "strong") else _COLOURS[strength]
     parts = [
         f"<h1>Release card — {escape(mech['description'])}</h1>",
-        f'<p class="verdict" style="background:{_COLOURS[strength]}"><b>Verdict: {escape(strength)}</b> — '
+        f'<p class="verdict" style="background:{colour}"><b>Verdict: {escape(strength)}'
+        f"{' (conditional)' if conditional and strength != 'missed' else ''}</b> — "
         f"{escape(report['strength_meaning'])}</p>",
+    ]
+    if conditional:
+        parts.append('<div class="conditional"><b>Conditional on choices the confidential data made, which no '
+                     "guarantee covers:</b>" + _items(conditional) + "Each needs the curator's acknowledgement before "
+                     "publication; those given are listed under “Acknowledged before publication”.</div>")
+    parts += [
         f"<p>{escape(report['guarantee']['description'])}</p>",
         "<h2>Mechanism and parameters</h2>",
         _rows([("regime", mech["regime"]), ("σ", mech["sigma"]), ("θ", mech["theta"]), ("n (records)", data["n"]),
@@ -140,6 +156,8 @@ def _body(report: dict) -> list[str]:
                ("target δ", "none given (pure ε-DP: δ = 0)" if report["privacy_target"]["delta"] is None
                 else format_upper(report["privacy_target"]["delta"])),
                ("releases planned (composed)", report["releases_planned"]),
+               ("n·δ (global, composed)", "—" if report.get("records_exposed") is None
+                else f"{format_upper(report['records_exposed'])}: {RECORDS_EXPOSED_WORDS}"),
                ("columns", ", ".join(map(str, data["columns"]))), ("transforms", data["coarsening_description"])]),
         "<h2>Columns as released (the public recipe)</h2>",
         _column_table(data.get("column_transforms") or []),
@@ -161,7 +179,8 @@ def _body(report: dict) -> list[str]:
         parts.append(_svg_chart(_ALPHA_GRID, guarantee.attack.tradeoff(_ALPHA_GRID),
                                 title="trade-off of the best membership test", x_label="false positive rate α",
                                 y_label="false negative rate f(α)"))
-    parts += ["<h2>Choices that depend on the data</h2>", _items(report["data_dependent_choices"]),
+    parts += ["<h2>Choices that depend on the data</h2>",
+              _items(f"{c['title']}: {c['statement']} {c['consequence']}" for c in report["data_dependent_choices"]),
               "<h2>Acknowledged before publication</h2>",
               _items(ACKNOWLEDGEMENTS[key] for key in report.get("acknowledged", [])),
               "<h2>Warnings</h2>", _items(report["warnings"]), "<h2>Notes</h2>", _items(report["notes"]),
@@ -186,7 +205,11 @@ def curator_card_html(public_report: dict, curator_report: dict) -> str:
     extra = ["<h2>Instance-level facts (this dataset only; not private; never the verdict)</h2>",
              _items(g["description"] for g in curator_report.get("guarantees", [])),
              _rows([("records whose value is unique", verbatim.get("unique_records_in_data")),
-                    ("expected unique records copied", verbatim.get("expected_unique_records_copied")),
-                    ("release rows equal to a unique record", verbatim.get("unique_rows_copied"))])]
+                    ("unique records copied: expected per release", verbatim.get("expected_unique_records_copied_per_release")),
+                    ("unique records copied: in this release", verbatim.get("unique_records_copied")),
+                    ("rows equal to a unique record: expected per release", verbatim.get("expected_unique_rows_copied")),
+                    ("rows equal to a unique record: in this release", verbatim.get("unique_rows_copied")),
+                    ("unique records expected in at least one of the planned releases",
+                     verbatim.get("expected_unique_records_copied"))])]
     mark = f'<p class="mark">{escape(CONFIDENTIAL_MARK)}</p>'
     return _page("CONFIDENTIAL curator card", [mark, *_body(public_report), *extra, mark])

@@ -1,21 +1,26 @@
 """The gate before anything public (docs/verdicts.md §4).
 
 A public release is refused when its verdict is ``missed``, with a message saying what would
-meet the target. A ``weak`` release, or one whose bounds were read off the confidential data,
-needs an explicit acknowledgement of what that allows; the acknowledgements are recorded in
-``release.json`` as ``acknowledged``. The app and the command line both ask this module.
+meet the target. A ``weak`` release needs an explicit acknowledgement of what its δ allows,
+and so does each choice the confidential data made about the release
+(:mod:`core.release.choices`: bounds, precision, planner settings, coarsening, dropped
+records, an instance-level size rule) — one acknowledgement per choice, each naming its
+consequence. The acknowledgements are recorded in ``release.json`` as ``acknowledged``. Every
+byte holding released rows passes here: the app's public zip and synthetic CSV, and the
+command line's ``--public-bundle`` and ``--out``.
 """
 from __future__ import annotations
 
 from ..privacy import ReleaseSpec
+from .choices import CHOICE_TITLES
 
 __all__ = ["ACKNOWLEDGEMENTS", "AcknowledgementRequired", "PublicationRefused", "check_publication",
            "required_acknowledgements", "spec_of_public_report"]
 
-#: What a curator can accept, and the consequence named when asking.
+#: What a curator can accept, each in a few words: a weak verdict, and each data-dependent choice.
 ACKNOWLEDGEMENTS = {
-    "weak": "the guarantee is weak (δ ≥ 1/n)",
-    "bounds_from_data": "the bounds were read off the confidential data",
+    "weak": "the guarantee is weak (n·δ > 0.01)",
+    **CHOICE_TITLES,
 }
 
 
@@ -46,7 +51,8 @@ def spec_of_public_report(report: dict) -> ReleaseSpec:
 
 def required_acknowledgements(report: dict) -> dict[str, str]:
     """What the curator must accept before this public release, each with its consequence
-    in words (empty for a ``pure`` or ``strong`` release with public bounds).
+    in words: ``weak`` for a weak verdict, and one key per data-dependent choice (empty for a
+    ``pure`` or ``strong`` release the data decided nothing about).
 
     Parameters
     ----------
@@ -56,9 +62,8 @@ def required_acknowledgements(report: dict) -> dict[str, str]:
     needed = {}
     if report["strength"] == "weak":
         needed["weak"] = report["strength_meaning"]
-    if any("read off the confidential data" in text for text in report["data_dependent_choices"]):
-        needed["bounds_from_data"] = ("no guarantee covers the bounds of the base measure, and an extreme value "
-                                      "of one record can show through the released range.")
+    for choice in report["data_dependent_choices"]:
+        needed[choice["key"]] = f"{choice['statement']} {choice['consequence']}"
     return needed
 
 
@@ -71,15 +76,15 @@ def check_publication(report: dict, acknowledged=()) -> list[str]:
     report : dict
         The public report (:func:`core.release.public_report`).
     acknowledged : iterable of str
-        What the curator accepted, from :data:`ACKNOWLEDGEMENTS` (the CLI's ``--accept-weak``
-        accepts all of them).
+        What the curator accepted, from :data:`ACKNOWLEDGEMENTS` (the app's checkboxes; the
+        command line's ``--acknowledge KEY``, or ``--accept-weak`` for all of them).
 
     Raises
     ------
     PublicationRefused
         The verdict is ``missed``; the message says what would meet the target.
     AcknowledgementRequired
-        The release is ``weak``, or its bounds were read off the data, and that was not
+        The release is ``weak``, or the data made a choice about it, and that was not
         acknowledged; ``missing`` names what.
     ValueError
         ``acknowledged`` names something unknown.

@@ -56,6 +56,9 @@ cell; ``"drop"`` — the records with a missing cell are removed before the mech
 depends on the data, which the public report states (docs/mathematics.md §2.5). Recipes
 written before this field existed read as before, and a recipe without the choice is
 written as before.
+A numeric column's ``precision_from_data`` (optional, default false, written only when true)
+rounds its new values to the precision read off the data: a data-dependent choice
+(docs/mathematics.md §2.4, §2.6); otherwise, without ``decimals``, they keep full precision.
 ``settings_chosen_from_data`` (optional, default false) records that θ (or α and the grid
 steps of a pure option) and m were loaded from the release planner, which searched them on
 the confidential data: the public report states that choice too.
@@ -64,8 +67,8 @@ the confidential data: the public report states that choice too.
 ``"upload:<sha256 of the file>"`` (an upload; the data must be passed to
 :func:`run_recipe`), ``"upload"`` (an upload whose hash is not published), or a file
 path. ``release_size.rule`` is ``"fixed"`` (with ``m``), ``"global"`` (the largest m
-admissible under the global guarantee of Theorem 2 at (ε, δ); σ = 0; depends on
-``n`` only) or ``"instance"`` (the largest m whose instance-level δ_x(ε) at the data
+admissible under the exact global guarantee at (ε, δ) — for σ = 0 the exact privacy profile
+1 − (1 − T₁)^k, docs/verdicts.md §2; depends on ``n`` only) or ``"instance"`` (the largest m whose instance-level δ_x(ε) at the data
 is within δ; σ = 0; a choice that depends on the confidential data). A top-level
 ``"CONFIDENTIAL"`` string (the curator's copy carries one) is accepted and ignored.
 Unknown schema versions and unknown fields are refused.
@@ -105,6 +108,7 @@ from ..privacy import (
     max_instance_synthetic_size,
     regime_of,
 )
+from .choices import data_dependent_choices
 from .report import release_report
 from ..validation import (
     PrivacyLeakWarning,
@@ -150,7 +154,7 @@ MAX_N_MC = 10**6
 
 #: Mechanisms a recipe can name, with their parameters (baselines will add entries).
 MECHANISMS = {"pypp": ("sigma", "theta")}
-#: Release-size rules: a fixed m, or the largest m admissible under the global (Theorem 2)
+#: Release-size rules: a fixed m, or the largest m admissible under the global (docs/verdicts.md §2)
 #: or the instance-level guarantee at the privacy target.
 SIZE_RULES = ("fixed", "global", "instance")
 
@@ -162,7 +166,8 @@ SAMPLE_DIR = Path(str(importlib.resources.files("sample_data")))
 _SAMPLE, _UPLOAD = "sample:", "upload"
 #: The public name of a data file given by path (its name and directory stay with the curator).
 _FILE = "file"
-_COLUMN_FIELDS = ("name", "kind", "log", "bounds", "decimals", "scale", "categories", "grid", "missing")
+_COLUMN_FIELDS = ("name", "kind", "log", "bounds", "decimals", "scale", "categories", "grid", "missing",
+                  "precision_from_data")
 _TOP_FIELDS = ("schema", "schema_version", "data", "mechanism", "release_size", "privacy_target", "seed",
                "accounting", "CONFIDENTIAL")
 
@@ -284,7 +289,8 @@ def _check_column(spec) -> data_layer.ColumnSpec:
     grid = None if spec.grid is None else _plain_number(f"grid of {where}", spec.grid)
     # Re-run ColumnSpec's own validation on the normalised values.
     return data_layer.ColumnSpec(spec.name, kind=spec.kind, log=log, bounds=bounds, decimals=decimals,
-                                 scale=scale, categories=categories, grid=grid, missing=spec.missing)
+                                 scale=scale, categories=categories, grid=grid, missing=spec.missing,
+                                 precision_from_data=spec.precision_from_data)
 
 
 @dataclass(frozen=True)
@@ -396,7 +402,7 @@ class ReleaseRecipe:
                                               _plain_number("theta", self.theta))
         if rule != "fixed" and rule not in regime_of(sigma).size_rules:
             raise ValueError(f"size_rule {rule!r} is not available with sigma={sigma!r}: the largest admissible m "
-                             "is known under the global guarantee for sigma = 0 (Theorem 2; also 'instance') and "
+                             "is known under the global guarantee for sigma = 0 (its exact privacy profile; also 'instance') and "
                              "sigma < 0 (pure ε-DP, docs/mathematics.md §3.3), not for sigma in (0, 1). Fix m.")
         put("sigma", sigma)
         put("theta", theta)
@@ -437,6 +443,12 @@ class ReleaseRecipe:
         return tuple(c.name for c in self.columns if c.kind == "numeric" and c.bounds is None)
 
     @property
+    def precision_from_data(self) -> tuple[str, ...]:
+        """Names of the columns whose new values take the precision read off the confidential data
+        (``ColumnSpec.precision_from_data``): a data-dependent choice (docs/mathematics.md §2.6)."""
+        return tuple(c.name for c in self.columns if c.precision_from_data)
+
+    @property
     def dropped_missing(self) -> tuple[str, ...]:
         """Names of the columns whose records with a missing cell are dropped (``missing='drop'``):
         n is then counted after dropping, a number that depends on the data."""
@@ -453,13 +465,11 @@ class ReleaseRecipe:
 
     @property
     def depends_on_data(self) -> bool:
-        """Whether a choice of the recipe (bounds from the data, an instance-level m,
-        σ ∈ (0, 1) with its instance-level accounting, a coarsening built or chosen
-        from the data, θ and m chosen by the planner, or records dropped for a missing
-        value) makes the guarantee's statement itself depend on the confidential data."""
-        return (bool(self.bounds_from_data) or self.size_rule == "instance" or 0 < self.sigma < 1
-                or bool(self.coarsening_from_data) or self.settings_chosen_from_data
-                or bool(self.dropped_missing))
+        """Whether the confidential data made a choice about the release that no guarantee
+        covers (:func:`core.release.choices.data_dependent_choices`: bounds or precision read
+        off the data, planner settings, a coarsening built or chosen from the data, records
+        dropped for a missing value, an instance-level m, σ ∈ (0, 1))."""
+        return bool(data_dependent_choices(self))
 
     def public(self) -> "ReleaseRecipe":
         """The recipe as it may be published: no seed, no upload hash, no local directory."""
@@ -492,13 +502,15 @@ class ReleaseRecipe:
     def column_dicts(self) -> list[dict]:
         """Each released column's transforms as JSON-ready dicts (kind, log scale, public bounds
         or ``None`` = read off the data, rounding decimals, scaling, public categories, what a
-        missing cell means)."""
+        missing cell means, ``precision_from_data`` when true)."""
         return [{"name": c.name, "kind": c.kind, "log": c.log,
                  "bounds": None if c.bounds is None else [c.bounds[0], c.bounds[1]],
                  "decimals": c.decimals, "scale": c.scale,
                  "categories": None if c.categories is None else list(c.categories), "grid": c.grid,
                  # written only when chosen: a recipe without missing cells is what it always was
-                 **({} if c.missing is None else {"missing": c.missing})}
+                 **({} if c.missing is None else {"missing": c.missing}),
+                 # written only when true: absent means the output precision is public (the default)
+                 **({"precision_from_data": True} if c.precision_from_data else {})}
                 for c in self.columns]
 
     def read_options(self) -> dict:
@@ -556,7 +568,9 @@ class ReleaseRecipe:
             columns.append(data_layer.ColumnSpec(
                 entry["name"], kind=entry.get("kind", "numeric"), log=entry.get("log", False), bounds=bounds,
                 decimals=entry.get("decimals"), scale=entry.get("scale", True), categories=categories,
-                grid=entry.get("grid"), missing=entry.get("missing")))
+                grid=entry.get("grid"), missing=entry.get("missing"),
+                # absent (recipes written before the field existed): False, the public default
+                precision_from_data=entry.get("precision_from_data", False)))
         mech = check_fields("recipe.mechanism", obj["mechanism"], ("name", *sorted(
             {p for params in MECHANISMS.values() for p in params})), required=("name",))
         name = check_choice("mechanism", mech["name"], tuple(MECHANISMS))
@@ -667,8 +681,8 @@ class ReleaseResult:
 def resolve_release_size(recipe: ReleaseRecipe, multiplicities) -> tuple[int, str]:
     """The release size ``m`` of a recipe for data with these multiplicities, and the rule in words.
 
-    ``"global"``: :math:`m^*(\\varepsilon,\\delta)` of Theorem 2 (docs/mathematics.md §3.1), a function of
-    ``n`` alone. ``"instance"``: the largest m with :math:`\\delta_x(\\varepsilon)\\le\\delta`
+    ``"global"``: the largest m whose composed global guarantee meets the target (the regime's
+    ``largest_m``; for σ = 0 the exact privacy profile, docs/verdicts.md §2), a function of ``n`` alone. ``"instance"``: the largest m with :math:`\\delta_x(\\varepsilon)\\le\\delta`
     at the data. Both are exact (core.privacy) and capped at :data:`MAX_RECIPE_SIZE`, and
     both are refused when even m = 1 misses δ.
     """
@@ -832,14 +846,16 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
     release = pypp_release(table.atoms, table.counts, recipe.sigma, recipe.theta, m,
                            np.random.default_rng(recipe.seed), base=prepared.bases)
     synthetic = prepared.to_original(release.values)
-    copied = _rows_equal_to_unique_records(synthetic, prepared.to_original(table.atoms[table.counts == 1]))
+    copied_rows, copied_records = _unique_records_copied(synthetic,
+                                                         prepared.to_original(table.atoms[table.counts == 1]))
 
     curator = release_report(
         multiplicities=table.counts, sigma=recipe.sigma, theta=recipe.theta, m=m, eps=recipe.eps,
         delta=recipe.delta, seed=recipe.seed, columns=[str(c) for c in prepared.columns],
         transforms=prepared.describe(), data_source=data_label or label,
         bounds_from_data=prepared.any_bounds_from_data, command=command, n_new_values=release.n_new_values,
-        n_mc=recipe.n_mc, releases=recipe.releases, unique_rows_copied=copied)
+        n_mc=recipe.n_mc, releases=recipe.releases, unique_rows_copied=copied_rows,
+        unique_records_copied=copied_records)
     curator["release"]["m_chosen_by"] = m_rule
     # How the file was read (delimiter, encoding, header, engine, ...): release_report
     # does not know the reader, so the record is added here.
@@ -875,17 +891,19 @@ def _dropped_note(prepared: data_layer.PreparedData) -> str:
             "(docs/mathematics.md §2.5).")
 
 
-def _rows_equal_to_unique_records(synthetic: pd.DataFrame, unique_records: pd.DataFrame) -> int:
-    """How many release rows equal a record whose value is unique in the data (curator only;
-    docs/verdicts.md §2): a hash join, O(m + k₁). Numeric columns are compared as floats (a
-    release column holding new values is float where the data's is integer)."""
+def _unique_records_copied(synthetic: pd.DataFrame, unique_records: pd.DataFrame) -> tuple[int, int]:
+    """(rows, records): how many release rows equal a record whose value is unique in the data,
+    and how many distinct such records they copy (curator only; docs/verdicts.md §2): a hash
+    join, O(m + k₁). Numeric columns are compared as floats (a release column holding new
+    values is float where the data's is integer)."""
     if unique_records.empty:
-        return 0
+        return 0, 0
     numeric = [c for c in synthetic.columns
                if pd.api.types.is_numeric_dtype(synthetic[c]) and pd.api.types.is_numeric_dtype(unique_records[c])]
     left = synthetic.astype({c: "float64" for c in numeric})
     right = unique_records.astype({c: "float64" for c in numeric}).drop_duplicates()
-    return int(left.merge(right, how="inner").shape[0])
+    joined = left.merge(right, how="inner")
+    return int(joined.shape[0]), int(joined.drop_duplicates().shape[0])
 
 
 # ============================================================================ public report
@@ -899,24 +917,19 @@ def _strength_meaning(guarantee) -> str:
     return words + "."
 
 
-def _dropped_statement(columns, n: int) -> str:
-    """The public report's sentence on records dropped for a missing value (docs/mathematics.md §2.5)."""
-    names = ", ".join(repr(c) for c in columns)
-    return (f"Records with a missing value in {names} were dropped before the mechanism: n = {n:,} counts the "
-            "records left, a number that depends on the confidential data (it tells how many records had a "
-            "missing value). The guarantee below is stated for these n records.")
-
-
 def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None = None) -> dict:
     """What the public release may say: the guarantee that holds for every dataset of size n.
 
     Built from public quantities only — the recipe's public form, ``n`` and ``m`` — with
-    :mod:`core.privacy` (docs/mathematics.md §3): for σ = 0 the global (ε, δ)-DP of Theorem 2,
-    :func:`~core.privacy.global_delta`; for σ < 0 the global pure ε-DP of the
+    :mod:`core.privacy` (docs/verdicts.md §2): for σ = 0 the exact global privacy profile of the
+    planned releases, 1 − (1 − T₁)^k at every ε; for σ < 0 the global pure ε-DP of the
     Dirichlet–multinomial release, :math:`\\varepsilon \\ge \\log(1 + m/|\\sigma|)`; for
     σ ∈ (0, 1) only an instance-level guarantee exists, whose value depends on the data
     and is kept in the curator's record. No statistic of the confidential data (k,
     singletons, instance-level δ, summaries) can enter: the function never sees them.
+    The choices the data made (bounds, precision, planner settings, coarsening, dropped
+    records, an instance-level size rule) are listed with their consequences in
+    ``data_dependent_choices`` and named in ``conditional_on`` (:mod:`core.release.choices`).
 
     Returns
     -------
@@ -926,32 +939,13 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
     m = check_integer("m", m, minimum=1)
     public = recipe.public()
     eps, target, sigma, theta = public.eps, public.delta, public.sigma, public.theta
-    dependent: list[str] = []
+    # every choice the data made that the guarantee does not cover (core.release.choices)
+    choices = data_dependent_choices(public, n)
     warn: list[str] = []
-    if public.bounds_from_data:
-        names = ", ".join(repr(c) for c in public.bounds_from_data)
-        dependent.append(f"The bounds of {names} (the clipping range and the range of new values) were read off the "
-                         "confidential data: no guarantee covers them, and the statement below depends on the data.")
-    if public.coarsening_from_data:
-        dependent.append(f"The coarsening ({coarsening_label(public.coarsening)}) was built or chosen by looking at "
-                         f"the confidential data ({'; '.join(public.coarsening_from_data)}): no guarantee covers that "
-                         "choice, and the statement below depends on the data.")
-    if public.settings_chosen_from_data:
-        dependent.append("θ (or α and the grid steps) and m were chosen with the release planner, which searched "
-                         "them on the confidential data: no guarantee covers that choice, and the statement below "
-                         "depends on the data.")
-    if public.dropped_missing:
-        dependent.append(_dropped_statement(public.dropped_missing, n))
-    if public.size_rule == "instance":
-        dependent.append("The release size m was chosen by looking at the confidential data (the largest m whose "
-                         "instance-level guarantee meets the target): no guarantee covers that choice.")
-
     spec = ReleaseSpec(sigma=sigma, theta=theta, m=m, n=n, eps=eps, delta=target, releases=public.releases)
     regime = spec.regime
     statement = regime.release_guarantee(spec)   # the one guarantee every page and file reads
-    regime_dependent, regime_warnings = regime.public_caveats(spec)
-    dependent += regime_dependent
-    warn += regime_warnings
+    warn += regime.public_caveats(spec)[1]   # its data-dependent part is the choice 'instance_accounting'
     if not statement.meets_target:
         warn.append(f"The release misses the target (ε = {eps:g}, δ = {target:g}): {statement.description}")
     guarantee = {key: getattr(statement, key)
@@ -978,8 +972,12 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
         "strength_meaning": _strength_meaning(statement),
         "guarantee": guarantee,
         "attack": None if statement.attack is None else statement.attack.to_dict(),
-        "statement_depends_on_data": bool(dependent),
-        "data_dependent_choices": dependent,
+        "records_exposed": statement.records_exposed,
+        "statement_depends_on_data": bool(choices),
+        # each with its key (the acknowledgement the gate asks), what the data decided and its consequence
+        "data_dependent_choices": [choice.to_dict() for choice in choices],
+        # the banner of the card and the pages; the verdict is shown green only when it is empty
+        "conditional_on": [choice.title for choice in choices],
         "warnings": warn,
         "notes": ["The seed is not published: with it, and all records but one, anyone could recompute the "
                   "release for each candidate value of the last record.",

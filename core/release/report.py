@@ -17,6 +17,7 @@ import numpy as np
 from .. import __version__
 from ..formatting import format_upper
 from ..privacy import Guarantee, ReleaseSpec
+from ..privacy.verdict import composed_singleton_term
 from ..validation import check_delta, check_eps, check_integer, check_multiplicities
 
 __all__ = ["Guarantee", "guarantees", "release_report"]
@@ -27,7 +28,7 @@ def guarantees(spec: ReleaseSpec, multiplicities, eps: float, delta_target: floa
     """The guarantees of a release at one ε (docs/mathematics.md §3), in the order the UI shows them.
 
     Each regime states its own (:meth:`core.privacy.Regime.statements`): σ = 0 the
-    instance-level δ, the tight profile and the global δ of Theorem 2; σ ∈ (0, 1) the Monte
+    instance-level δ, the tight profile and the global δ of the exact profile; σ ∈ (0, 1) the Monte
     Carlo instance-level bound and no global guarantee; σ < 0 the instance-level bound and
     the global pure-ε condition. Every printed δ is rounded up; every verdict is exact.
     """
@@ -49,7 +50,8 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
                    delta: float, seed: int | None, columns=None, transforms=None,
                    data_source: str | None = None, bounds_from_data: bool = False,
                    command: str | None = None, n_new_values: int | None = None,
-                   n_mc: int = 20000, releases: int = 1, unique_rows_copied: int | None = None) -> dict:
+                   n_mc: int = 20000, releases: int = 1, unique_rows_copied: int | None = None,
+                   unique_records_copied: int | None = None) -> dict:
     """JSON-ready record of a release: parameters, seed, data profile and guarantees.
 
     Parameters
@@ -75,6 +77,9 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
     unique_rows_copied : int, optional
         After the release is drawn: how many of its rows equal a record whose value is unique
         in the confidential data (docs/verdicts.md §2).
+    unique_records_copied : int, optional
+        After the release is drawn: how many distinct records whose value is unique in the
+        confidential data appear in it (each counted once, however many rows copy it).
     """
     counts = check_multiplicities(multiplicities)
     releases = check_integer("releases", releases, minimum=1, maximum=1000)
@@ -102,11 +107,7 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
     k1 = int(np.sum(counts == 1))
     release_guarantee = {**{key: value for key, value in asdict(verdict).items() if key != "attack"},
                          "attack": None if verdict.attack is None else verdict.attack.to_dict()}
-    verbatim = {"probability_per_unique_record": verdict.verbatim_probability,
-                "unique_records_in_data": k1,
-                "expected_unique_records_copied": (None if verdict.verbatim_probability is None
-                                                   else k1 * verdict.verbatim_probability),
-                "unique_rows_copied": unique_rows_copied}
+    verbatim = _verbatim_record(spec, k1, verdict.verbatim_probability, unique_records_copied, unique_rows_copied)
     report = {
         "tool": "bnp-synth",
         "version": __version__,
@@ -130,6 +131,29 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
     if m_sing is not None:
         report["data"]["singleton_limit_m"] = m_sing
     return _jsonable(report)
+
+
+def _verbatim_record(spec: ReleaseSpec, k1: int, p_k: float | None, records: int | None, rows: int | None) -> dict:
+    """The curator's verbatim counts, expected beside observed, like with like (docs/verdicts.md §2).
+
+    For σ = 0 a record whose value is unique is a ball of weight 1 in the Pólya urn of θ + n:
+    it appears in one release (at least once) with probability T₁ = m/(θ + n + m − 1), and each
+    of the m draws copies it with probability 1/(θ + n) (exchangeability), so a release holds on
+    average k₁·T₁ distinct unique records in k₁·m/(θ + n) rows; over k independent releases
+    k₁·(1 − (1 − T₁)^k) of them appear in at least one. ``None`` where no verbatim law is
+    derived (σ ≠ 0).
+    """
+    known = p_k is not None
+    t1 = composed_singleton_term(spec.m, spec.theta, spec.n, 1) if known else None
+    return {"probability_per_unique_record": p_k,
+            "unique_records_in_data": k1,
+            # distinct records, in at least one of the planned releases
+            "expected_unique_records_copied": k1 * p_k if known else None,
+            # distinct records in this release, and the rows that copy them
+            "expected_unique_records_copied_per_release": k1 * t1 if known else None,
+            "unique_records_copied": records,
+            "expected_unique_rows_copied": k1 * spec.m / (spec.theta + spec.n) if known else None,
+            "unique_rows_copied": rows}
 
 
 def _target_words(eps, delta) -> str:

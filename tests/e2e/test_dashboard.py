@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -231,7 +232,7 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path)
     _check_no_hang(record)
 
     # The δ target to its largest option, 0.1: T₁ = m/(m + θ + n − 1) ≈ 0.03 meets it, weakly
-    # (δ ≥ 1/n), so the public files are offered once the curator accepts that.
+    # (n·δ > 0.01), so the public files are offered once the curator accepts that.
     w.rerun_after(page, lambda: w.press_slider(page, "_w_delta", "End"))
     assert "Verdict: weak" in page.locator('[data-testid="stAlert"]').filter(has_text="Verdict:").first.inner_text()
 
@@ -278,9 +279,13 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path)
         recipe.write_bytes(curator.read("CONFIDENTIAL_recipe.json"))
     shown = page.locator('[data-testid="stCode"]').filter(has_text="--recipe").first.inner_text()
     assert "release --recipe CONFIDENTIAL_recipe.json incomes.csv --out synthetic.csv" in shown, shown
+    # the command as shown, with the acknowledgements --out needs (it passes the publication gate)
     replay = tmp_path / "replayed.csv"
-    done = subprocess.run([sys.executable, "-m", "core", "release", "--recipe", str(recipe),
-                           str(csv_files["dir"] / "incomes.csv"), "--out", str(replay)],
+    files = {"CONFIDENTIAL_recipe.json": str(recipe), "incomes.csv": str(csv_files["dir"] / "incomes.csv"),
+             "synthetic.csv": str(replay)}
+    command = shlex.split(" ".join(shown.split()))
+    assert command[:3] == ["python", "-m", "core"] and "--acknowledge" in command, command
+    done = subprocess.run([sys.executable, "-m", "core", *[files.get(arg, arg) for arg in command[3:]]],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert done.returncode == 0, done.stderr

@@ -9,6 +9,7 @@ downloaded tables against the plotted points and against the bundled sample.
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ import pandas as pd
 import pytest
 
 import st_waits as w
+from core.release import ReleaseRecipe, run_recipe
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_data" / "cps_earnings.csv"
@@ -47,6 +49,21 @@ def _download(page, label: str, target: Path) -> pd.DataFrame:
         page.get_by_role("button", name=label).click()
     info.value.save_as(str(target))
     return pd.read_csv(target)
+
+
+def _generated_release(page, target: Path) -> pd.DataFrame:
+    """Press "Generate release" on the Synthetic data page: the release, as its CONFIDENTIAL curator
+    record states it (the record's recipe, secret seed included, run by core). No page offers a
+    file of released rows outside the publication gate, the Inference page none at all."""
+    w.go_to_page(page, "Synthetic data")
+    w.press(page, "Generate release", timeout=120_000)
+    w.wait_for_idle(page)
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download CONFIDENTIAL curator record (zip)").click()
+    info.value.save_as(str(target))
+    with zipfile.ZipFile(target) as zf:
+        recipe = ReleaseRecipe.from_json(zf.read("CONFIDENTIAL_recipe.json").decode("utf-8"))
+    return run_recipe(recipe).synthetic
 
 
 def _tables_visible(page) -> int:
@@ -97,6 +114,9 @@ def test_inference_page(page, app_url, artifacts_dir):
     lo, hi = json.loads(PUBLIC_BOUNDS_FILE.read_text())["cps_earnings.csv"]["earnings"]
     w.open_app(page, app_url)
     w.go_to_page(page, "Inference")
+    assert "Generate a release on the Synthetic data page first" in " ".join(w.alert_texts(page))
+    before = _generated_release(page, artifacts_dir / "CONFIDENTIAL_record_before.zip")
+    w.go_to_page(page, "Inference")
     assert not w.has_exception(page)
     # the sample's public bounds are the base measure's support, not the data's range
     assert f"H is uniform on [{lo:.6g}, {hi:.6g}]" in page.locator("body").inner_text()
@@ -105,11 +125,11 @@ def test_inference_page(page, app_url, artifacts_dir):
     assert any("Curator-only" in a for a in w.alert_texts(page))
     w.figure_with_title(page, "Posterior of the functionals")
 
-    # an explicit release seed: the release and its posterior change with it
-    before = _download(page, "Download the release Z (CSV)", artifacts_dir / "release_before.csv")
-    _set_number_now(page, "_w_seed", 7)
-    assert "seed 7" in page.locator("body").inner_text()
-    release = _download(page, "Download the release Z (CSV)", artifacts_dir / "release.csv")
+    assert page.get_by_role("button", name="Download the release Z (CSV)").count() == 0
+
+    # another press of "Generate release": a fresh secret seed, another release analysed
+    release = _generated_release(page, artifacts_dir / "CONFIDENTIAL_record.zip")
+    w.go_to_page(page, "Inference")
     assert len(release) == 100 and not release.equals(before)
     z = release["earnings"].to_numpy(float)
     assert lo <= z.min() and z.max() <= hi

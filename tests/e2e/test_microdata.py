@@ -29,6 +29,7 @@ import pytest
 import st_waits as w
 from conftest import REPO
 from core.formatting import format_upper
+from core.release.gate import ACKNOWLEDGEMENTS
 
 N = 5000
 COLUMNS = ["wage", "exper", "educ", "region"]
@@ -162,8 +163,9 @@ def _missed_is_refused(page, tmp_path: Path) -> None:
 
 
 def _cli(recipe: Path, data: Path, bundle: Path) -> subprocess.CompletedProcess:
+    accepted = [flag for key in ACKNOWLEDGEMENTS for flag in ("--acknowledge", key)]
     return subprocess.run([sys.executable, "-m", "core", "release", "--recipe", str(recipe), str(data),
-                           "--public-bundle", str(bundle), "--accept-weak"],
+                           "--public-bundle", str(bundle), *accepted],
                           cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
@@ -191,10 +193,12 @@ def _same_release_everywhere(page, data: Path, tmp_path: Path) -> None:
     Audit and planner pages, release.json, the release card, the curator report and card, and
     the command line replaying the curator recipe all carry the same verdict and numbers."""
     shown = _verdict(page)
-    # weak, with bounds read off the data: publication waits for both acknowledgements
+    # weak, with three choices the data made (bounds read off the data, the advisor's coarsening, the
+    # planner's settings): publication waits for an acknowledgement of each, and of the weak verdict
     assert page.get_by_role("button", name=PUBLIC_BUTTON).is_disabled()
+    assert "conditional" in shown
     acknowledgements = page.get_by_role("checkbox")
-    assert acknowledgements.count() == 2
+    assert acknowledgements.count() == 4
     for i in range(acknowledgements.count()):
         label = acknowledgements.nth(i)
         w.rerun_after(page, lambda label=label: label.dispatch_event("click"))
@@ -210,13 +214,15 @@ def _same_release_everywhere(page, data: Path, tmp_path: Path) -> None:
     # the files: one composed global guarantee, one verdict
     verdict = release["strength"]
     assert verdict in ("pure", "strong", "weak", "missed")
-    assert verdict == "weak", shown      # the planner's m meets δ = 0.01 ≥ 1/n for one release
+    assert verdict == "weak", shown      # the planner's m meets δ = 0.01 with n·δ > 0.01 for one release
     assert release["releases_planned"] == 1 == report["release"]["releases"]
     assert report["strength"] == verdict and report["release_guarantee"]["verdict"] == verdict
     assert release["guarantee"]["description"] == report["release_guarantee"]["description"]
     assert release["guarantee"]["delta"] == report["release_guarantee"]["delta"]
     assert release["guarantee"]["eps"] == report["release_guarantee"]["eps"]
-    assert sorted(release["acknowledged"]) == ["bounds_from_data", "weak"]
+    assert sorted(release["acknowledged"]) == ["bounds_from_data", "coarsening_from_data", "settings_from_data",
+                                               "weak"]
+    assert release["conditional_on"] and all(title in card for title in release["conditional_on"])
     assert data.name not in json.dumps(release) and data.name not in card
     for name in public.namelist():
         assert data.name.encode() not in public.read(name), name

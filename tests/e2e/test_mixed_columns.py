@@ -91,6 +91,9 @@ def test_compare_inference_and_audit_on_mixed_columns(page, app_url, mixed_csv, 
     _shot(page, "compare", artifacts_dir)
 
     # ---------------------------------------------------------------- Inference on the categorical column
+    w.go_to_page(page, "Synthetic data")   # the Inference page analyses the release drawn there
+    w.press(page, "Generate release", timeout=120_000)
+    w.wait_for_idle(page)
     w.go_to_page(page, "Inference")
     select = page.locator(".st-key-_w_post_column")
     select.click()
