@@ -143,3 +143,14 @@ def test_verbatim_expectations_match_simulation():
         assert abs(observed.mean() - expected) < 4 * observed.std() / np.sqrt(reps)
     # rows and records differ: each copied record is copied (θ + n + m − 1)/(θ + n) times on average
     assert rows.mean() > distinct.mean()
+
+
+def test_a_pure_target_missed_is_refused_in_words():
+    """σ < 0 with no δ target (pure): a missed release states its target without a δ (it once
+    raised a TypeError formatting δ = None)."""
+    recipe = _recipe(columns=(ColumnSpec("sex", kind="categorical", categories=("female", "male")),), sigma=-2.0,
+                     theta=4.0, delta=None, m=50, eps=2.0)
+    report = public_report(recipe, n=400, m=50)
+    assert report["strength"] == "missed" and any("(ε = 2)" in w for w in report["warnings"])
+    with pytest.raises(ValueError, match=r"misses the target \(ε = 2\)\. At α = 2 .* at most m = 12 rows"):
+        check_publication(report)

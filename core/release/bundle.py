@@ -301,7 +301,7 @@ def _public_readme(report: dict) -> str:
         f"Verdict: {report['strength']} — {report['strength_meaning']}",
         f"Guarantee ({g['scope']}, {g['kind']}): {g['description']}",
     ]
-    if report.get("records_exposed") is not None:
+    if report.get("records_exposed") is not None and report["guarantee"]["kind"] != "pure":
         lines.append(f"n·δ = {format_upper(report['records_exposed'])}: {RECORDS_EXPOSED_WORDS}")
     if report["conditional_on"]:
         lines += ["", "CONDITIONAL ON choices the confidential data made, which no guarantee covers:"]
@@ -321,7 +321,7 @@ def public_summary(report: dict) -> str:
     g = report["guarantee"]
     lines = [f"verdict: {report['strength']} — {report['strength_meaning']}",
              f"guarantee: {g['description']}"]
-    if report.get("records_exposed") is not None:
+    if report.get("records_exposed") is not None and report["guarantee"]["kind"] != "pure":
         lines.append(f"n·δ = {format_upper(report['records_exposed'])}: {RECORDS_EXPOSED_WORDS}")
     if report["conditional_on"]:
         lines.append("conditional on: " + "; ".join(report["conditional_on"]) + " (no guarantee covers these)")

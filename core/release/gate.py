@@ -96,8 +96,9 @@ def check_publication(report: dict, acknowledged=()) -> list[str]:
                          f"{', '.join(map(repr, sorted(unknown)))}")
     if report["strength"] == "missed":
         spec = spec_of_public_report(report)
-        raise PublicationRefused(f"the public release is refused: it misses the target (ε = {spec.eps:g}, "
-                                 f"δ = {spec.delta:g}). {spec.regime.meeting_advice(spec)}")
+        aimed = f"ε = {spec.eps:g}" + ("" if spec.delta is None else f", δ = {spec.delta:g}")   # pure: no δ
+        raise PublicationRefused(f"the public release is refused: it misses the target ({aimed}). "
+                                 f"{spec.regime.meeting_advice(spec)}")
     needed = required_acknowledgements(report)
     missing = {key: text for key, text in needed.items() if key not in accepted}
     if missing:

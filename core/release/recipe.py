@@ -947,7 +947,8 @@ def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None =
     statement = regime.release_guarantee(spec)   # the one guarantee every page and file reads
     warn += regime.public_caveats(spec)[1]   # its data-dependent part is the choice 'instance_accounting'
     if not statement.meets_target:
-        warn.append(f"The release misses the target (ε = {eps:g}, δ = {target:g}): {statement.description}")
+        aimed = f"ε = {eps:g}" + ("" if target is None else f", δ = {target:g}")   # a pure target has no δ
+        warn.append(f"The release misses the target ({aimed}): {statement.description}")
     guarantee = {key: getattr(statement, key)
                  for key in ("name", "scope", "kind", "eps", "delta", "meets_target", "description")}
     return {
