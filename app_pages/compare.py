@@ -34,7 +34,8 @@ theta = float(st.session_state.theta)
 eps, delta = float(st.session_state.eps), float(st.session_state.delta)
 st.markdown(f"Every mechanism is calibrated to **ε = {eps:g}, δ = {plots.format_upper(delta)}** (from the Privacy "
             "page). "
-            f"PYPP is compared at σ = 0 with θ = {theta:g} and its *global* guarantee (Theorem 2); the "
+            f"PYPP is compared at σ = 0 with θ = {theta:g} and its *global* guarantee (the exact profile the "
+            "verdict reads: δ = m/(m + θ + n − 1) at every ε); the "
             "histogram baselines work on public cells: bins of each numeric column scaled to [0, 1] with its "
             "bounds" + (" times the public categories of each categorical column" if categorical else "")
             + ". Numeric columns are compared by W1 in their original units"

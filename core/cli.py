@@ -168,7 +168,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                       help=f"number of synthetic rows, 1 to {MAX_RECIPE_SIZE:,} (default: the largest m admissible "
                            "at --eps, --delta for sigma = 0; the largest globally pure m for sigma < 0)")
     spec.add_argument("--m-rule", choices=("global", "instance"),
-                      help="without --m: the largest m under the global guarantee of Theorem 2 (global, default) or "
+                      help="without --m: the largest m under the exact global guarantee (global, default) or "
                            "under the instance-level guarantee at this dataset (instance; depends on the data)")
     spec.add_argument("--eps", type=float, help="(required) epsilon > 0 at which the guarantees are stated")
     spec.add_argument("--delta", type=float, help="target delta in (0, 1) the guarantees are compared with "
@@ -300,7 +300,8 @@ def _add_compare_parser(commands) -> None:
     cmp.add_argument("--eps", type=float, required=True, help="target epsilon > 0")
     cmp.add_argument("--delta", type=float, required=True, help="target delta in (0, 1)")
     cmp.add_argument("--m", default="largest",
-                     help="release size, or 'largest' (default: the largest m admissible for PYPP, Theorem 2)")
+                     help="release size, or 'largest' (default: the largest m admissible for PYPP under its exact "
+                          "global profile)")
     cmp.add_argument("--mechanism", action="append", choices=KNOWN_MECHANISMS, default=None, metavar="NAME",
                      help="mechanism to run (repeatable): " + ", ".join(KNOWN_MECHANISMS))
     cmp.add_argument("--peer-size", choices=("m", "n", "both"), default="both",
@@ -591,8 +592,8 @@ def recipe_from_args(args: argparse.Namespace) -> ReleaseRecipe:
     if args.m is not None and args.m_rule is not None:
         raise UsageError("give either --m (a fixed release size) or --m-rule (the largest admissible m), not both")
     if args.m is None and (args.m_rule or "global") not in regime_of(sigma).size_rules:
-        raise UsageError(f"--eps/--delta without --m needs --sigma 0 (Theorem 2) or --sigma < 0 (global pure eps-DP; "
-                         f"--m-rule global only): got --sigma {sigma:g}. Give --m.")
+        raise UsageError(f"--eps/--delta without --m needs --sigma 0 (exact global profile) or --sigma < 0 (global "
+                         f"pure eps-DP; --m-rule global only): got --sigma {sigma:g}. Give --m.")
     return ReleaseRecipe(source=_source(args.data), columns=tuple(_column_specs(args)), eps=args.eps,
                          delta=args.delta, m=args.m, size_rule=args.m_rule if args.m is None else "fixed",
                          sigma=sigma, theta=args.theta, seed=args.seed, sep=args.sep,

@@ -64,7 +64,9 @@ def test_calibration_table_states_what_was_chosen():
     assert _value(t, "dirichlet_multinomial", "alpha") == dirichlet_multinomial_alpha(eps, m)
     assert _value(t, "dirichlet_posterior_sampling", "alpha") == dirichlet_sampling_alpha(eps, delta)
     assert _value(t, "pypp", "theta") == 2.0
-    assert _value(t, "pypp", "delta_star") == privacy.global_delta(n, 2.0, m, eps)
+    # the exact global profile the release's verdict reads: T₁ at every ε (docs/verdicts.md §2)
+    t1 = privacy.DIRICHLET_PROCESS.release_guarantee(privacy.ReleaseSpec(0.0, 2.0, m, n, eps=eps, delta=delta)).delta
+    assert _value(t, "pypp", "delta_global") == t1
     assert t.reason.str.len().min() > 0
     by_mech = t.drop_duplicates("mechanism").set_index("mechanism")
     assert by_mech.loc["laplace_histogram", "kind"] == "pure"
@@ -87,19 +89,19 @@ def test_calibration_table_states_what_was_chosen():
     assert by_mech.loc["truncated_dirichlet_posterior", "scope"] == "global"
     assert by_mech.loc["truncated_dirichlet_posterior", "meets_target"]
     assert _value(t, "truncated_dirichlet_posterior", "p_min") == truncated_dirichlet_p_min(eps, bins)
-    assert by_mech.loc["pypp_old_values", "delta"] == privacy.global_delta(n, 2.0, m, eps)
+    assert by_mech.loc["pypp_old_values", "delta"] == t1
     assert by_mech.loc["pypp_old_values", "meets_target"]
     assert _value(t, "pseudo_posterior", "delta_alpha") == eps / 2
     assert "local, data-dependent" in by_mech.loc["pseudo_posterior", "guarantee"]
 
 
-def test_largest_admissible_m_is_theorem_2():
+def test_largest_admissible_m_is_the_exact_global_profile():
     n, eps, delta, theta = 3000, 2.0, 0.05, 2.0
     cal = calibrate(n, eps, delta, "largest", theta=theta)
-    m_star = privacy.max_synthetic_size(n, theta, eps, delta)
+    m_star = privacy.singleton_limit(n, theta, delta)     # T₁ ≤ δ, at every ε
     assert cal.m == m_star and cal.m_rule.startswith("largest")
-    assert privacy.global_delta(n, theta, m_star, eps) <= delta
-    assert privacy.global_delta(n, theta, m_star + 1, eps) > delta
+    assert m_star / (m_star + theta + n - 1) <= delta < (m_star + 1) / (m_star + theta + n)
+    assert calibrate(n, 0.3, delta, "largest", theta=theta).m == m_star   # ε does not enter
     assert cal.mechanism("pypp").guarantee.delta <= delta
     # A fixed m above m* is accepted but flagged: PYPP does not meet the target.
     over = calibrate(n, eps, delta, m_star + 50, theta=theta)
@@ -179,7 +181,8 @@ def test_pypp_in_the_comparison_follows_the_predictive_law():
     # New values repeat within a run (one CRP table = one value); the distinct ones are iid H.
     distinct_new = np.concatenate([np.unique(zr[nr]) for zr, nr in zip(z, new)])
     assert stats.kstest(distinct_new, "uniform").pvalue > 1e-3
-    assert mech.guarantee.delta == privacy.global_delta(x.size, theta, m, 2.0)
+    assert mech.guarantee.delta == privacy.DIRICHLET_PROCESS.global_delta_curve(
+        privacy.ReleaseSpec(0.0, theta, m, x.size), np.array([2.0]))[0]
     with pytest.raises(ValueError, match="calibrated"):
         mech.release_runs(x, m + 1, 1, rng)
 
@@ -307,9 +310,10 @@ def test_old_values_release_holds_only_confidential_values(income):
     assert isinstance(mech, OldValuesPYPPMechanism)
     z = mech.release_runs(income, 300, 20, np.random.default_rng(5))
     assert z.shape == (20, 300) and np.isin(z, income).all()
-    # Algorithm 3 at σ = 0 has the likelihood ratios of full PYPP: the same global δ*
-    assert mech.guarantee.delta == cal.table.loc[cal.table.parameter == "delta_star", "value"].iloc[0]
-    assert mech.guarantee.delta == privacy.global_delta(income.size, 50.0, 300, 2.0)
+    # Algorithm 3 at σ = 0 has the likelihood ratios of full PYPP: the same exact global δ = T₁
+    assert mech.guarantee.delta == cal.table.loc[cal.table.parameter == "delta_global", "value"].iloc[0]
+    assert mech.guarantee.delta == privacy.DIRICHLET_PROCESS.global_delta_curve(
+        privacy.ReleaseSpec(0.0, 50.0, 300, income.size), np.array([2.0]))[0]
     # a dataset so small that a run may release nothing is filled with uniform points (post-processing)
     tiny = np.array([0.25, 0.75])
     cal_t = calibrate(2, 2.0, 0.5, 30, theta=1e4, mechanisms=["pypp_old_values"])

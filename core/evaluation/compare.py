@@ -26,9 +26,9 @@ sampling and the pseudo-posterior mechanism with record and scalar weights (from
 it is labelled so and never reported as meeting the target.
 
 The PYPP mechanism is compared at σ = 0 on the data scaled to :math:`[0,1]^d` with base
-measure Uniform[0, 1] per column; its privacy is the global guarantee of Theorem 2
-(:func:`core.privacy.global_delta`), and the "largest admissible m" is
-:func:`core.privacy.max_synthetic_size`.
+measure Uniform[0, 1] per column; its privacy is the exact global guarantee the release's
+verdict reads (the regime's hook: δ = T₁ = m/(m + θ + n − 1) at every ε, docs/verdicts.md §2),
+and the "largest admissible m" is the regime's ``largest_m`` (the singleton limit).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ from ..mechanisms import (
 from ..data import UniformBase
 from ..mechanisms import categorical_draws, pypp_release
 from ..formatting import format_upper
-from ..privacy import global_delta, max_synthetic_size
+from ..privacy import DIRICHLET_PROCESS, ReleaseSpec
 from .quality import QualityReport, quality_report
 from .yardsticks import yardstick_runs
 from .columns import ComparisonTable
@@ -140,9 +140,10 @@ class PYPPMechanism(Mechanism):
     """The Pitman–Yor posterior-predictive mechanism at σ = 0 in the comparison (docs/mathematics.md §2, §3.1).
 
     Data on :math:`[0,1]^d`; a row is one atom; new values are drawn from the base measure
-    Uniform[0, 1] per column. The guarantee is global (ε, δ*) with
-    :math:`\\delta^* = \\texttt{global\\_delta}(n,\\theta,m,\\varepsilon)` (Theorem 2), so
-    it is fixed at construction for one ``n`` and ``m``.
+    Uniform[0, 1] per column. The guarantee is the exact global profile of one release,
+    (ε, T₁)-DP at every ε with :math:`T_1 = m/(m + \\theta + n - 1)` (docs/verdicts.md §2, read
+    from the regime as the release's verdict reads it), so it is fixed at construction for one
+    ``n`` and ``m``.
 
     Parameters
     ----------
@@ -160,10 +161,12 @@ class PYPPMechanism(Mechanism):
         _, self.theta, _ = check_py_parameters(0.0, theta)
         self.n = check_integer("n", n, minimum=1)
         self.m = check_release_size(m)
-        self.delta = float(global_delta(self.n, self.theta, self.m, self.eps))
+        # the one global δ of a σ = 0 release (the regime's hook): flat in ε
+        spec = ReleaseSpec(0.0, self.theta, self.m, self.n)
+        self.delta = float(DIRICHLET_PROCESS.global_delta_curve(spec, np.array([self.eps]))[0])
 
     #: How the guarantee is obtained, for the UI.
-    notion = "probabilistic DP for every dataset of size n (Theorem 2, δ*(ε)); implies (ε, δ)-DP"
+    notion = "(ε, δ)-DP for every dataset of size n, exact global profile (δ = T₁ at every ε)"
 
     @property
     def guarantee(self) -> Guarantee:
@@ -171,10 +174,10 @@ class PYPPMechanism(Mechanism):
 
     def knobs(self, n, m, d: int = 1):
         return [Knob("theta", self.theta, "strength of the DP prior (σ = 0), chosen by the user"),
-                Knob("delta_star", self.delta,
-                     f"δ*(ε) = max over r = 1..n of P(S_r > (e^ε − 1)(r − 1)), S_r ~ BB(m, r, θ + n − r) "
-                     f"(Theorem 2, global); singleton term m/(m + θ + n − 1) ≤ "
-                     f"{format_upper(m / (m + self.theta + n - 1), 6)}")]
+                Knob("delta_global", self.delta,
+                     f"δ = T₁ = m/(m + θ + n − 1) ≤ {format_upper(self.delta, 6)} at every ε: the exact global "
+                     "privacy profile, the probability that a record whose value is unique appears verbatim "
+                     "(docs/verdicts.md §2)")]
 
     def _release_arguments(self, data, m, runs, rng, counts):
         """Validated (atoms, counts, m, runs, rng, d): the frequency table of the data (the
@@ -205,7 +208,7 @@ class OldValuesPYPPMechanism(PYPPMechanism):
     ``m`` predictive steps are run; the released values are the old-value draws, of random
     number h (mean m·n/(θ + n)), in uniformly random order (docs/bayesian_family.md §3).
     At σ = 0 its likelihood ratios are those of full PYPP, so its global guarantee is the
-    same δ*(ε) of Theorem 2: suppressing new values buys nothing under this accounting.
+    same exact global profile (δ = T₁): suppressing new values buys nothing under this accounting.
 
     The comparison needs m values per run: the h released values are topped up to m by
     resampling them with replacement (post-processing of the release, no privacy cost;
@@ -224,7 +227,7 @@ class OldValuesPYPPMechanism(PYPPMechanism):
     name = "pypp_old_values"
     label = "PYPP, old values only (Alg. 3, σ = 0)"
 
-    notion = ("probabilistic DP for every dataset of size n: the δ*(ε) of full PYPP (Theorem 2), "
+    notion = ("(ε, δ)-DP for every dataset of size n: the exact global profile of full PYPP (δ = T₁), "
               "as the likelihood ratios coincide at σ = 0; release size random, ≤ m")
 
     def knobs(self, n, m, d: int = 1):
@@ -263,7 +266,7 @@ class Calibration:
     m : int
         The common release size.
     m_rule : str
-        ``"given"`` or ``"largest admissible for PYPP (Theorem 2)"``.
+        ``"given"`` or ``"largest admissible for PYPP (exact global profile)"``.
     n, d, bins : int
     theta : float
     mechanisms : tuple of Mechanism
@@ -328,14 +331,14 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     ===============================  ==============================================================
     mechanism                        knob and rule
     ===============================  ==============================================================
-    PYPP (σ = 0)                     θ as given; δ* = ``global_delta(n, θ, m, ε)`` (Theorem 2);
-                                     meets the target iff δ* ≤ δ
+    PYPP (σ = 0)                     θ as given; δ = T₁ = m/(m + θ + n − 1) (exact global
+                                     profile); meets the target iff δ ≤ δ target
     perturbed histogram, Laplace     scale 2/ε (L1 sensitivity 2); pure ε-DP
     perturbed histogram, Gaussian    s = ``gaussian_sigma(ε, δ, √2)`` (analytic, exact)
     smoothed histogram               λ = ``smoothed_histogram_lambda(n, B^d, m, ε)``
     Dirichlet–multinomial            α = m/(e^ε − 1) per cell (global pure ε-DP)
     Dirichlet posterior sampling     smallest α with ``dirichlet_sampling_epsilon(α, δ) ≤ ε``
-    PYPP, old values only (Alg. 3)   θ as given; δ* of full PYPP (the likelihood ratios coincide at
+    PYPP, old values only (Alg. 3)   θ as given; δ of full PYPP (the likelihood ratios coincide at
                                      σ = 0); approximate, global
     truncated-Dirichlet posterior    p_min = 1/(B^d − 1 + e^(ε/2)); pure ε-DP, global
     pseudo-posterior (vector/scalar) Δ_α = ε/2; LOCAL, data-dependent: never meets the target
@@ -356,8 +359,9 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     eps : float in (0, ∞)
     delta : float in (0, 1)
     m : int in [1, MAX_RELEASE_SIZE], or "largest"
-        Common release size. ``"largest"``: the largest m admissible for PYPP under
-        Theorem 2, ``max_synthetic_size(n, θ, ε, δ)``, used by every mechanism.
+        Common release size. ``"largest"``: the largest m admissible for PYPP under its
+        exact global profile (``DIRICHLET_PROCESS.largest_m``: the singleton limit
+        ⌊δ(θ + n − 1)/(1 − δ)⌋ at every ε), used by every mechanism.
     theta : float > 0
         PYPP strength.
     d : int ≥ 1
@@ -406,17 +410,17 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     if isinstance(m, str):
         if m != "largest":
             raise ValueError(f"m must be an integer >= 1 or 'largest', got {m!r}")
-        m_val = max_synthetic_size(n, theta, eps, delta)
+        m_val = DIRICHLET_PROCESS.largest_m(n, 0.0, theta, eps, delta, m_cap=MAX_RELEASE_SIZE + 1)
         if m_val > MAX_RELEASE_SIZE:
             raise ValueError(f"m: the largest admissible m for PYPP, {m_val}, exceeds MAX_RELEASE_SIZE = "
                              f"{MAX_RELEASE_SIZE}; give m explicitly")
         if m_val < 1:
             raise ValueError(
                 f"m: no synthetic value can be released by PYPP at eps={eps!r}, delta={delta!r}, "
-                f"theta={theta!r}, n={n} (m*(eps, delta) = 0); raise delta or theta, or give m")
-        m_rule = "largest admissible for PYPP (Theorem 2)"
-        m_reason = (f"m = m*(ε, δ) = max{{m : δ*(ε; m) ≤ δ}} = {m_val} for PYPP with θ = {theta:g} "
-                    "(Theorem 2), used by every mechanism")
+                f"theta={theta!r}, n={n} (the singleton limit is 0); raise delta or theta, or give m")
+        m_rule = "largest admissible for PYPP (exact global profile)"
+        m_reason = (f"m = max{{m : m/(m + θ + n − 1) ≤ δ}} = {m_val} for PYPP with θ = {theta:g} (exact global "
+                    "profile: the singleton limit, the same at every ε), used by every mechanism")
     else:
         m_val = check_release_size(m)
         m_rule = "given"
