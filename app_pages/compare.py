@@ -17,6 +17,7 @@ from core import mechanisms as core_mechanisms
 from core import plots
 from core.plots import quality as plots_quality
 from ui import compute, downloads, widgets
+from ui.text import quoted
 
 
 st.title("Compare mechanisms at the same privacy level")
@@ -81,7 +82,7 @@ with widgets.show_errors("The mechanisms cannot be calibrated: "):
                               data.levels, data.unlisted, peers)
 cal_key = (eps, delta, m_arg, theta, bins, peers)
 if cal.skipped:
-    which = ", ".join(repr(c) for c in data.unlisted)
+    which = ", ".join(quoted(c) for c in data.unlisted)   # column names: text, never Markdown
     st.info(f"Histogram baselines skipped: categorical column{'s' if len(data.unlisted) > 1 else ''} {which} "
             f"{'have' if len(data.unlisted) > 1 else 'has'} no public category list, and a histogram needs its "
             "public cells (a list read off the data would reveal which categories occur). Give the list in the "

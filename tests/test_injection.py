@@ -98,20 +98,86 @@ def _escaped(node) -> bool:
     return isinstance(node, ast.Call) and _call_name(node.func) in ESCAPES | NUMBER_FORMATTERS
 
 
-def _unescaped_user_text(expr) -> list[str]:
-    """Interpolations (and bare arguments) of ``expr`` that carry user text unescaped."""
-    user = USER_TEXT | USER_TEXT_VARIABLES
+#: String methods that build text from their arguments: ``", ".join(names)``, ``"{}".format(name)``.
+TEXT_BUILDERS = {"join", "format"}
+
+
+def _unescaped_user_text(expr, tainted=frozenset()) -> list[str]:
+    """Interpolations (and bare arguments) of ``expr`` that carry user text unescaped.
+
+    Text reaches Markdown through an f-string, ``+``, ``%`` formatting, ``.format(...)`` or
+    ``str.join(...)``, each followed into its parts (an escaped part, a number or a format
+    spec is fine); ``tainted`` adds the page's variables built from user text."""
+    user = USER_TEXT | USER_TEXT_VARIABLES | tainted
+    if expr is None or isinstance(expr, ast.Constant) or _escaped(expr):
+        return []
     found = []
     if isinstance(expr, ast.JoinedStr):
         for part in expr.values:
             if isinstance(part, ast.FormattedValue) and not _escaped(part.value):
-                if part.conversion == ord("r") or (part.format_spec is None and _identifiers(part.value) & user):
-                    found.append(ast.unparse(part.value) + ("!r" if part.conversion == ord("r") else ""))
-    elif isinstance(expr, ast.BinOp):
-        found += _unescaped_user_text(expr.left) + _unescaped_user_text(expr.right)
-    elif not isinstance(expr, ast.Constant) and not _escaped(expr) and _identifiers(expr) & user:
+                if part.conversion == ord("r"):
+                    found.append(ast.unparse(part.value) + "!r")
+                elif part.format_spec is None:
+                    found += _unescaped_user_text(part.value, tainted)
+    elif isinstance(expr, ast.BinOp):   # "a" + b, "%s" % b, "%s %s" % (a, b)
+        found += _unescaped_user_text(expr.left, tainted) + _unescaped_user_text(expr.right, tainted)
+    elif isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+        for element in expr.elts:
+            found += _unescaped_user_text(element, tainted)
+    elif isinstance(expr, ast.IfExp):
+        found += _unescaped_user_text(expr.body, tainted) + _unescaped_user_text(expr.orelse, tainted)
+    elif isinstance(expr, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+        # the loop variables over user text are user text in the element
+        loop = set(tainted)
+        for generator in expr.generators:
+            if _identifiers(generator.iter) & (user | loop):
+                loop |= {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
+        found += _unescaped_user_text(expr.elt, frozenset(loop))
+    elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in TEXT_BUILDERS:
+        for part in [expr.func.value, *expr.args, *(k.value for k in expr.keywords)]:
+            found += _unescaped_user_text(part, tainted)
+    elif _identifiers(expr) & user:
         found.append(ast.unparse(expr))
     return found
+
+
+def _builds_text(expr) -> bool:
+    """Whether ``expr`` builds a string (the values a page names and later shows)."""
+    if isinstance(expr, ast.IfExp):
+        return _builds_text(expr.body) or _builds_text(expr.orelse)
+    return (isinstance(expr, ast.JoinedStr) or (isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Mod)))
+            or (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+                and expr.func.attr in TEXT_BUILDERS))
+
+
+def _tainted_variables(tree) -> frozenset:
+    """Variables a module assigns a string built from unescaped user text (``which = ", ".join(names)``)."""
+    tainted: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _builds_text(node.value):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = {t.id for t in targets if isinstance(t, ast.Name)} - tainted
+                if names and _unescaped_user_text(node.value, frozenset(tainted)):
+                    tainted |= names
+                    changed = True
+    return frozenset(tainted)
+
+
+def _markdown_offences(source: str) -> list[str]:
+    """Every user value the module ``source`` puts into a Markdown-rendering call unescaped."""
+    tree = ast.parse(source)
+    tainted = _tainted_variables(tree)
+    offences = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or _call_name(node.func) not in MARKDOWN_CALLS:
+            continue
+        texts = node.args[:1] + [k.value for k in node.keywords if k.arg in MARKDOWN_KEYWORDS]
+        for expr in texts:
+            offences += [f"line {node.lineno}: {found}" for found in _unescaped_user_text(expr, tainted)]
+    return offences
 
 
 def _markdown_sources():
@@ -122,27 +188,47 @@ def _markdown_sources():
 def test_user_text_reaches_markdown_only_through_literal(path):
     """No page or widget interpolates a user value (a name from ``USER_TEXT``, or any ``!r``)
     into an element that renders Markdown without :func:`ui.text.literal`."""
-    offences = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if not isinstance(node, ast.Call) or _call_name(node.func) not in MARKDOWN_CALLS:
-            continue
-        texts = node.args[:1] + [k.value for k in node.keywords if k.arg in MARKDOWN_KEYWORDS]
-        for expr in texts:
-            offences += [f"line {node.lineno}: {found}" for found in _unescaped_user_text(expr)]
+    offences = _markdown_offences(path.read_text(encoding="utf-8"))
     assert not offences, f"{path.name}: user text into Markdown without ui.text.literal: {offences}"
 
 
 def test_the_source_rule_catches_the_patterns_it_is_for():
     bad = ['st.markdown(f"**{c}** (categorical)")', 'st.error(f"Could not read {source.name}: {problem}")',
-           'st.expander(f"Column {c!r}")', "st.warning(warning)", 'st.sidebar.markdown(f"{profile[\'source\']}")']
+           'st.expander(f"Column {c!r}")', "st.warning(warning)", 'st.sidebar.markdown(f"{profile[\'source\']}")',
+           'st.info(", ".join(names))', 'st.info("columns: " + ", ".join(repr(c) for c in data.unlisted))',
+           'st.caption(f"skipped: {\', \'.join(names)}")', 'st.info("column %s" % name)',
+           'st.info("columns %s and %d more" % (", ".join(names), k))', 'st.warning("column {}".format(name))',
+           'st.warning("columns {x}".format(x=", ".join(f"**{n}**" for n in names)))',
+           'st.info(", ".join(f"{x}" for x in data.columns))']
     good = ['st.markdown(f"**{literal(c)}** (categorical)")', 'st.error(f"n = {n:,}")', "st.warning(literal(w))",
-            'st.expander(f"Column {quoted(c)}")', 'st.caption(f"seed {seed}")']
+            'st.expander(f"Column {quoted(c)}")', 'st.caption(f"seed {seed}")',
+            'st.info(", ".join(quoted(c) for c in names))', 'st.caption(f"{\', \'.join(literal(c) for c in names)}")',
+            'st.info("n = %d, d = %d" % (n, d))', 'st.warning("column {}".format(literal(name)))',
+            'st.caption(f"grid: {\', \'.join(f\'{e:g}\' for e in compute.SWEEP_EPS)}")',
+            'st.warning("Not within the target: " + ", ".join(missed) + ".")']
     for text in bad:
-        call = ast.parse(text).body[0].value
-        assert _unescaped_user_text(call.args[0]), text
+        assert _markdown_offences(text), text
     for text in good:
-        call = ast.parse(text).body[0].value
-        assert not _unescaped_user_text(call.args[0]), text
+        assert not _markdown_offences(text), text
+
+
+def test_the_source_rule_follows_text_built_before_the_call():
+    """The Compare page built its list of columns without a public category list by joining
+    their names, then wrote it into ``st.info`` (issue 33): the rule follows the variable."""
+    old_compare = (
+        "if cal.skipped:\n"
+        "    which = \", \".join(repr(c) for c in data.unlisted)\n"
+        "    st.info(f\"Histogram baselines skipped: categorical column{'s' if len(data.unlisted) > 1 else ''} "
+        "{which} has no public category list.\")\n")
+    assert _markdown_offences(old_compare) == ["line 3: which"]
+    fixed = old_compare.replace("repr(c)", "quoted(c)")
+    assert not _markdown_offences(fixed)
+    for built in ('label = "column %s" % name', 'label = "column {}".format(name)', 'label = f"column {name}"',
+                  'label = "column " + name', 'label = ", ".join(names)'):
+        assert _markdown_offences(f"{built}\nst.radio(label, options)") == ["line 2: label"], built
+    assert not _markdown_offences('label = ", ".join(quoted(c) for c in names)\nst.radio(label, options)')
+    compare = (REPO / "app_pages" / "compare.py").read_text(encoding="utf-8")
+    assert "which = \", \".join(quoted(c) for c in data.unlisted)" in compare
 
 
 # --------------------------------------------------------------------------- Markdown: the app on a hostile file
@@ -215,6 +301,17 @@ def test_hostile_file_names_columns_and_cells_are_text_on_every_page(hostile_csv
         if page == "synthetic_data.py":
             at.button[0].click().run()
         _assert_no_raw_markdown(at, page)
+
+
+def test_compare_page_names_columns_without_a_category_list_as_text(hostile_csv):
+    """The Compare page's list of categorical columns without a public category list (issue 33:
+    a URL in a column name was fetched by the browser) shows the names as text."""
+    at = _hostile_app(hostile_csv, [HOSTILE_COLUMN])
+    at.run()
+    at.switch_page("app_pages/compare.py").run()
+    skipped = [e.value for e in at.info if "Histogram baselines skipped" in e.value]
+    assert skipped and repr(HOSTILE_COLUMN) in shown(skipped[0]), [e.value for e in at.info]
+    _assert_no_raw_markdown(at, "compare.py")
 
 
 # --------------------------------------------------------------------------- formulas

@@ -9,7 +9,10 @@ import math
 import numbers
 import os
 import re
+import shutil
+import tempfile
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -54,6 +57,45 @@ HEAD_BYTES = 1 << 18
 
 
 _GLOB_CHARS = "*?["
+
+
+#: Settings of every DuckDB connection the project opens (:func:`_duckdb_connection`).
+_DUCKDB_CONFIG = {"memory_limit": "1GB", "preserve_insertion_order": False}
+
+
+@contextmanager
+def _duckdb_connection(**config):
+    """A DuckDB connection that spills only to a private temporary directory, removed when
+    it closes (docs/serving.md §2).
+
+    DuckDB's default spill directory is ``./.tmp`` in the working directory, created with
+    the umask's mode (0644 files) and left behind when the process is killed: the cells of
+    a confidential file, readable by anyone on the machine. Here every connection gets its
+    own :func:`tempfile.mkdtemp` directory (mode 0700) as ``temp_directory``, removed in
+    ``finally`` whatever happens to the query.
+
+    Parameters
+    ----------
+    **config
+        DuckDB settings that replace those of ``_DUCKDB_CONFIG`` (``temp_directory``
+        cannot be replaced).
+
+    Yields
+    ------
+    duckdb.DuckDBPyConnection
+        The open connection; it is closed, and its directory removed, on leaving the block.
+    """
+    import duckdb
+
+    spill = tempfile.mkdtemp(prefix="bnp-duckdb-")  # 0700: only this user reads the spilled cells
+    try:
+        con = duckdb.connect(config={**_DUCKDB_CONFIG, **config, "temp_directory": spill})
+        try:
+            yield con
+        finally:
+            con.close()
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
 
 
 _DUCKDB_ENCODINGS = {"utf-8": "utf-8", "utf-8-sig": "utf-8", "latin-1": "latin-1", "utf-16": "utf-16"}
@@ -572,16 +614,13 @@ def _duckdb_csv(inputs, positions, width, decisions) -> tuple[pd.DataFrame, list
     strict_query = f"SELECT {selected}, count(*) AS __n FROM rel GROUP BY ALL"
 
     def run(read_options: dict, query: str, parallel: bool) -> pd.DataFrame:
-        con = duckdb.connect(config={"memory_limit": "1GB", "preserve_insertion_order": False})
-        try:
+        with _duckdb_connection() as con:
             relations = [con.read_csv(io.BytesIO(target) if isinstance(target, bytes) else target,
                                       **read_options, **extra, parallel=parallel) for target, extra in sources]
             rel = relations[0]
             for other in relations[1:]:
                 rel = rel.union(other)  # duckdb's relational union keeps duplicates (UNION ALL)
             return con.sql(query).df()
-        finally:
-            con.close()
 
     frame = None
     if width > 1:
@@ -770,19 +809,17 @@ def _parquet_cells(inputs: list[_Input], wanted: list[str], engine: str,
     elif engine == "duckdb":
         import duckdb
 
-        con = duckdb.connect(config={"memory_limit": "1GB", "preserve_insertion_order": False})
         try:
-            # DuckDB streams the row groups (an upload's bytes as a file object): memory grows
-            # with the distinct rows, not with the rows (a few kilobytes of Parquet can hold
-            # 10^8 equal values, docs/serving.md §2)
-            rel = con.read_parquet(  # noqa: F841 (DuckDB reads the local `rel` by name in the SQL below)
-                io.BytesIO(inputs[0].content) if inputs[0].path is None else [item.path for item in inputs])
-            cols = ", ".join(f'"{w}"' for w in (w.replace('"', '""') for w in wanted))
-            grouped_frame = con.sql(f"SELECT {cols}, count(*) AS __n FROM rel GROUP BY ALL").df()
+            with _duckdb_connection() as con:
+                # DuckDB streams the row groups (an upload's bytes as a file object): memory grows
+                # with the distinct rows, not with the rows (a few kilobytes of Parquet can hold
+                # 10^8 equal values, docs/serving.md §2)
+                rel = con.read_parquet(  # noqa: F841 (DuckDB reads the local `rel` by name in the SQL below)
+                    io.BytesIO(inputs[0].content) if inputs[0].path is None else [item.path for item in inputs])
+                cols = ", ".join(f'"{w}"' for w in (w.replace('"', '""') for w in wanted))
+                grouped_frame = con.sql(f"SELECT {cols}, count(*) AS __n FROM rel GROUP BY ALL").df()
         except duckdb.Error as exc:
             raise ValueError(f"{inputs[0].shown} could not be read by DuckDB: {str(exc).splitlines()[0]}") from None
-        finally:
-            con.close()
         counts = grouped_frame.pop("__n").to_numpy(dtype=np.int64)
         grouped_frame.columns = wanted
         return _typed_parquet_frame(grouped_frame), counts

@@ -9,7 +9,10 @@ report, docs/quality.md). Definitions (SDNist v2, ``sdnist/metrics``: ``kmargina
   fewer), numeric columns binned in the same public bins for data and release, the total
   variation :math:`TV = \\tfrac12\\sum|p_\\text{data} - p_\\text{release}|` of the
   normalised k-way tables; score = 1000·(1 − mean TV). SDNist draws 50 random column sets
-  of its rank; with a handful of columns every set is used here. The **reference** is the
+  of its rank; here every set is used up to :data:`MAX_COLUMN_SETS` sets, and beyond that
+  (wide tables: 200 columns hold 1 313 400 triples) a uniform sample of that many distinct
+  sets, drawn with the caller's ``numpy.random.Generator``, so that the score is an unbiased
+  estimate of the all-sets score at a bounded cost (the counts are in the result). The **reference** is the
   score of a uniform subsample of the data (without replacement) of the release's size m:
   what m true records would score (1000 at m = n).
 * **Unique exact match (UEM)**: among the records that are unique in the data (on the
@@ -25,6 +28,11 @@ report, docs/quality.md). Definitions (SDNist v2, ``sdnist/metrics``: ``kmargina
   over the n + m rows, from 0 (the model cannot tell them apart) to c(1 − c) (it separates
   them perfectly). (SDNist fits a depth-5 decision tree; the logistic
   model is the one of the pMSE literature.) The fit is Newton's method (IRLS) in NumPy.
+  Its cost grows with the cube of the design's width, so the width is capped: a categorical
+  column enters with at most :data:`MAX_LEVELS` indicators (its most frequent categories in
+  the data; the rest share the baseline), and when the columns' widths add up past
+  :data:`MAX_DESIGN_WIDTH`, the fit uses a uniformly drawn subset of whole columns that fits
+  (the count is in the result).
 
 Every function takes the data as a frequency table (rows and their counts), so the cost
 grows with the k distinct rows, not with n.
@@ -57,6 +65,13 @@ __all__ = [
 #: Order of the k-marginal score (SDNist's k-marginal uses 3-way tables).
 DEFAULT_K = 3
 _NEWTON_STEPS = 60
+#: Column sets the k-marginal score scores at most; beyond, a uniform sample of this many distinct
+#: sets (SDNist draws 50). 200 keeps every triple of up to 11 columns.
+MAX_COLUMN_SETS = 200
+#: Indicators of one categorical column in pMSE's design at most.
+MAX_LEVELS = 50
+#: Width of pMSE's design (numeric columns, indicators) at most; beyond, a uniform subset of columns.
+MAX_DESIGN_WIDTH = 200
 
 
 @dataclass(frozen=True)
@@ -76,6 +91,10 @@ class Yardsticks:
     apparent_match : float
         Share of release rows equal to a data record.
     pmse : float
+    k_marginal_sets, k_marginal_sets_total : int
+        Column sets scored, and how many there are (fewer scored: a uniform sample of them).
+    pmse_columns, pmse_columns_total : int
+        Columns in pMSE's design, and how many there are (fewer: a uniform sample of them).
     """
 
     k: int
@@ -85,39 +104,82 @@ class Yardsticks:
     unique_records: int
     apparent_match: float
     pmse: float
+    k_marginal_sets: int = 0
+    k_marginal_sets_total: int = 0
+    pmse_columns: int = 0
+    pmse_columns_total: int = 0
 
     def to_dict(self) -> dict:
         return {"k": self.k, "k_marginal": self.k_marginal, "k_marginal_reference": self.k_marginal_reference,
+                "k_marginal_sets": self.k_marginal_sets, "k_marginal_sets_total": self.k_marginal_sets_total,
                 "unique_exact_match": self.unique_exact_match, "unique_records": self.unique_records,
-                "apparent_match": self.apparent_match, "pMSE": self.pmse}
+                "apparent_match": self.apparent_match, "pMSE": self.pmse, "pMSE_columns": self.pmse_columns,
+                "pMSE_columns_total": self.pmse_columns_total}
 
 
 # ================================================================ k-marginal
-def _subsets(d: int, k: int) -> list[tuple[int, ...]]:
-    return list(itertools.combinations(range(d), min(k, d)))
+def _subsets(d: int, k: int, rng: np.random.Generator | None) -> tuple[list[tuple[int, ...]], int]:
+    """Every set of min(k, d) of the d columns, or, past :data:`MAX_COLUMN_SETS` of them, a
+    uniform sample without replacement of that many (distinct sets drawn uniformly, repeats
+    redrawn); with the number of all sets."""
+    k = min(k, d)
+    total = math.comb(d, k)
+    if total <= MAX_COLUMN_SETS:
+        return list(itertools.combinations(range(d), k)), total
+    if rng is None:
+        raise ValueError(f"rng must be a numpy Generator when the {total} sets of {k} columns are sampled")
+    chosen: set[tuple[int, ...]] = set()
+    while len(chosen) < MAX_COLUMN_SETS:
+        chosen.add(tuple(sorted(int(a) for a in rng.choice(d, size=k, replace=False))))
+    return sorted(chosen), total
 
 
-def _table(codes: np.ndarray, weights: np.ndarray | None, subset, sizes) -> np.ndarray:
+#: A k-way table with more cells than this is kept sparse (its occupied cells only).
+_DENSE_CELLS = 2 ** 20
+
+
+def _table(codes: np.ndarray, weights: np.ndarray | None, subset, sizes):
+    """The normalised k-way table of ``subset``: dense, or ``(cells, shares)`` of the occupied
+    cells (sorted exact keys) when the product of the sizes passes :data:`_DENSE_CELLS`
+    (high-cardinality columns), so that memory follows the rows, not the cells."""
     shape = tuple(int(sizes[a]) for a in subset)
+    if math.prod(shape) > _DENSE_CELLS:
+        cells = np.ascontiguousarray(codes[:, list(subset)])
+        keys = cells.view(np.dtype((np.void, cells.dtype.itemsize * cells.shape[1]))).ravel()
+        distinct, inverse = np.unique(keys, return_inverse=True)
+        t = np.bincount(inverse.ravel(), weights=weights, minlength=distinct.size).astype(np.float64)
+        return distinct, t / t.sum()
     flat = np.ravel_multi_index(tuple(codes[:, a] for a in subset), shape)
-    t = np.bincount(flat, weights=weights, minlength=int(np.prod(shape))).astype(np.float64)
+    t = np.bincount(flat, weights=weights, minlength=math.prod(shape)).astype(np.float64)
     return t / t.sum()
+
+
+def _tv(a, b) -> float:
+    """Total variation between two tables of :func:`_table` (both dense or both sparse)."""
+    if not isinstance(a, tuple):
+        return float(0.5 * np.abs(a - b).sum())
+    cells = np.unique(np.concatenate([a[0], b[0]]))
+    p, q = np.zeros(cells.size), np.zeros(cells.size)
+    p[np.searchsorted(cells, a[0])] = a[1]
+    q[np.searchsorted(cells, b[0])] = b[1]
+    return float(0.5 * np.abs(p - q).sum())
 
 
 class _KMarginal:
     """The data's k-way tables, computed once, against which releases are scored."""
 
-    def __init__(self, codes, sizes, counts, k):
+    def __init__(self, codes, sizes, counts, k, rng=None):
         self.codes = np.asarray(codes, dtype=np.int64).reshape(len(codes), -1)
         self.sizes = [int(v) for v in sizes]
         self.counts = None if counts is None else np.asarray(counts, dtype=np.float64)
-        self.subsets = _subsets(self.codes.shape[1], check_integer("k", k, minimum=1))
+        rng = None if rng is None else check_rng(rng)
+        self.subsets, self.total = _subsets(self.codes.shape[1], check_integer("k", k, minimum=1), rng)
         self.tables = [_table(self.codes, self.counts, sub, self.sizes) for sub in self.subsets]
 
     def score(self, codes, weights=None) -> float:
         z = np.asarray(codes, dtype=np.int64).reshape(len(codes), -1)
         w = None if weights is None else np.asarray(weights, dtype=np.float64)
-        tvs = [0.5 * np.abs(t - _table(z, w, sub, self.sizes)).sum() for t, sub in zip(self.tables, self.subsets)]
+        tvs = [_tv(t, _table(z, w, sub, self.sizes)) for t, sub in zip(self.tables, self.subsets)]
         return float(1000.0 * (1.0 - np.mean(tvs)))
 
     def reference(self, m: int, rng: np.random.Generator) -> float:
@@ -131,8 +193,9 @@ class _KMarginal:
 
 
 def k_marginal_score(data_codes, release_codes, sizes, *, data_counts=None, release_counts=None,
-                     k: int = DEFAULT_K) -> float:
-    """SDNist's k-marginal score, 1000·(1 − mean TV) over every set of min(k, d) columns.
+                     k: int = DEFAULT_K, rng: np.random.Generator | None = None) -> float:
+    """SDNist's k-marginal score, 1000·(1 − mean TV) over every set of min(k, d) columns
+    (a uniform sample of :data:`MAX_COLUMN_SETS` of them when there are more).
 
     Parameters
     ----------
@@ -142,19 +205,23 @@ def k_marginal_score(data_codes, release_codes, sizes, *, data_counts=None, rele
     data_counts, release_counts : array_like of int ≥ 0, optional
         Multiplicities of the rows (frequency tables).
     k : int ≥ 1
+    rng : numpy.random.Generator, optional
+        Draws the sampled column sets; needed only when there are more than :data:`MAX_COLUMN_SETS`.
 
     Returns
     -------
     float in [0, 1000]
     """
-    return _KMarginal(data_codes, sizes, data_counts, k).score(release_codes, release_counts)
+    return _KMarginal(data_codes, sizes, data_counts, k, rng).score(release_codes, release_counts)
 
 
 def subsample_k_marginal_score(data_codes, sizes, m: int, rng: np.random.Generator, *, data_counts=None,
                                k: int = DEFAULT_K) -> float:
     """The k-marginal score of a uniform subsample of ``min(m, n)`` data records (without
-    replacement): the reference of a release of size ``m``."""
-    return _KMarginal(data_codes, sizes, data_counts, k).reference(check_integer("m", m, minimum=1), check_rng(rng))
+    replacement): the reference of a release of size ``m`` (``rng`` also draws the column sets
+    when they are sampled)."""
+    rng = check_rng(rng)
+    return _KMarginal(data_codes, sizes, data_counts, k, rng).reference(check_integer("m", m, minimum=1), rng)
 
 
 # ================================================================ matches
@@ -272,8 +339,32 @@ def propensity_mse(data_design, release_design, *, data_counts=None) -> float:
 
 
 # ================================================================ adapters
-def _one_hot(codes: np.ndarray, size: int) -> np.ndarray:
-    return (codes[:, None] == np.arange(1, size)[None, :]).astype(np.float64)   # first category: the baseline
+def _kept_levels(codes: np.ndarray, size: int, counts=None) -> np.ndarray:
+    """The categories of a column that get an indicator in pMSE's design: 1 .. size − 1 (the
+    first category is the baseline), or the :data:`MAX_LEVELS` most frequent of them in the
+    data (``codes`` with multiplicities ``counts``) when there are more."""
+    levels = np.arange(1, size)
+    if levels.size <= MAX_LEVELS:
+        return levels
+    freq = np.bincount(codes, weights=counts, minlength=size)[1:]
+    return np.sort(levels[np.argsort(-freq, kind="stable")[:MAX_LEVELS]])
+
+
+def _one_hot(codes: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    return (codes[:, None] == kept[None, :]).astype(np.float64)
+
+
+def _design_columns(widths, rng: np.random.Generator) -> list[int]:
+    """Every column of pMSE's design, or, when their widths add up past
+    :data:`MAX_DESIGN_WIDTH`, the columns of a uniform random order that fit in it."""
+    if sum(widths) <= MAX_DESIGN_WIDTH:
+        return list(range(len(widths)))
+    chosen, used = [], 0
+    for j in rng.permutation(len(widths)):
+        if used + widths[j] <= MAX_DESIGN_WIDTH:
+            chosen.append(int(j))
+            used += widths[j]
+    return sorted(chosen)
 
 
 def _unit_box_codes(rows: np.ndarray, bins: int, levels) -> tuple[np.ndarray, list[int]]:
@@ -291,14 +382,11 @@ def _unit_box_codes(rows: np.ndarray, bins: int, levels) -> tuple[np.ndarray, li
     return codes, sizes
 
 
-def _unit_box_design(rows: np.ndarray, codes: np.ndarray, sizes, levels) -> np.ndarray:
-    parts = []
-    for j in range(rows.shape[1]):
-        if levels is None or levels[j] is None:
-            parts.append(rows[:, j:j + 1])
-        else:
-            parts.append(_one_hot(codes[:, j], sizes[j]))
-    return np.hstack(parts)
+def _unit_box_design(rows: np.ndarray, codes: np.ndarray, kept, columns) -> np.ndarray:
+    """pMSE's design of the chosen ``columns``: a numeric column (``kept[j]`` None) as it is,
+    a categorical one by the indicators of its ``kept[j]`` categories."""
+    parts = [rows[:, j:j + 1] if kept[j] is None else _one_hot(codes[:, j], kept[j]) for j in columns]
+    return np.hstack(parts) if parts else np.empty((rows.shape[0], 0))
 
 
 def yardstick_runs(atoms, counts, releases, *, bins: int, levels=None, rng: np.random.Generator,
@@ -323,7 +411,10 @@ def yardstick_runs(atoms, counts, releases, *, bins: int, levels=None, rng: np.r
     Returns
     -------
     pandas.DataFrame
-        One row per run: ``k_marginal, k_marginal_reference, UEM, apparent_match, pMSE``.
+        One row per run: ``k_marginal, k_marginal_reference, UEM, apparent_match, pMSE``;
+        ``attrs`` holds ``k_marginal_sets`` / ``k_marginal_sets_total`` (column sets scored, of
+        how many: fewer is a uniform sample drawn with ``rng``) and ``pMSE_columns`` /
+        ``pMSE_columns_total`` (the same for pMSE's design).
     """
     x = check_unit_data(atoms)
     x = x.reshape(x.shape[0], -1)
@@ -335,15 +426,21 @@ def yardstick_runs(atoms, counts, releases, *, bins: int, levels=None, rng: np.r
     z_all = np.asarray(releases, dtype=np.float64)
     z_all = z_all.reshape(z_all.shape[0], z_all.shape[1], d)
     x_codes, sizes = _unit_box_codes(x, bins, levels)
-    x_design = _unit_box_design(x, x_codes, sizes, levels)
-    tables, matches = _KMarginal(x_codes, sizes, c, k), _Rows(x, c)
+    tables, matches = _KMarginal(x_codes, sizes, c, k, rng), _Rows(x, c)
+    kept = [None if levels is None or levels[j] is None else _kept_levels(x_codes[:, j], sizes[j], c)
+            for j in range(d)]
+    columns = _design_columns([1 if v is None else v.size for v in kept], rng)
+    x_design = _unit_box_design(x, x_codes, kept, columns)
     rows = []
     for z in z_all:
         z_codes, _ = _unit_box_codes(z, bins, levels)
         rows.append({"k_marginal": tables.score(z_codes), "k_marginal_reference": tables.reference(z.shape[0], rng),
                      "UEM": matches.unique_exact_match(z), "apparent_match": matches.apparent_match(z),
-                     "pMSE": propensity_mse(x_design, _unit_box_design(z, z_codes, sizes, levels), data_counts=c)})
-    return pd.DataFrame(rows, columns=["k_marginal", "k_marginal_reference", "UEM", "apparent_match", "pMSE"])
+                     "pMSE": propensity_mse(x_design, _unit_box_design(z, z_codes, kept, columns), data_counts=c)})
+    out = pd.DataFrame(rows, columns=["k_marginal", "k_marginal_reference", "UEM", "apparent_match", "pMSE"])
+    out.attrs.update(k_marginal_sets=len(tables.subsets), k_marginal_sets_total=tables.total,
+                     pMSE_columns=len(columns), pMSE_columns_total=d)
+    return out
 
 
 def frame_yardsticks(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping[str, str], *, real_counts=None,
@@ -373,7 +470,8 @@ def frame_yardsticks(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping
     n_rows = len(real)
     exact = np.empty((len(both), len(names)), dtype=np.float64)
     codes = np.empty((len(both), len(names)), dtype=np.int64)
-    sizes, design = [], []
+    sizes, parts = [], []
+    c = None if real_counts is None else np.asarray(real_counts, dtype=np.int64)
     for j, name in enumerate(names):
         col = both[name]
         exact[:, j] = pd.factorize(col.astype(object), use_na_sentinel=False)[0]
@@ -384,21 +482,24 @@ def frame_yardsticks(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping
             missing = np.isnan(v)
             codes[:, j] = np.where(missing, bins, np.clip(np.floor((np.nan_to_num(v) - lo) / span * bins), 0, bins - 1))
             sizes.append(bins + 1)
-            design.append(np.column_stack([np.nan_to_num(v), missing]) if missing.any() else v[:, None])
+            parts.append((np.column_stack([np.nan_to_num(v), missing]) if missing.any() else v[:, None], None))
         else:
             codes[:, j] = exact[:, j]
             sizes.append(int(exact[:, j].max()) + 1)
-            design.append(_one_hot(codes[:, j], sizes[-1]))
-    design = np.hstack(design)
-    c = None if real_counts is None else np.asarray(real_counts, dtype=np.int64)
+            parts.append((None, _kept_levels(codes[:n_rows, j], sizes[-1], c)))
     m = len(synthetic)
+    tables = _KMarginal(codes[:n_rows], sizes, c, k, rng)
+    k_marginal = tables.score(codes[n_rows:])
+    reference = tables.reference(check_integer("m", m, minimum=1), rng)
+    columns = _design_columns([part.shape[1] if kept is None else kept.size for part, kept in parts], rng)
+    design = np.hstack([parts[j][0] if parts[j][1] is None else _one_hot(codes[:, j], parts[j][1]) for j in columns])
     uem, unique = unique_exact_match(exact[:n_rows], exact[n_rows:], data_counts=c)
     return Yardsticks(
-        k=min(k, len(names)),
-        k_marginal=k_marginal_score(codes[:n_rows], codes[n_rows:], sizes, data_counts=c, k=k),
-        k_marginal_reference=subsample_k_marginal_score(codes[:n_rows], sizes, m, rng, data_counts=c, k=k),
+        k=min(k, len(names)), k_marginal=k_marginal, k_marginal_reference=reference,
         unique_exact_match=uem, unique_records=unique, apparent_match=apparent_match(exact[:n_rows], exact[n_rows:]),
-        pmse=propensity_mse(design[:n_rows], design[n_rows:], data_counts=c))
+        pmse=propensity_mse(design[:n_rows], design[n_rows:], data_counts=c),
+        k_marginal_sets=len(tables.subsets), k_marginal_sets_total=tables.total,
+        pmse_columns=len(columns), pmse_columns_total=len(names))
 
 
 #: Columns of :func:`yardstick_table`.

@@ -267,12 +267,18 @@ def quality_report(result: ReleaseResult) -> quality.QualityReport:
 
 # --------------------------------------------------------------------------- zips
 def _zip(files: list[tuple[str, bytes]]) -> bytes:
+    """The zip of ``files`` (name, bytes), with a fixed timestamp.
+
+    Each entry carries the Unix mode ``unzip`` restores whatever the umask: 0600 (owner
+    only) for a ``CONFIDENTIAL_`` file, as :func:`write_output` writes one, and 0644 for a
+    public one (docs/serving.md §1).
+    """
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zf:
         for name, payload in files:
             info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
+            info.external_attr = (0o600 if name.startswith("CONFIDENTIAL_") else 0o644) << 16
             # Level 1: a large synthetic CSV deflates in a third of the default's time for a
             # slightly larger file (the record's figures are small SVGs, record_figures).
             zf.writestr(info, payload, compresslevel=1)
