@@ -47,7 +47,9 @@ MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 10**6
 #: CSV (the uploader does not offer it, but a renamed one is read) may decompress to at most
 #: 128 MiB: text in another encoding than UTF-8 is transcoded in memory — the text, its
 #: decoding (at most 2 bytes per decompressed byte for the encodings detected) and its UTF-8
-#: copy (at most 3), so at most 6 bytes per decompressed byte: under 1 GiB.
+#: copy (at most 3), so at most 6 bytes per decompressed byte: under 1 GiB. The same 128 MiB
+#: bounds a Parquet file's column data, uncompressed, as its footer states it (one 200 MiB
+#: text cell fits in 7 KB).
 #: Larger files go through the command line, which has neither limit.
 MAX_ROWS = 10**8
 MAX_DECOMPRESSED_BYTES = 2**27

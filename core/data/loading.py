@@ -5,8 +5,9 @@
   everything else is read as CSV, gzip-compressed or not, by :mod:`.engines`);
 * the choice between an exact full read of every row and the *lean path*, where the
   released columns are reduced to their frequency table (:func:`takes_lean_path`);
-* limits on what a file may become once read — rows, and the text a gzip-compressed
-  file decompresses to — checked before anything is read (:func:`check_read_limits`);
+* limits on what a file may become once read — rows, the text a gzip-compressed file
+  decompresses to and a Parquet file's uncompressed column data — checked before anything
+  is read (:func:`check_read_limits`);
 * a bounded first look at a file — the Parquet schema and first rows, or the CSV head
   that :func:`aggregate` decides on (:func:`read_file_head`, :class:`FileHead`);
 * the default kind, transform and columns offered for a file's columns
@@ -122,9 +123,10 @@ def check_read_limits(content, *, max_rows: int | None = None, max_decompressed_
     values takes a few kilobytes (its pages are run-length encoded and compressed), a gzip
     file of 1.5 MB decompresses to 500 MB (docs/serving.md §2). This looks only at what
     the file says about itself, in bounded memory: the row count of a Parquet file's
-    footer; the lines and decompressed bytes of a CSV, gzip-compressed ones decompressed
-    in pieces of :data:`DECOMPRESS_CHUNK_BYTES` that are counted and dropped, stopping at
-    the first limit crossed (so at most ``max_decompressed_bytes`` are ever decompressed).
+    footer and its columns' uncompressed sizes (a 7 KB file may hold one 200 MiB cell);
+    the lines and decompressed bytes of a CSV, gzip-compressed ones decompressed in pieces
+    of :data:`DECOMPRESS_CHUNK_BYTES` that are counted and dropped, stopping at the first
+    limit crossed (so at most ``max_decompressed_bytes`` are ever decompressed).
 
     Parameters
     ----------
@@ -136,7 +138,10 @@ def check_read_limits(content, *, max_rows: int | None = None, max_decompressed_
         spanning lines counts each line: a bound on the rows from above). ``None``: no
         limit.
     max_decompressed_bytes : int ≥ 1 or None
-        The most bytes a gzip-compressed CSV may decompress to. ``None``: no limit.
+        The most bytes a gzip-compressed CSV may decompress to, and the most a Parquet
+        file's column data may take uncompressed (the footer's ``total_uncompressed_size``
+        of its column chunks, summed over row groups: per column, and over all columns;
+        the message names the largest column). ``None``: no limit.
     name : str or None
         How messages call the file (an upload's file name); default "the uploaded data".
 
@@ -156,11 +161,15 @@ def check_read_limits(content, *, max_rows: int | None = None, max_decompressed_
     item = _resolve_inputs(content, name)[0]
     elsewhere = "use the command line (python -m core release), which streams files of any size"
     if _detect_format(item) == "parquet":
-        if max_rows is not None:
-            n_rows = _parquet_rows(item)
-            if n_rows > max_rows:
-                raise ValueError(f"{item.shown} has {n_rows:,} rows, above the limit of {max_rows:,} "
-                                 f"(max_rows={max_rows}): {elsewhere}.")
+        if max_rows is None and max_decompressed_bytes is None:
+            return
+        metadata = _parquet_metadata(item)
+        n_rows = int(metadata.num_rows)
+        if max_rows is not None and n_rows > max_rows:
+            raise ValueError(f"{item.shown} has {n_rows:,} rows, above the limit of {max_rows:,} "
+                             f"(max_rows={max_rows}): {elsewhere}.")
+        if max_decompressed_bytes is not None:
+            _check_parquet_sizes(item, metadata, max_decompressed_bytes, elsewhere)
         return
     if not _is_gzip(item):
         if max_rows is not None and _lines(item.content) > max_rows + 1:
@@ -175,10 +184,9 @@ def check_read_limits(content, *, max_rows: int | None = None, max_decompressed_
                 line_feeds += piece.count(b"\n")
                 returns += piece.count(b"\r")
                 if max_decompressed_bytes is not None and size > max_decompressed_bytes:
-                    limit = (f"{max_decompressed_bytes // 2**20:,} MiB" if max_decompressed_bytes % 2**20 == 0
-                             else f"{max_decompressed_bytes:,} bytes")
                     raise ValueError(
-                        f"{item.shown} is gzip-compressed and decompresses to more than {limit}, above the limit "
+                        f"{item.shown} is gzip-compressed and decompresses to more than "
+                        f"{_mib(max_decompressed_bytes)}, above the limit "
                         f"(max_decompressed_bytes={max_decompressed_bytes}): upload the CSV itself, uncompressed, "
                         f"or {elsewhere}.")
                 if max_rows is not None and max(line_feeds, returns) > max_rows + 1:
@@ -195,14 +203,48 @@ def _lines(content: bytes) -> int:
     return breaks + int(bool(content) and content[-1:] not in (b"\n", b"\r"))
 
 
-def _parquet_rows(item) -> int:
-    """The row count a Parquet file's footer states (nothing else is read)."""
+def _parquet_metadata(item):
+    """A Parquet file's footer (``pyarrow.parquet.FileMetaData``; no data page is read)."""
     import pyarrow.parquet as pq
 
     try:
-        return int(pq.ParquetFile(io.BytesIO(item.content)).metadata.num_rows)
+        return pq.ParquetFile(io.BytesIO(item.content)).metadata
     except Exception as exc:  # noqa: BLE001 — pyarrow raises several types for damaged files
         raise ValueError(f"{item.shown} is not a readable Parquet file: {exc}") from None
+
+
+def _mib(size: int) -> str:
+    """A byte count for a message: whole MiB when exact, else bytes."""
+    return f"{size // 2**20:,} MiB" if size % 2**20 == 0 else f"{size:,} bytes"
+
+
+def _check_parquet_sizes(item, metadata, limit: int, elsewhere: str) -> None:
+    """Refuse a Parquet file whose column data, uncompressed, exceeds ``limit`` bytes.
+
+    The footer states each column chunk's ``total_uncompressed_size`` (its pages once
+    decompressed, still encoded: a run of equal values stays small, a wide or distinct string
+    counts in full). Summed over the row groups, per column and over all columns, it bounds
+    from below what reading the file materialises, so one 200 MiB cell or 200 distinct 1 MiB
+    strings are refused before any data page is read (docs/serving.md §2).
+    """
+    sizes: dict[str, int] = {}
+    try:
+        for g in range(metadata.num_row_groups):
+            group = metadata.row_group(g)
+            for c in range(group.num_columns):
+                chunk = group.column(c)
+                sizes[chunk.path_in_schema] = sizes.get(chunk.path_in_schema, 0) + int(chunk.total_uncompressed_size)
+    except Exception as exc:  # noqa: BLE001 — pyarrow raises several types for damaged footers
+        raise ValueError(f"{item.shown} is not a readable Parquet file: {exc}") from None
+    if not sizes:
+        return
+    column, largest = max(sizes.items(), key=lambda pair: pair[1])
+    total = sum(sizes.values())
+    if total > limit:
+        where = (f"column {column!r} holds {largest:,} bytes uncompressed" if largest > limit else
+                 f"its columns hold {total:,} bytes uncompressed (the largest, {column!r}, {largest:,})")
+        raise ValueError(f"{item.shown} is a Parquet file whose {where}, above the limit of {_mib(limit)} "
+                         f"(max_decompressed_bytes={limit}): {elsewhere}.")
 
 
 @dataclass(frozen=True, eq=False)
