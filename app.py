@@ -1,8 +1,11 @@
 """bnp-synth dashboard: ``streamlit run app.py``.
 
-The entry point of every page. When ``.streamlit/secrets.toml`` configures a login
-(:mod:`ui.access`), a visitor who has not signed in gets the sign-in screen as the only
-page; without a login, a banner warns when the app is reachable beyond localhost. Then
+The entry point of every page. First :func:`ui.access.guard_session` refuses a run that must
+not see the session: a page of another origin (port included), a server reachable by others
+with no identity on the session (no login, no trusted proxy header), or a browser other than
+the one that opened the session (a reconnect with a stolen session id). When
+``.streamlit/secrets.toml`` configures a login (:mod:`ui.access`), a visitor who has not
+signed in gets the sign-in screen as the only page. Then
 the settings go into the session and the page chosen in the sidebar (``st.navigation``)
 runs inside the one error handler that turns a ``ValueError`` from ``core`` into a
 message (:func:`ui.widgets.show_errors`). Before all that, the server's allocator is set to
@@ -33,6 +36,7 @@ allocator.release_large_buffers_on_free()
 # No table offers Streamlit's own "Download as CSV": the gated downloads are the only way out.
 downloads.builtin_export_off()
 st.set_page_config(page_icon="🔒", layout="wide")
+access.guard_session()   # stops the run when this session must not be served to this request
 login = access.signed_in()   # None: no login configured
 if login is False:
     st.navigation([st.Page(access.login_screen, title="Sign in")]).run()
@@ -41,7 +45,7 @@ page = st.navigation(PAGES)
 if login:
     access.signed_in_note()
 else:
-    access.exposure_warning()
+    access.proxy_identity_note()
 state.init_state()
 with widgets.show_errors():
     page.run()

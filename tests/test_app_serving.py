@@ -34,17 +34,20 @@ def test_exposure_is_detected_from_address_and_url(address, url, exposed):
     assert (exposure(address, url) is not None) == exposed
 
 
-def test_banner_when_served_beyond_localhost_without_login():
+def test_refused_when_served_beyond_localhost_without_an_identity():
+    # issue 33, item 1: no page at all (not a banner above the data) for a server reachable by
+    # others with neither a login nor a trusted identity header
     from streamlit import config
 
     before = config.get_option("server.address")
     try:
         config.set_option("server.address", "0.0.0.0")
         at = _app()
-        assert any("Not protected" in w.value for w in at.warning)
+        assert any(e.value.startswith("**Not served:**") for e in at.error)
+        assert not at.metric and not at.title and not at.sidebar.radio
         config.set_option("server.address", "localhost")
         at = _app()
-        assert not any("Not protected" in w.value for w in at.warning)
+        assert not at.error and at.metric
     finally:
         config.set_option("server.address", before)
 
@@ -57,7 +60,7 @@ def test_login_is_required_on_every_page_when_auth_is_configured():
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "bnp-synth: sign in"
-    assert not at.metric and not any("Not protected" in w.value for w in at.warning)
+    assert not at.metric and not [e for e in at.error if "Not served" in e.value or "Refused" in e.value]
     # no other page is registered before sign-in: none can be reached, whatever the URL
     for page in ("app_pages/privacy.py", "app_pages/synthetic_data.py"):
         with pytest.raises(ValueError, match=r"Known pages: \['Sign in'\]"):

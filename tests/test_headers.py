@@ -65,3 +65,20 @@ def test_nginx_requires_the_exact_origin_with_its_port():
         (body,) = _blocks(conf, head)
         refuse = body.index("if ($bnp_synth_foreign_origin) { return 403; }")
         assert refuse < body.index("proxy_pass")
+
+
+def test_nginx_keeps_session_and_media_urls_out_of_the_access_log_and_names_the_user():
+    # issue 33, item 1: an upload URL names its session, a media URL is a file's key
+    conf = _strip_comments(NGINX)
+    for head in (r"location\s+/_stcore/upload_file/\s*\{", r"location\s+/media/\s*\{"):
+        (body,) = _blocks(conf, head)
+        assert re.search(r"access_log\s+off;", body)
+        assert "auth_request /oauth2/auth;" in body
+        assert body.index("if ($bnp_synth_foreign_origin) { return 403; }") < body.index("proxy_pass")
+    # the user named by oauth2-proxy reaches Streamlit in the header it maps (server.trustedUserHeaders);
+    # proxy_set_header replaces whatever a client sent under that name
+    for head in (r"location\s+/\s*\{", r"location\s+/_stcore/upload_file/\s*\{"):
+        (body,) = _blocks(conf, head)
+        assert "auth_request_set $bnp_synth_user $upstream_http_x_auth_request_email;" in body
+        assert "proxy_set_header X-Auth-Request-Email $bnp_synth_user;" in body
+    assert """--server.trustedUserHeaders '{"X-Auth-Request-Email": "email"}'""" in NGINX

@@ -162,8 +162,8 @@ def test_dashboard_end_to_end(page, app_url, csv_files, artifacts_dir, tmp_path)
     nav = page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()
     titles = [t.strip().splitlines()[-1].strip() for t in nav]    # the icon is on a line of its own
     assert titles[:6] == ["Data", "Privacy", "Synthetic data", "Compare", "Informativity", "Inference"], nav
-    # served on localhost without a login: no warning banner
-    assert not [a for a in w.alert_texts(page) if "Not protected" in a]
+    # served on localhost without a login: no refusal (issue 33: refused only when reachable by others)
+    assert not [a for a in w.alert_texts(page) if "Not served" in a or "Refused" in a]
     # opens on the bundled earnings sample, with its shipped public bounds: no leak warning
     assert _metric(page, "records n") == "13,501"
     assert not [a for a in w.alert_texts(page) if LEAK in a]
