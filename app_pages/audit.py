@@ -249,8 +249,9 @@ with tab_risk:
                 st.caption(noise)
             if len(cols) < 2:
                 st.caption("Linkability and inference need at least two columns; choose more columns on the Data page.")
-            summary_json = json.dumps({"releases_k": int(spec.releases), "exact_matches": cnt,
+            summary_json = json.dumps({"CONFIDENTIAL": "curator only: computed from the confidential data; never publish",
+                                       "releases_k": int(spec.releases), "exact_matches": cnt,
                                        "risks": [r.__dict__ for r in risks]}, default=str, indent=1)
             downloads.confidential_download("Download audit summary (JSON)", summary_json.encode,
-                                            file_name="audit_summary.json", mime="application/json",
+                                            file_name="CONFIDENTIAL_audit_summary.json", mime="application/json",
                                             key="download_audit")

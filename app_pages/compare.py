@@ -154,8 +154,8 @@ with tab_runs:
         st.markdown(f"**Summary table** (mean over {runs} runs; numeric columns in original units, TV for "
                     "categorical columns, joint W1 on the scaled columns; m: each mechanism's release size)")
         st.dataframe(summary, hide_index=True)
-        downloads.confidential_download("Download summary table (CSV)", functools.partial(widgets.csv_bytes, summary),
-                                        file_name="comparison_summary.csv", mime="text/csv", key="download_summary")
+        downloads.confidential_download("Download summary table (CSV)", functools.partial(widgets.confidential_csv_bytes, summary),
+                                        file_name="CONFIDENTIAL_comparison_summary.csv", mime="text/csv", key="download_summary")
         # On request: the report of every mechanism's release costs about as much as the runs above.
         if d > 1:
             st.subheader("Quality report of one release per mechanism")

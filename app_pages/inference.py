@@ -207,8 +207,8 @@ st.plotly_chart(pe.posterior_intervals_figure(summary, level=compute.CREDIBLE_LE
                 key="posterior_figure")
 st.dataframe(summary, hide_index=True)
 downloads.confidential_download("Download the posterior summary with the confidential values (CSV, curator only)",
-                                functools.partial(widgets.csv_bytes, summary),
-                                file_name="posterior_summary_curator_only.csv", mime="text/csv",
+                                functools.partial(widgets.confidential_csv_bytes, summary),
+                                file_name="CONFIDENTIAL_posterior_summary.csv", mime="text/csv",
                                 key="download_posterior_curator")
 
 # ------------------------------------------------------------------ repeated releases
@@ -251,5 +251,5 @@ if not shortfalls:
     st.caption(f"Every coverage is within its Monte Carlo error (±1.96 standard errors) of the nominal "
                f"{repeated.level:.0%} or above it.")
 downloads.confidential_download("Download the repeated-release table (CSV, curator only)",
-                                functools.partial(widgets.csv_bytes, rep_table), file_name="repeated_releases.csv",
+                                functools.partial(widgets.confidential_csv_bytes, rep_table), file_name="CONFIDENTIAL_repeated_releases.csv",
                                 mime="text/csv", key="download_repeated")

@@ -199,5 +199,5 @@ if source == "data":
                    "the width of the public bounds, comparable across columns)")
 st.markdown("**Table** (one row per grid point; W1 in " + table_units)
 st.dataframe(table, hide_index=True)
-downloads.confidential_download("Download the table (CSV)", functools.partial(widgets.csv_bytes, table),
-                                file_name="informativity.csv", mime="text/csv", key="download_informativity")
+downloads.confidential_download("Download the table (CSV)", functools.partial(widgets.confidential_csv_bytes, table),
+                                file_name="CONFIDENTIAL_informativity.csv", mime="text/csv", key="download_informativity")

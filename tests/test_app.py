@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
+from test_downloads_media import deferred_click
 
 from core import plots, privacy
 from core.evaluation.compare import DEFAULT_MECHANISMS
@@ -96,7 +97,7 @@ def media_fetcher(monkeypatch):
 
     It takes the button's proto or a media URL. A confidential file is built on the click
     (``ui.downloads``: the button has no URL, only a deferred id): its function is run as
-    Streamlit runs it on a click (``MediaFileManager.execute_deferred``), and the file read
+    Streamlit runs it on a click of the AppTest session (``DeferredFileHandler``), and the file read
     from the media store. AppTest keeps media in a ``MediaFileManager`` of a mock runtime
     that it drops after each run; this keeps a reference to every one it creates
     (``fetch.managers``).
@@ -117,7 +118,7 @@ def media_fetcher(monkeypatch):
     def clicked(file_id: str) -> str:
         for manager in reversed(managers):
             try:
-                return manager.execute_deferred(file_id)
+                return deferred_click(manager, file_id)   # as Streamlit answers the session's click
             except MediaFileStorageError:
                 continue
         raise AssertionError(f"no deferred download {file_id!r}")
@@ -593,7 +594,7 @@ def test_confidential_downloads_are_built_on_click_and_dropped_after(sample, dow
     assert _stored_zip_names(manager) and not any(
         name.startswith("CONFIDENTIAL_") for names in _stored_zip_names(manager) for name in names)
 
-    url = manager.execute_deferred(buttons["Download CONFIDENTIAL curator record (zip)"].deferred_file_id)
+    url = deferred_click(manager, buttons["Download CONFIDENTIAL curator record (zip)"].deferred_file_id)
     stored = manager.read_file(url.rsplit("/", 1)[-1])
     assert stored is not None and stored.filename == "CONFIDENTIAL_curator_record.zip"
     deadline = time.monotonic() + 30   # hang guard; the sweep runs 0.2 s after the click

@@ -11,11 +11,14 @@ for that seed.
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core.evaluation import audit as core_audit
 from core.evaluation import compare, informativity, simulation
@@ -29,13 +32,55 @@ from core.validation import PrivacyLeakWarning
 
 from . import state
 from .selection import session_cache
-from .widgets import progress_bar
+from .widgets import progress_bar as _shown_progress_bar
 
 # Grids of the live curves: fixed so that moving ε only moves a marker (no recompute).
 EPS_GRID = tuple(float(e) for e in np.geomspace(0.05, 12.0, 40))
 EPS_GRID_SIZE_CURVE = tuple(float(e) for e in np.geomspace(0.05, 12.0, 25))
 CEILING_LABEL = "Bootstrap (no privacy)"
 SWEEP_EPS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+#: The fewest seconds between two updates of a progress bar: core may report far more often
+#: (every report is a point where a run whose session ended stops), the browser needs no more.
+PROGRESS_INTERVAL_S = 0.1
+
+
+def session_ended() -> bool:
+    """Whether the session of the current script run has ended (its tab closed or its
+    connection lost): the runtime no longer lists it as active. ``False`` outside a run."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None or not Runtime.exists():
+        return False
+    return not Runtime.instance().is_active_session(ctx.session_id)
+
+
+def cancellable(progress, *, ended=session_ended, interval: float = PROGRESS_INTERVAL_S):
+    """A core ``progress(fraction, message)`` callback that is also the run's cancellation point.
+
+    A long computation in core calls no Streamlit function between its reports, so Streamlit's
+    own stop request (sent when a session disconnects, acted on at the next element it sends)
+    reaches it only there. Each report first asks whether the session has ended and then stops
+    the script run (``st.stop``, Streamlit's StopException: a BaseException, which core's
+    ``except Exception`` clauses let through, and nothing is cached); the bar itself is updated
+    at most every ``interval`` seconds, and always at the end.
+    """
+    last = [-float("inf")]
+
+    def report(fraction, message):
+        if ended():
+            st.stop()
+        now = time.monotonic()
+        if now - last[0] >= interval or fraction >= 1.0:
+            last[0] = now
+            progress(fraction, message)
+
+    return report
+
+
+def progress_bar(text: str):
+    """:func:`ui.widgets.progress_bar` whose callback is :func:`cancellable`."""
+    bar, progress = _shown_progress_bar(text)
+    return bar, cancellable(progress)
+
 
 
 # --------------------------------------------------------------------------- privacy

@@ -1,7 +1,8 @@
-"""Downloads of confidential files: built on the click, gone from the server seconds later.
+"""Downloads of confidential files: built on the click, for the session that shows the button
+only, gone from the server seconds later, never at a URL that answered before.
 
 Streamlit serves the data of an ``st.download_button`` from its media store at
-``/media/<id>.<ext>``, to any client that asks for that URL: the route checks no cookie,
+``/media/<id>``, to any client that asks for that URL: the route checks no cookie,
 session or login (Streamlit 1.67). Bytes given to the button are stored when the page
 runs and stay until two sweeps of Streamlit's media store (at the end of later script
 runs of any session) find them unused: on an idle server, for as long as it stays idle.
@@ -11,17 +12,25 @@ the confidential data) never goes to the button as bytes:
 
 * the button gets a function (Streamlit's deferred ``data=``): nothing is built or
   stored until the curator clicks, and the click is answered on the session's own
-  websocket with a fresh URL;
-* :data:`CONFIDENTIAL_URL_SECONDS` after the latest such file was built, the media store
-  is swept twice (Streamlit's public ``remove_orphaned_files``; a file no session shows goes on
-  the second sweep), so the URL answers 404 from then on. The browser fetches it within
+  websocket with a fresh URL. The function builds only for a click of the session whose
+  page run made the button (:func:`_requesting_session`): a request for its deferred id
+  sent on another session's websocket is refused, nothing is built;
+* every build is a new URL: the media id is a hash of the bytes, the MIME type and the file
+  name, so a zip carries a random nonce as its comment and a CSV that starts with a ``#``
+  comment line (the CONFIDENTIAL mark) carries it at the end of that line
+  (:func:`_stamped`); and the MIME type carries a random parameter, new at every run of the
+  page (``text/csv; nonce=…``: parameters a reader does not know are ignored, RFC 2045), which
+  is all a plain CSV or JSON file can take without changing what a reader gets;
+* the file built by a click is deleted from the media store :data:`CONFIDENTIAL_URL_SECONDS`
+  after *that* build (one timer per file: other clicks, of any session, neither postpone
+  nor hasten it), so its URL answers 404 from then on. The browser fetches it within
   milliseconds of the click (twice: a check and the download; both start before the
-  sweep, and a response already started is served whole).
+  deletion, and a response already started is served whole).
 
-A leaked URL therefore yields nothing once those seconds have passed (docs/serving.md §1,
-where the alternative — a passphrase-encrypted zip — is discussed). The public release and
-the synthetic CSV are public by design (behind the publication gate) and are served the
-ordinary way.
+A leaked URL therefore yields nothing once those seconds have passed and never answers
+again (docs/serving.md §1, where the alternative — a passphrase-encrypted zip — is
+discussed). The public release and the synthetic CSV are public by design (behind the
+publication gate) and are served the ordinary way, unstamped (their bytes replay exactly).
 
 Those buttons are the only way a file leaves the app: Streamlit's own "Download as CSV" (and
 clipboard copy) of every ``st.dataframe`` — tables of released rows, of the data's categories,
@@ -32,12 +41,20 @@ of user text — is switched off (:func:`builtin_export_off`, Streamlit's
 
 from __future__ import annotations
 
+import contextvars
+import os
+import secrets
 import threading
 import time
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 import streamlit as st
 from streamlit import runtime
+from streamlit.runtime.backend_operation_handler import DeferredFileHandler
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from core.release import bundle as core_bundle
 
 #: Seconds a confidential file stays at its URL after it was built: long enough for the
 #: browser's two requests, which follow the click within milliseconds (a link across the
@@ -47,10 +64,15 @@ from streamlit import runtime
 CONFIDENTIAL_URL_SECONDS = 5.0
 
 
+class RefusedDownload(PermissionError):
+    """A deferred confidential file was asked for by a session other than the one that shows
+    its button (or outside Streamlit's click handling): nothing is built."""
+
+
 def confidential_download(label: str, build: Callable[[], bytes], *, file_name: str, mime: str, key: str,
                           help: str | None = None, where=st, **kwargs) -> None:
-    """A download button whose file is built by ``build()`` when clicked, and whose URL
-    stops answering :data:`CONFIDENTIAL_URL_SECONDS` later (see the module docstring).
+    """A download button whose file is built by ``build()`` when this session clicks it,
+    and whose URL stops answering :data:`CONFIDENTIAL_URL_SECONDS` later (see the module docstring).
 
     ``build`` runs on a server thread outside the script run: it must not read
     ``st.session_state`` or call a cached function; pass it what it needs (computed
@@ -61,68 +83,133 @@ def confidential_download(label: str, build: Callable[[], bytes], *, file_name: 
     it either: ``on_click="ignore"``).
     """
     media = runtime.get_instance().media_file_mgr if runtime.exists() else None
+    ctx = get_script_run_ctx(suppress_warning=True)
+    owner = ctx.session_id if ctx is not None else None
 
     def built_on_click() -> bytes:
-        data = build()
-        if media is not None:
-            _SWEEPER.schedule(media)
+        click = _CLICK.get()
+        # Fail closed: no click of this session, no file (a request outside Streamlit's
+        # handler, or a Streamlit that no longer passes through it, gets nothing).
+        if click is None or owner is None or click.session_id != owner:
+            raise RefusedDownload(f"{file_name!r} is built for a click of the session that shows its button only")
+        data = _stamped(build(), mime)
+        click.media, click.built = media, time.monotonic()
         return data
 
     lifetime = (f"Built when you click; its link works for {CONFIDENTIAL_URL_SECONDS:g} seconds only "
                 "(click again to download it again).")
     # ``help`` is the page's own text (never user text): it is Markdown like every help
-    where.download_button(label, data=built_on_click, file_name=file_name, mime=mime, key=key,
-                          help=lifetime if not help else help + " " + lifetime, on_click="ignore", **kwargs)
+    where.download_button(label, data=built_on_click, file_name=file_name, mime=_with_run_nonce(mime),
+                          key=key, help=lifetime if not help else help + " " + lifetime, on_click="ignore",
+                          **kwargs)
 
 
-class _DebouncedSweep:
-    """Sweeps Streamlit's media store :data:`CONFIDENTIAL_URL_SECONDS` after the *latest*
-    confidential file was built.
+def _with_run_nonce(mime: str) -> str:
+    """``mime`` with a random parameter: the media id hashes the MIME type, so the URL of a
+    file differs at every run of the page even when its bytes do not (a plain CSV, a JSON
+    file). The browser saves the file under its own name, with its bytes unchanged."""
+    return f"{mime}; nonce={secrets.token_hex(8)}"
 
-    A sweep deletes every stored file no session shows, however young: a sweep timed from an
-    earlier click would take a file built a moment ago away between the browser's two
-    requests (seen under load: the download is cancelled). So one timer serves every click
-    and is pushed back by each new build; when it fires, every file built through this
-    module is at least :data:`CONFIDENTIAL_URL_SECONDS` old.
+
+def _stamped(data: bytes, mime: str) -> bytes:
+    """``data`` with a fresh random nonce where its format has room for one a reader ignores:
+    a zip's comment (:func:`core.release.bundle.with_build_nonce`), or the end of the ``#``
+    comment line that heads a CONFIDENTIAL CSV (read with ``comment='#'``, as it says), or a
+    ``"download"`` member at the start of a JSON object. Any other file is left as it is: no
+    byte of a plain CSV is one a reader skips."""
+    nonce = secrets.token_hex(16)
+    kind = mime.split(";", 1)[0].strip().lower()
+    if not isinstance(data, bytes):
+        return data
+    if kind == "application/zip":
+        return core_bundle.with_build_nonce(data, nonce)
+    if kind == "text/csv" and data.startswith(b"#"):
+        first, newline, rest = data.partition(b"\n")
+        end = b"\r" if first.endswith(b"\r") else b""
+        return first[:len(first) - len(end)] + f" (download {nonce})".encode("ascii") + end + newline + rest
+    if kind == "application/json" and data.lstrip().startswith(b"{"):
+        # one more member of the top-level object, first: a reader looks members up by name
+        head, brace, rest = data.partition(b"{")
+        return head + brace + f'"download": "{nonce}",'.encode("ascii") + rest
+    return data
+
+
+# --------------------------------------------------------------------------- one click
+class _Click:
+    """One deferred-file request, as Streamlit's handler received it: the session whose
+    websocket carried it, and (once a confidential file is built) the media store and time."""
+
+    __slots__ = ("session_id", "media", "built")
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.media = None
+        self.built: float | None = None
+
+
+#: The click being answered. Streamlit runs the deferred function through
+#: ``asyncio.to_thread``, which copies the context of the request's task: the function reads
+#: the click here, and writes the store and the time of its build into it.
+_CLICK: contextvars.ContextVar[_Click | None] = contextvars.ContextVar("confidential_click", default=None)
+
+
+def _requesting_session() -> None:
+    """Make Streamlit's deferred-file handler say which session asks, and expire what it built.
+
+    Streamlit 1.67 answers a click on a deferred download with
+    ``DeferredFileHandler.handle(request, session_id)``: ``session_id`` is the session whose
+    websocket carried the request, but the handler does not use it, and
+    ``MediaFileManager.execute_deferred`` runs the function of any session's deferred id. This
+    wraps ``handle`` (once per process) so that the function sees that session (:data:`_CLICK`);
+    and, when the function built a confidential file, the file at the URL of the answer is
+    deleted :data:`CONFIDENTIAL_URL_SECONDS` after its build (:func:`_expire`). The URL is
+    Streamlit's own answer, so no media id is computed here. The one place this module relies
+    on how Streamlit handles a click; tests/test_downloads_media.py fails if that changes.
     """
+    original = DeferredFileHandler.handle
+    if getattr(original, "_confidential_click", False):
+        return
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._due: float | None = None
-        self._stores: list = []      # the media stores with a file waiting (one per runtime)
+    async def handle(self, request, session_id: str):
+        click = _Click(session_id)
+        token = _CLICK.set(click)
+        try:
+            response = await original(self, request, session_id)
+        finally:
+            _CLICK.reset(token)
+        if click.built is not None and response.deferred_file.url:
+            _expire(click.media, response.deferred_file.url, click.built)
+        return response
 
-    def schedule(self, media) -> None:
-        with self._lock:
-            start = self._due is None
-            self._due = time.monotonic() + CONFIDENTIAL_URL_SECONDS
-            if not any(store is media for store in self._stores):
-                self._stores.append(media)
-        if start:
-            sweeper = threading.Thread(target=self._run, daemon=True)
-            sweeper.start()
-
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                wait = self._due - time.monotonic()
-                if wait <= 0:
-                    self._due = None
-                    stores, self._stores = self._stores, []
-                    break
-            time.sleep(wait)
-        for media in stores:
-            _drop_unused_files(media)
+    handle._confidential_click = True
+    handle.__doc__ = original.__doc__
+    DeferredFileHandler.handle = handle
 
 
-_SWEEPER = _DebouncedSweep()
+def _expire(media, url: str, built: float) -> None:
+    """Delete the file at ``url`` :data:`CONFIDENTIAL_URL_SECONDS` after ``built`` (its build,
+    ``time.monotonic()``), on a timer of its own."""
+    if media is None:
+        return
+    file_id = os.path.splitext(urlsplit(url).path.rsplit("/", 1)[-1])[0]
+    delay = max(0.0, built + CONFIDENTIAL_URL_SECONDS - time.monotonic())
+    timer = threading.Timer(delay, _delete_stored, args=(media, file_id))
+    timer.daemon = True
+    timer.start()
 
 
-def _drop_unused_files(media) -> None:
-    """Two sweeps of Streamlit's media store: a downloadable file that no session shows is
-    marked by the first and deleted by the second (what the end of two script runs of any
-    session would do; a file a session still shows is kept)."""
-    media.remove_orphaned_files()
-    media.remove_orphaned_files()
+def _delete_stored(media, file_id: str) -> None:
+    """Delete one file from Streamlit's media store through the storage interface
+    (``MediaFileStorage.delete_file``). ``MediaFileManager`` offers no deletion of one file, so
+    its storage is reached by its private name ``_storage`` (Streamlit 1.67; the manager's own
+    sweeps then find the file gone, which the storage allows). Only this file is deleted: a
+    file built later, by this session or another, keeps its own seconds (unless it has the
+    same bytes and MIME type, hence the same id: a plain CSV clicked twice in one run of the
+    page goes at the earlier deadline; clicking again builds it anew)."""
+    media._storage.delete_file(file_id)
+
+
+_requesting_session()
 
 
 #: Streamlit's option that hides the CSV download of every table's toolbar and its clipboard copy.

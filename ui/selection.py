@@ -479,7 +479,7 @@ def scanned(source_key: str, _content: bytes, options: tuple, columns: tuple, co
     """``core.data.distinct_values`` of the bytes with DuckDB (the lean path's one pass over
     every row; cached by the columns, not by their transforms). Its messages call the bytes ``name``."""
     return core_data.distinct_values(_content, list(columns), engine="duckdb", counts_column=counts_column,
-                                     name=name, **dict(options))
+                                     name=name, max_distinct=state.MAX_DISTINCT, **dict(options))
 
 
 @session_cache(max_entries=8)

@@ -54,6 +54,18 @@ MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 10**6
 MAX_ROWS = 10**8
 MAX_DECOMPRESSED_BYTES = 2**27
 
+#: The most distinct values (distinct rows of the released columns, cells as read) an upload
+#: may have on the lean path (``core.data.distinct_values(max_distinct=...)``): DuckDB counts
+#: them exactly, within its own memory limit, before one reaches the session. Memory grows
+#: with them, not with the rows: measured on this machine (benchmarks/bench_memory_cardinality.py),
+#: the session's scan, frequency table and distinct rows in original units take about 300-400
+#: bytes per distinct value at their peak (10^7 distinct numbers: 3.3 GB and a minute of CPU;
+#: a 289 MB CSV of 3·10^7 took a server past 6.5 GB). At 10^6 that is about 0.4 GB and a few
+#: seconds, so one upload at the limit stays inside the README's 3-4 GB per session. The
+#: exact full read (CSV up to core.data.FULL_READ_MAX_BYTES) holds fewer than 2·10^5 distinct
+#: values by its size. Above the limit: coarser columns, or the command line, which has none.
+MAX_DISTINCT = 10**6
+
 #: The regimes the Privacy page offers, by key, with the words core uses for them.
 REGIMES = {key: regime.label for key, regime in privacy.REGIMES.items()}
 DELTA_OPTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1)

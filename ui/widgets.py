@@ -183,6 +183,18 @@ def progress_bar(text: str):
     return bar, (lambda fraction, message: bar.progress(min(1.0, max(0.0, fraction)), text=literal(message)))
 
 
+#: The first line of every curator-only table the app offers: what a reader must know before
+#: passing the file on, as the CONFIDENTIAL curator record's own CSVs start (read them with
+#: ``comment='#'``). It also leaves room for a download's random nonce (ui/downloads.py).
+CONFIDENTIAL_TABLE_LINE = ("# CONFIDENTIAL — curator only: computed from the confidential data; "
+                           "never publish (read with comment='#')")
+
+
+def confidential_csv_bytes(frame) -> bytes:
+    """:func:`csv_bytes` headed by :data:`CONFIDENTIAL_TABLE_LINE`."""
+    return (CONFIDENTIAL_TABLE_LINE + "\n").encode("utf-8") + csv_bytes(frame)
+
+
 def csv_bytes(frame) -> bytes:
     """A table as a CSV download (UTF-8), with every text cell a spreadsheet would run as a
     formula neutralised (:func:`core.formatting.formula_safe`)."""

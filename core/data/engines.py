@@ -22,6 +22,7 @@ import pandas as pd
 from ..validation import (
     check_choice,
     check_flag,
+    check_integer,
 )
 from .messages import _list_names
 from .prepare import PreparedData, _check_counts, prepare
@@ -151,7 +152,8 @@ class Aggregated:
 def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | None = None,
               sep: str | None = None, header: bool | None = None, encoding: str | None = None,
               thousands: str | None = None, keep_na_text: bool = False, scheduler: str | None = None,
-              file_format: str | None = None, coarsening=(), name: str | None = None) -> Aggregated:
+              file_format: str | None = None, coarsening=(), name: str | None = None,
+              max_distinct: int | None = None) -> Aggregated:
     """The frequency table of the chosen columns of a CSV or Parquet input, streaming.
 
     Parameters
@@ -188,6 +190,9 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
         How error messages call ``source`` when it is bytes or a file-like object (an
         upload's file name); default "the uploaded data", or the object's file name. The
         reading record and the notes keep the default: they depend on the content only.
+    max_distinct : int ≥ 1 or None
+        The most distinct rows of the released columns (as read) the input may have, as
+        for :func:`distinct_values`; default ``None``: no limit (the command line).
 
     Returns
     -------
@@ -212,7 +217,7 @@ def aggregate(source, specs, *, engine: str = "duckdb", counts_column: str | Non
     specs = normalise_specs(specs)
     values = distinct_values(source, [s.name for s in specs], engine=engine, counts_column=counts_column, sep=sep,
                              header=header, encoding=encoding, thousands=thousands, keep_na_text=keep_na_text,
-                             scheduler=scheduler, file_format=file_format, name=name)
+                             scheduler=scheduler, file_format=file_format, name=name, max_distinct=max_distinct)
     return values.aggregated(specs, coarsening=coarsening)
 
 
@@ -276,7 +281,8 @@ class DistinctValues:
 def distinct_values(source, columns, *, engine: str = "duckdb", counts_column: str | None = None,
                     sep: str | None = None, header: bool | None = None, encoding: str | None = None,
                     thousands: str | None = None, keep_na_text: bool = False, scheduler: str | None = None,
-                    file_format: str | None = None, name: str | None = None) -> DistinctValues:
+                    file_format: str | None = None, name: str | None = None,
+                    max_distinct: int | None = None) -> DistinctValues:
     """The distinct values of ``columns`` of a CSV or Parquet input and their counts, streaming.
 
     The first step of :func:`aggregate` (which takes the same source and options; see
@@ -287,10 +293,23 @@ def distinct_values(source, columns, *, engine: str = "duckdb", counts_column: s
     ----------
     columns : str or sequence of str
         The column names to read (non-empty, no repeats, not the counts column).
+    max_distinct : int ≥ 1 or None
+        The most distinct rows of ``columns`` (cells as read, before any transform) the
+        input may have. Memory grows with them, not with the rows (about 300–400 bytes per
+        distinct value on the dashboard's path, docs/scale.md): DuckDB groups into a table
+        of its own (within its memory limit, spilling to its private directory), counts
+        its rows exactly and refuses the input before one value reaches Python. The
+        other engines count after materialising. Default ``None``: no limit.
 
     Returns
     -------
     DistinctValues
+
+    Raises
+    ------
+    ValueError
+        As :func:`aggregate`; more than ``max_distinct`` distinct rows (the message
+        names the limit and the command line, which has none).
     """
     engine = check_choice("engine", engine, ENGINES)
     if file_format is not None:
@@ -298,6 +317,8 @@ def distinct_values(source, columns, *, engine: str = "duckdb", counts_column: s
     if scheduler is not None and (engine != "dask" or not isinstance(scheduler, str) or not scheduler.strip()):
         raise ValueError(f"scheduler (the address of a Dask scheduler, e.g. 'tcp://10.0.0.5:8786') needs "
                          f"engine='dask' and a non-empty string, got engine={engine!r}, scheduler={scheduler!r}")
+    if max_distinct is not None:
+        max_distinct = check_integer("max_distinct", max_distinct, minimum=1)
     names = [columns] if isinstance(columns, str) else list(columns)
     if not names or len(set(names)) != len(names) or not all(isinstance(c, str) and c for c in names):
         raise ValueError(f"columns must be a non-empty list of distinct column names, got {columns!r}")
@@ -323,10 +344,11 @@ def distinct_values(source, columns, *, engine: str = "duckdb", counts_column: s
         notes.append(f"{len(inputs)} files read as one table ({inputs[0].name}, ...).")
     if fmt == "parquet":
         decisions = None
-        frame, counts = _parquet_cells(inputs, wanted, engine, scheduler)
+        frame, counts = _parquet_cells(inputs, wanted, engine, scheduler, (max_distinct, names))
     elif engine == "pandas":
         frame, decisions = _pandas_csv(inputs, wanted, options)
         counts = np.ones(len(frame), dtype=np.int64)
+        _check_distinct(len(frame.drop_duplicates(names)), max_distinct, names, inputs[0].shown)
     else:
         head = _csv_decisions(inputs[0], options)
         decisions = head.decisions
@@ -335,7 +357,7 @@ def distinct_values(source, columns, *, engine: str = "duckdb", counts_column: s
             rows = head.frame
             if counts_column is not None and counts_column in rows.columns:
                 counts_from_column(rows[counts_column], counts_column)  # named by row, as prepare would
-        cells, counts, more_notes = _csv_cells(inputs, wanted, decisions, engine, scheduler)
+        cells, counts, more_notes = _csv_cells(inputs, wanted, decisions, engine, scheduler, (max_distinct, names))
         notes += more_notes
         frame, decisions = _read_distinct_cells(cells, counts, decisions, options, head_only=head_only)
     if counts_column is not None:
@@ -528,8 +550,9 @@ def _pandas_csv(inputs: list[_Input], wanted: list[str], options: dict) -> tuple
 
 
 def _csv_cells(inputs: list[_Input], wanted: list[str], decisions: ReadDecisions, engine: str,
-               scheduler: str | None) -> tuple[pd.DataFrame, np.ndarray, list[str]]:
-    """Distinct raw cells (text; missing fields empty) of the wanted columns and their counts."""
+               scheduler: str | None, limit: tuple = (None, ())) -> tuple[pd.DataFrame, np.ndarray, list[str]]:
+    """Distinct raw cells (text; missing fields empty) of the wanted columns and their counts;
+    ``limit``: (max_distinct, released column names), as :func:`_check_distinct` takes them."""
     names = [c.name for c in decisions.columns]
     missing = [w for w in wanted if w not in names]
     if missing:
@@ -537,9 +560,12 @@ def _csv_cells(inputs: list[_Input], wanted: list[str], decisions: ReadDecisions
     positions = [names.index(w) for w in wanted]
     width = decisions.n_columns
     if engine == "duckdb":
-        grouped, notes = _duckdb_csv(inputs, positions, width, decisions)
+        grouped, notes = _duckdb_csv(inputs, positions, width, decisions, limit)
     else:
         grouped, notes = _dask_csv(inputs, positions, width, decisions, scheduler)
+        if limit[1]:
+            released = grouped.iloc[:, [wanted.index(c) for c in limit[1]]]
+            _check_distinct(len(released.drop_duplicates()), limit[0], limit[1], inputs[0].shown)
     cells = grouped.iloc[:, :-1].copy()
     cells.columns = wanted
     return cells, grouped.iloc[:, -1].to_numpy(dtype=np.int64), notes
@@ -561,7 +587,7 @@ def _check_shape_flags(frame: pd.DataFrame, width: int, name: str) -> pd.DataFra
     return frame.loc[keep].drop(columns=["__long", "__short", "__blank"]).reset_index(drop=True)
 
 
-def _duckdb_csv(inputs, positions, width, decisions) -> tuple[pd.DataFrame, list[str]]:
+def _duckdb_csv(inputs, positions, width, decisions, limit=(None, ())) -> tuple[pd.DataFrame, list[str]]:
     """DuckDB's streaming GROUP BY of the raw cells, with the row-shape checks.
 
     Every field is read as text (``all_varchar``) with a sentinel null string, so an
@@ -575,6 +601,9 @@ def _duckdb_csv(inputs, positions, width, decisions) -> tuple[pd.DataFrame, list
     (:func:`_check_shape_flags`) exactly as :func:`read_table` would. Either path reads in
     parallel first; DuckDB refuses a quoted field spanning lines in that mode, and the
     file is then read again serially (never a silently different parse).
+
+    ``limit`` (max_distinct, released names): the grouped rows are counted in DuckDB before
+    they become a frame (:func:`_bounded_frame`).
     """
     import duckdb
 
@@ -612,6 +641,9 @@ def _duckdb_csv(inputs, positions, width, decisions) -> tuple[pd.DataFrame, list
     checked_query = (f"SELECT {selected}, {_EXTRA} IS NOT NULL AS __long, {short} AS __short, {blank} AS __blank, "
                      "count(*) AS __n FROM rel GROUP BY ALL")
     strict_query = f"SELECT {selected}, count(*) AS __n FROM rel GROUP BY ALL"
+    max_distinct, released = limit
+    # The released columns among the selected ones (a frequency table's counts column is not one).
+    distinct = ", ".join(f"v{i}" for i in range(len(released)))
 
     def run(read_options: dict, query: str, parallel: bool) -> pd.DataFrame:
         with _duckdb_connection() as con:
@@ -620,7 +652,7 @@ def _duckdb_csv(inputs, positions, width, decisions) -> tuple[pd.DataFrame, list
             rel = relations[0]
             for other in relations[1:]:
                 rel = rel.union(other)  # duckdb's relational union keeps duplicates (UNION ALL)
-            return con.sql(query).df()
+            return _bounded_frame(con, con.sql(query), max_distinct, distinct, released, inputs[0].shown)
 
     frame = None
     if width > 1:
@@ -779,9 +811,10 @@ def counts_from_column(column: pd.Series, name: str) -> np.ndarray:
         raise ValueError(f"column {name!r} (the counts): {exc}") from None
 
 
-def _parquet_cells(inputs: list[_Input], wanted: list[str], engine: str,
-                   scheduler: str | None) -> tuple[pd.DataFrame, np.ndarray]:
-    """Distinct typed rows of the wanted Parquet columns and their counts."""
+def _parquet_cells(inputs: list[_Input], wanted: list[str], engine: str, scheduler: str | None,
+                   limit: tuple = (None, ())) -> tuple[pd.DataFrame, np.ndarray]:
+    """Distinct typed rows of the wanted Parquet columns (only those are read) and their counts;
+    ``limit``: (max_distinct, released names), as :func:`_check_distinct` takes them."""
     import pyarrow.parquet as pq
 
     for item in inputs:
@@ -817,7 +850,9 @@ def _parquet_cells(inputs: list[_Input], wanted: list[str], engine: str,
                 rel = con.read_parquet(  # noqa: F841 (DuckDB reads the local `rel` by name in the SQL below)
                     io.BytesIO(inputs[0].content) if inputs[0].path is None else [item.path for item in inputs])
                 cols = ", ".join(f'"{w}"' for w in (w.replace('"', '""') for w in wanted))
-                grouped_frame = con.sql(f"SELECT {cols}, count(*) AS __n FROM rel GROUP BY ALL").df()
+                released = ", ".join(f'"{w}"' for w in (w.replace('"', '""') for w in limit[1]))
+                grouped_frame = _bounded_frame(con, con.sql(f"SELECT {cols}, count(*) AS __n FROM rel GROUP BY ALL"),
+                                               limit[0], released, limit[1], inputs[0].shown)
         except duckdb.Error as exc:
             raise ValueError(f"{inputs[0].shown} could not be read by DuckDB: {str(exc).splitlines()[0]}") from None
         counts = grouped_frame.pop("__n").to_numpy(dtype=np.int64)
@@ -841,7 +876,42 @@ def _parquet_cells(inputs: list[_Input], wanted: list[str], engine: str,
     frame = grouped.rename("__n").reset_index()
     counts = frame.pop("__n").to_numpy(dtype=np.int64)
     frame.columns = wanted
+    if limit[1]:
+        _check_distinct(len(frame[list(limit[1])].drop_duplicates()), limit[0], limit[1], inputs[0].shown)
     return _typed_parquet_frame(frame), counts
+
+
+def _check_distinct(count: int, max_distinct: int | None, names, shown: str) -> None:
+    """Refuse ``count`` distinct rows of the released columns ``names`` above ``max_distinct``."""
+    if max_distinct is None or count <= max_distinct:
+        return
+    which = f"column {names[0]!r}" if len(names) == 1 else f"columns {_list_names(list(names))}"
+    raise ValueError(f"{shown} has {count:,} distinct values in {which}, above the dashboard's limit of "
+                     f"{max_distinct:,} (max_distinct={max_distinct}): each distinct value is held in the "
+                     "session's memory. Release fewer or coarser columns (round the numbers), or use the command "
+                     "line (python -m core release), which has no such limit.")
+
+
+def _bounded_frame(con, relation, max_distinct: int | None, distinct: str, names, shown: str) -> pd.DataFrame:
+    """The rows of a DuckDB ``relation`` (a ``GROUP BY``) as a frame, refused by
+    :func:`_check_distinct` before they become one when the released columns ``distinct``
+    (their SQL list) have more than ``max_distinct`` distinct rows.
+
+    The grouped rows go to a temporary table of the connection: DuckDB holds it within its
+    memory limit (spilling to the connection's private directory), its rows are counted
+    exactly there, and only an admissible table is converted to pandas (about 300–400
+    bytes per distinct value once in Python; an approximate count could let a file through).
+    """
+    if max_distinct is None or not names:
+        return relation.df()
+    relation.create("__grouped")
+    ((count,),) = con.execute("SELECT count(*) FROM __grouped").fetchall()
+    if count > max_distinct:
+        # The grouped rows may carry more than the released columns (a counts column, the
+        # row-shape flags): their distinct released values, exactly, decide.
+        ((count,),) = con.execute(f"SELECT count(*) FROM (SELECT DISTINCT {distinct} FROM __grouped)").fetchall()
+        _check_distinct(int(count), max_distinct, names, shown)
+    return con.table("__grouped").df()
 
 
 def _unsupported_parquet_type(arrow_type) -> str | None:

@@ -694,7 +694,8 @@ def _run_comparison(data, calibration: Calibration, *, counts, runs: int, rng: n
         joint_future = pool.submit(_joint_w1_by_size, joint_x, joint_z, sizes, max_cost_bytes, n_projections,
                                    children[-1], counts=c, levels=levels)
     try:
-        _column_metrics(names, table, x2, c, releases, joint_x, joint_z, per_mech, confidential, runs, grid_size)
+        _column_metrics(names, table, x2, c, releases, joint_x, joint_z, per_mech, confidential, runs, grid_size,
+                        lambda col: report((len(mechs) + 0.5) / total_steps, f"utility metrics: column {col}"))
     except BaseException:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -716,6 +717,8 @@ def _run_comparison(data, calibration: Calibration, *, counts, runs: int, rng: n
     if yardsticks:
         report((len(mechs) + 0.75) / total_steps, "yardsticks (k-marginal, UEM, pMSE)")
         for i, z in enumerate(releases):
+            # A report per mechanism is also where a caller may stop the run (its session ended).
+            report((len(mechs) + 0.75 + 0.25 * i / len(mechs)) / total_steps, f"yardsticks: {mechs[i].label}")
             table_i = yardstick_runs(x2, c, z, bins=calibration.bins, levels=levels, rng=measures[i])
             extra[i] = {col: table_i[col].to_numpy() for col in table_i.columns}
     for i, mech in enumerate(mechs):
@@ -740,11 +743,14 @@ def _run_comparison(data, calibration: Calibration, *, counts, runs: int, rng: n
     return out, joint_parts
 
 
-def _column_metrics(names, table, x2, c, releases, joint_x, joint_z, per_mech, confidential, runs, grid_size) -> None:
+def _column_metrics(names, table, x2, c, releases, joint_x, joint_z, per_mech, confidential, runs, grid_size,
+                    report=lambda col: None) -> None:
     """The per-column metrics of :func:`_run_comparison` (W1 and KDE-L2 in original units for a numeric
     column, TV for a categorical one, the summaries), written into ``per_mech`` and ``confidential``;
-    a categorical column's codes also go into ``joint_x`` and ``joint_z`` for the joint W1."""
+    a categorical column's codes also go into ``joint_x`` and ``joint_z`` for the joint W1.
+    ``report(column)`` is called before each column (progress; a caller's point to stop the run)."""
     for j, col in enumerate(names):
+        report(col)
         kind = "numeric" if table is None else table.columns[j].kind
         if kind == "categorical":
             column = table.columns[j]

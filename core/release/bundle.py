@@ -74,6 +74,8 @@ __all__ = [
     "quality_report",
     "record_figures",
     "summary_table",
+    "with_build_nonce",
+    "with_ledger",
     "write_bundles",
     "write_output",
 ]
@@ -285,6 +287,41 @@ def _zip(files: list[tuple[str, bytes]]) -> bytes:
     return buffer.getvalue()
 
 
+def with_build_nonce(payload: bytes, nonce: str) -> bytes:
+    """The zip ``payload`` with ``nonce`` as its zip comment (``build <nonce>``), nothing else changed.
+
+    The app stamps every CONFIDENTIAL zip it serves with a fresh random nonce, so that two
+    downloads of the same record are two files with two URLs in Streamlit's media store (whose
+    URL is a hash of the content): a URL read from a log never answers again when the record is
+    rebuilt (docs/serving.md §1). Entries, their bytes and their order are kept; unzip tools
+    ignore the comment. The public release is never stamped (its bytes replay exactly), and the
+    command line writes the record without one.
+
+    Parameters
+    ----------
+    payload : bytes
+        A zip archive (:func:`curator_bundle`).
+    nonce : str
+        Printable ASCII, at most 64 characters (the app passes ``secrets.token_hex(16)``).
+
+    Raises
+    ------
+    ValueError
+        ``payload`` is not a zip archive, or ``nonce`` is not short printable ASCII.
+    """
+    if not (isinstance(nonce, str) and 0 < len(nonce) <= 64 and nonce.isascii() and nonce.isprintable()):
+        raise ValueError(f"nonce must be 1 to 64 printable ASCII characters, got {nonce!r}")
+    buffer = io.BytesIO(payload)
+    # checked first: mode "a" would append a new archive to bytes that are not one
+    if not zipfile.is_zipfile(buffer):
+        raise ValueError("payload must be a zip archive")
+    # Mode "a" with only the comment changed rewrites the central directory alone: the
+    # entries are neither read back nor compressed again.
+    with zipfile.ZipFile(buffer, "a") as zf:
+        zf.comment = f"build {nonce}".encode("ascii")
+    return buffer.getvalue()
+
+
 def _json(obj) -> bytes:
     return (json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
@@ -315,6 +352,7 @@ def _public_readme(report: dict) -> str:
     if report.get("acknowledged"):
         lines += ["", "The curator acknowledged, before publishing:"]
         lines += [f"- {ACKNOWLEDGEMENTS[key]}" for key in report["acknowledged"]]
+    lines += _ledger_lines(report)
     if report["warnings"]:
         lines += ["", "Warnings:"] + [f"- {text}" for text in report["warnings"]]
     lines += [""] + report["notes"]
@@ -338,15 +376,18 @@ def public_summary(report: dict) -> str:
     return "\n".join(lines)
 
 
-def public_bundle(result: ReleaseResult, *, acknowledged=()) -> bytes:
+def public_bundle(result: ReleaseResult, *, acknowledged=(), ledger: dict | None = None) -> bytes:
     """The public release zip: ``synthetic.csv``, ``recipe.json`` (public form),
     ``release.json`` (:func:`core.release.public_report`), ``release_card.html``
     (:func:`core.release.card.release_card_html`) and ``README.txt``.
 
     Behind the gate (:func:`core.release.gate.check_publication`): refused for a ``missed``
     verdict; a ``weak`` release and each data-dependent choice need ``acknowledged``, which
-    ``release.json`` records."""
+    ``release.json`` records. ``ledger`` is the release's block from the privacy ledger
+    (:func:`core.ledger.ledger_block`), recorded as ``release.json``'s ``ledger`` (see
+    :func:`with_ledger`)."""
     report = dict(result.public_report, acknowledged=check_publication(result.public_report, acknowledged))
+    report = with_ledger(report, ledger)
     return _zip([
         ("README.txt", _public_readme(report).encode("utf-8")),
         ("synthetic.csv", result.synthetic_csv()),
@@ -354,6 +395,31 @@ def public_bundle(result: ReleaseResult, *, acknowledged=()) -> bytes:
         ("release.json", _json(report)),
         ("release_card.html", release_card_html(report).encode("utf-8")),
     ])
+
+
+def with_ledger(report: dict, ledger: dict | None) -> dict:
+    """The public report with the privacy ledger's block of this release (docs/audit.md §8):
+    ``ledger: {dataset, release_index, cumulative: {eps, delta}, budget: {eps, delta}}``
+    (:func:`core.ledger.ledger_block`; public quantities only: the dataset's name as the
+    curator chose it, the release's index and the composed spend). Without a ledger the report
+    is returned unchanged (no ``ledger`` key)."""
+    if ledger is None:
+        return report
+    if not isinstance(ledger, dict) or set(ledger) != {"dataset", "release_index", "cumulative", "budget"}:
+        raise ValueError("ledger must be the block of core.ledger.ledger_block: {dataset, release_index, cumulative, "
+                         f"budget}}, got {ledger!r}")
+    return dict(report, ledger=ledger)
+
+
+def _ledger_lines(report: dict) -> list[str]:
+    """README lines of the ledger block (none without one)."""
+    block = report.get("ledger")
+    if not block:
+        return []
+    return ["", f"Privacy ledger: release {block['release_index']} of dataset {block['dataset']}; all its releases "
+            f"together: eps = {format_upper(block['cumulative']['eps'])}, delta = "
+            f"{format_upper(block['cumulative']['delta'])}, within the budget eps = {block['budget']['eps']:g}, "
+            f"delta = {block['budget']['delta']:g}."]
 
 
 def _marked_csv(frame: pd.DataFrame) -> bytes:
