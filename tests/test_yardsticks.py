@@ -1,4 +1,5 @@
-"""The field's yardsticks (NIST SDNist; core.evaluation.yardsticks), each against a hand-computed example."""
+"""The field's yardsticks (core.evaluation.yardsticks): the project's own (3-way marginal score, UEM, row match
+share, logistic pMSE), each against a hand-computed example; SDNist's own are in test_sdnist_yardsticks.py."""
 
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ The package exports the metrics and the inference; the heavier evaluations are m
 * :mod:`.compare` — the comparison of mechanisms at the same privacy level;
 * :mod:`.informativity` — the informativity experiment (paper §4.2);
 * :mod:`.simulation` — the simulated data of the paper's experiments;
-* :mod:`.audit` — empirical privacy audits and the disclosure risk.
+* :mod:`.audit` — empirical privacy audits and the disclosure risk;
+* :mod:`.yardsticks` — the field's yardsticks: SDNist's own (exported here) and the project's.
 """
 
 from .columns import OTHER_CATEGORY, ComparisonColumn, ComparisonTable, comparison_table
@@ -61,17 +62,28 @@ from .posterior import (
     stick_breaking_dp,
 )
 from .summaries import column_summary, repeated_quantiles, summary_runs, summary_table
+from .yardsticks import (
+    SDNistApparentMatch,
+    sdnist_apparent_match,
+    sdnist_bin,
+    sdnist_k_marginal,
+    sdnist_marginal_pairs,
+    sdnist_pmse,
+    sdnist_unique_exact_match,
+)
 
 __all__ = [
     "ComparisonColumn", "ComparisonTable", "OTHER_CATEGORY", "comparison_table", "total_variation_runs",
     "DEFAULT_QUANTILE_LEVELS", "MAX_COST_BYTES", "MAX_KDE_GRID", "MAX_POSTERIOR_DRAWS", "MAX_PROJECTIONS",
-    "MAX_SLICED_WORK", "MAX_STICK_ENTRIES", "PosteriorFunctionals", "RepeatedReleaseResult", "W1Distance",
+    "MAX_SLICED_WORK", "MAX_STICK_ENTRIES", "PosteriorFunctionals", "RepeatedReleaseResult", "SDNistApparentMatch",
+    "W1Distance",
     "batched_wasserstein1", "binned_kde_runs", "column_summary", "confidential_discovery_probability", "coverage_notes",
     "discovery_probability", "dp_posterior_functionals", "dp_posterior_shares", "empirical_functionals",
     "empirical_shares", "functional_names",
     "joint_w1_runs", "kde_curves", "kde_grid", "kde_l2", "kde_l2_runs", "kde_on_grid", "measure_functionals",
     "random_directions", "repeated_quantiles", "repeated_release_experiment", "repeated_share_experiment",
-    "scott_bandwidth", "share_names",
+    "scott_bandwidth", "sdnist_apparent_match", "sdnist_bin", "sdnist_k_marginal", "sdnist_marginal_pairs",
+    "sdnist_pmse", "sdnist_unique_exact_match", "share_names",
     "signed_wasserstein1", "sliced_wasserstein1_runs", "stick_breaking_dp", "summary_runs", "summary_table",
     "wasserstein1", "wasserstein1_runs",
 ]

@@ -1,34 +1,46 @@
-"""The field's yardsticks of a synthetic release, as NIST's SDNist defines them (docs/peers.md §4).
+"""The field's yardsticks of a synthetic release (docs/quality.md §9, docs/peers.md §4).
 
 Computed against the confidential data, so they are for the curator only (like the quality
-report, docs/quality.md). Definitions (SDNist v2, ``sdnist/metrics``: ``kmarginal.py``,
-``unique_exact_matches.py``, ``apparent_match_dist.py``, ``propensity.py``; Task et al.,
-*SDNist: Synthetic Data Report Tool*, NIST CRC Data and Metrics Archive):
+report, docs/quality.md). Two families:
 
-* **k-marginal score** (0–1000): for every set of k columns (k = 3, or all columns when
-  fewer), numeric columns binned in the same public bins for data and release, the total
-  variation :math:`TV = \\tfrac12\\sum|p_\\text{data} - p_\\text{release}|` of the
-  normalised k-way tables; score = 1000·(1 − mean TV). SDNist draws 50 random column sets
-  of its rank; here every set is used up to :data:`MAX_COLUMN_SETS` sets, and beyond that
-  (wide tables: 200 columns hold 1 313 400 triples) a uniform sample of that many distinct
-  sets, drawn with the caller's ``numpy.random.Generator``, so that the score is an unbiased
-  estimate of the all-sets score at a bounded cost (the counts are in the result). The **reference** is the
-  score of a uniform subsample of the data (without replacement) of the release's size m:
-  what m true records would score (1000 at m = n).
+**SDNist's own, exactly** (NIST SDNist v2.5, github.com/usnistgov/SDNist commit f048b1c:
+``sdnist/metrics/kmarginal.py``, ``unique_exact_matches.py``, ``apparent_match_dist.py``,
+``propensity.py``, ``sdnist/report/dataset/binning.py``; checked against SDNist's own outputs,
+``tests/data/sdnist_fixtures.json``):
+
+* :func:`sdnist_k_marginal` — every pair of columns (fewer than 30 columns; else 200 pairs drawn
+  with ``default_rng(0)``), 1000·(1 − mean TV) of the 2-way tables, on :func:`sdnist_bin`'s
+  binning (20 percentile bins of the target per continuous column);
+* :func:`sdnist_unique_exact_match` — the target's unique records found in the release;
+* :func:`sdnist_apparent_match` — records unique on the quasi-identifiers in both tables and
+  equal on them, with the share of the other columns that agree;
+* :func:`sdnist_pmse` — pMSE of a depth-6 CART (scikit-learn's ``DecisionTreeClassifier``
+  grown here in NumPy).
+
+**The project's own** (under their own names; not comparable with SDNist reports):
+
+* **3-way marginal score** (0–1000; key ``k_marginal`` for now): for every set of k columns
+  (k = 3, or all columns when fewer), numeric columns binned in the same public bins for
+  data and release, the total variation :math:`TV = \\tfrac12\\sum|p_\\text{data} -
+  p_\\text{release}|` of the normalised k-way tables; score = 1000·(1 − mean TV). Every set is
+  used up to :data:`MAX_COLUMN_SETS` sets, and beyond that (wide tables: 200 columns hold
+  1 313 400 triples) a uniform sample of that many distinct sets, drawn with the caller's
+  ``numpy.random.Generator``, so that the score is an unbiased estimate of the all-sets score at
+  a bounded cost (the counts are in the result). The **reference** is the score of a uniform
+  subsample of the data (without replacement) of the release's size m: what m true records
+  would score (1000 at m = n).
 * **Unique exact match (UEM)**: among the records that are unique in the data (on the
-  released columns), the share that appears exactly in the release. A release that copies
-  records (PYPP, the bootstrap) scores above 0; draws inside numeric cells almost never
-  match a record exactly.
-* **Apparent match**: the share of release rows equal to some data record (SDNist's
-  apparent-match report works on quasi-identifiers; here every released column is one).
-* **pMSE** (propensity mean squared error; Woo et al. 2009, Snoke et al. 2018): stack
-  data and release with a label, fit a logistic regression of the label on the columns
-  (numeric columns as they are, categorical ones one-hot, an intercept), p̂ the fitted
-  propensities, c = m/(n + m): :math:`pMSE = \\operatorname{mean}_i(\\hat p_i - c)^2`
-  over the n + m rows, from 0 (the model cannot tell them apart) to c(1 − c) (it separates
-  them perfectly). (SDNist fits a depth-5 decision tree; the logistic
-  model is the one of the pMSE literature.) The fit is Newton's method (IRLS) in NumPy.
-  Its cost grows with the cube of the design's width, so the width is capped: a categorical
+  released columns), the share that appears exactly in the release (SDNist's number as a
+  share, NaN rather than 0 when no record is unique).
+* **Row match share** (key ``apparent_match`` for now): the share of release rows equal to
+  some data record — not SDNist's apparent match (:func:`sdnist_apparent_match`).
+* **Logistic pMSE** (key ``pMSE``; Woo et al. 2009, Snoke et al. 2018): stack data and
+  release with a label, fit a logistic regression of the label on the columns (numeric
+  columns as they are, categorical ones one-hot, an intercept), p̂ the fitted propensities,
+  c = m/(n + m): :math:`pMSE = \\operatorname{mean}_i(\\hat p_i - c)^2` over the n + m rows, from
+  0 (the model cannot tell them apart) to c(1 − c) (it separates them perfectly). SDNist's
+  is :func:`sdnist_pmse` (a depth-6 tree). The fit is Newton's method (IRLS) in NumPy. Its
+  cost grows with the cube of the design's width, so the width is capped: a categorical
   column enters with at most :data:`MAX_LEVELS` indicators (its most frequent categories in
   the data; the rest share the baseline), and when the columns' widths add up past
   :data:`MAX_DESIGN_WIDTH`, the fit uses a uniformly drawn subset of whole columns that fits
@@ -51,21 +63,32 @@ from ..mechanisms import category_codes, distinct_rows
 from ..validation import check_integer, check_rng, check_row_counts, check_unit_data
 
 __all__ = [
+    "SDNIST_BINS",
+    "SDNIST_PAIR_LIMIT",
+    "SDNIST_SAMPLED_PAIRS",
+    "SDNIST_TREE_DEPTH",
+    "SDNistApparentMatch",
     "Yardsticks",
     "apparent_match",
     "frame_yardsticks",
     "k_marginal_score",
     "propensity_mse",
+    "sdnist_apparent_match",
+    "sdnist_bin",
+    "sdnist_k_marginal",
+    "sdnist_marginal_pairs",
+    "sdnist_pmse",
+    "sdnist_unique_exact_match",
     "subsample_k_marginal_score",
     "unique_exact_match",
     "yardstick_runs",
     "yardstick_table",
 ]
 
-#: Order of the k-marginal score (SDNist's k-marginal uses 3-way tables).
+#: Order of the project's 3-way marginal score (SDNist's own k-marginal uses pairs: :func:`sdnist_k_marginal`).
 DEFAULT_K = 3
 _NEWTON_STEPS = 60
-#: Column sets the k-marginal score scores at most; beyond, a uniform sample of this many distinct
+#: Column sets the 3-way marginal score scores at most; beyond, a uniform sample of this many distinct
 #: sets (SDNist draws 50). 200 keeps every triple of up to 11 columns.
 MAX_COLUMN_SETS = 200
 #: Indicators of one categorical column in pMSE's design at most.
@@ -81,20 +104,25 @@ class Yardsticks:
     Attributes
     ----------
     k : int
-        The order of the k-marginal tables.
+        The order of the 3-way marginal score's tables.
     k_marginal, k_marginal_reference : float
-        Scores in [0, 1000]; the reference is a uniform subsample of the data of size m.
+        The 3-way marginal score in [0, 1000] and its reference (a uniform subsample of the data
+        of size m); not SDNist's k-marginal (``sdnist_k_marginal``).
     unique_exact_match : float
         Share in [0, 1] (NaN when the data hold no unique record).
     unique_records : int
         How many records are unique in the data.
     apparent_match : float
-        Share of release rows equal to a data record.
+        The row match share: release rows equal to a data record (not SDNist's apparent match).
     pmse : float
+        The logistic pMSE (the project's; SDNist's tree pMSE is ``sdnist_pmse``).
     k_marginal_sets, k_marginal_sets_total : int
         Column sets scored, and how many there are (fewer scored: a uniform sample of them).
     pmse_columns, pmse_columns_total : int
         Columns in pMSE's design, and how many there are (fewer: a uniform sample of them).
+    sdnist_k_marginal, sdnist_pmse : float
+        SDNist's own k-marginal score (every pair, its binning) and pMSE (its depth-6 tree):
+        :func:`sdnist_k_marginal`, :func:`sdnist_pmse` (docs/quality.md §9).
     """
 
     k: int
@@ -108,16 +136,19 @@ class Yardsticks:
     k_marginal_sets_total: int = 0
     pmse_columns: int = 0
     pmse_columns_total: int = 0
+    sdnist_k_marginal: float = math.nan
+    sdnist_pmse: float = math.nan
 
     def to_dict(self) -> dict:
         return {"k": self.k, "k_marginal": self.k_marginal, "k_marginal_reference": self.k_marginal_reference,
                 "k_marginal_sets": self.k_marginal_sets, "k_marginal_sets_total": self.k_marginal_sets_total,
                 "unique_exact_match": self.unique_exact_match, "unique_records": self.unique_records,
                 "apparent_match": self.apparent_match, "pMSE": self.pmse, "pMSE_columns": self.pmse_columns,
-                "pMSE_columns_total": self.pmse_columns_total}
+                "pMSE_columns_total": self.pmse_columns_total, "SDNist_k_marginal": self.sdnist_k_marginal,
+                "SDNist_pMSE": self.sdnist_pmse}
 
 
-# ================================================================ k-marginal
+# ================================================================ 3-way marginal score
 def _subsets(d: int, k: int, rng: np.random.Generator | None) -> tuple[list[tuple[int, ...]], int]:
     """Every set of min(k, d) of the d columns, or, past :data:`MAX_COLUMN_SETS` of them, a
     uniform sample without replacement of that many (distinct sets drawn uniformly, repeats
@@ -194,8 +225,9 @@ class _KMarginal:
 
 def k_marginal_score(data_codes, release_codes, sizes, *, data_counts=None, release_counts=None,
                      k: int = DEFAULT_K, rng: np.random.Generator | None = None) -> float:
-    """SDNist's k-marginal score, 1000·(1 − mean TV) over every set of min(k, d) columns
-    (a uniform sample of :data:`MAX_COLUMN_SETS` of them when there are more).
+    """The project's 3-way marginal score (not SDNist's: :func:`sdnist_k_marginal`), 1000·(1 − mean TV)
+    over every set of min(k, d) columns (a uniform sample of :data:`MAX_COLUMN_SETS` of them when
+    there are more).
 
     Parameters
     ----------
@@ -217,7 +249,7 @@ def k_marginal_score(data_codes, release_codes, sizes, *, data_counts=None, rele
 
 def subsample_k_marginal_score(data_codes, sizes, m: int, rng: np.random.Generator, *, data_counts=None,
                                k: int = DEFAULT_K) -> float:
-    """The k-marginal score of a uniform subsample of ``min(m, n)`` data records (without
+    """The 3-way marginal score of a uniform subsample of ``min(m, n)`` data records (without
     replacement): the reference of a release of size ``m`` (``rng`` also draws the column sets
     when they are sampled)."""
     rng = check_rng(rng)
@@ -272,7 +304,8 @@ def unique_exact_match(data_rows, release_rows, *, data_counts=None) -> tuple[fl
 
 
 def apparent_match(data_rows, release_rows) -> float:
-    """Share of the release rows equal to some data record."""
+    """The row match share: the share of the release rows equal to some data record (not SDNist's
+    apparent match: :func:`sdnist_apparent_match`)."""
     return _Rows(data_rows, None).apparent_match(release_rows)
 
 
@@ -411,7 +444,9 @@ def yardstick_runs(atoms, counts, releases, *, bins: int, levels=None, rng: np.r
     Returns
     -------
     pandas.DataFrame
-        One row per run: ``k_marginal, k_marginal_reference, UEM, apparent_match, pMSE``;
+        One row per run: ``k_marginal, k_marginal_reference`` (the 3-way marginal score and its
+        reference), ``UEM, apparent_match, pMSE`` (the project's), ``SDNist_k_marginal,
+        SDNist_pMSE`` (SDNist's own, :func:`sdnist_k_marginal`, :func:`sdnist_pmse`);
         ``attrs`` holds ``k_marginal_sets`` / ``k_marginal_sets_total`` (column sets scored, of
         how many: fewer is a uniform sample drawn with ``rng``) and ``pMSE_columns`` /
         ``pMSE_columns_total`` (the same for pMSE's design).
@@ -432,12 +467,23 @@ def yardstick_runs(atoms, counts, releases, *, bins: int, levels=None, rng: np.r
     columns = _design_columns([1 if v is None else v.size for v in kept], rng)
     x_design = _unit_box_design(x, x_codes, kept, columns)
     rows = []
+    # SDNist's own yardsticks: numeric columns continuous (binned: the unit box's range 1 would
+    # otherwise pass SDNist's "range ≤ 20 bins: leave it" test), categories by their positions.
+    names = [f"c{j}" for j in range(d)]
+    continuous = [names[j] for j in range(d) if levels is None or levels[j] is None]
+    target = pd.DataFrame(x, columns=names)
     for z in z_all:
         z_codes, _ = _unit_box_codes(z, bins, levels)
+        deid = pd.DataFrame(z, columns=names)
+        tb, db = sdnist_bin(target, deid, continuous, ranges={j: (0.0, math.inf) for j in continuous},
+                            target_counts=c)
         rows.append({"k_marginal": tables.score(z_codes), "k_marginal_reference": tables.reference(z.shape[0], rng),
                      "UEM": matches.unique_exact_match(z), "apparent_match": matches.apparent_match(z),
-                     "pMSE": propensity_mse(x_design, _unit_box_design(z, z_codes, kept, columns), data_counts=c)})
-    out = pd.DataFrame(rows, columns=["k_marginal", "k_marginal_reference", "UEM", "apparent_match", "pMSE"])
+                     "pMSE": propensity_mse(x_design, _unit_box_design(z, z_codes, kept, columns), data_counts=c),
+                     "SDNist_k_marginal": sdnist_k_marginal(tb, db, target_counts=c),
+                     "SDNist_pMSE": sdnist_pmse(target, deid, target_counts=c)})
+    out = pd.DataFrame(rows, columns=["k_marginal", "k_marginal_reference", "UEM", "apparent_match", "pMSE",
+                                      "SDNist_k_marginal", "SDNist_pMSE"])
     out.attrs.update(k_marginal_sets=len(tables.subsets), k_marginal_sets_total=tables.total,
                      pMSE_columns=len(columns), pMSE_columns_total=d)
     return out
@@ -455,7 +501,7 @@ def frame_yardsticks(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping
     kinds : mapping column → 'numeric' | 'categorical'
     real_counts : array_like of int ≥ 1, optional
     bins : int ≥ 1
-        Equal bins of each numeric column on its bounds (k-marginal); a missing cell is a bin of its own.
+        Equal bins of each numeric column on its bounds (3-way marginal score); a missing cell is a bin of its own.
     bounds : mapping column → (lo, hi), optional
         The public bounds of the numeric columns (default: the range of the real column,
         itself a statistic of the data: the yardsticks are for the curator only).
@@ -494,7 +540,9 @@ def frame_yardsticks(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping
     columns = _design_columns([part.shape[1] if kept is None else kept.size for part, kept in parts], rng)
     design = np.hstack([parts[j][0] if parts[j][1] is None else _one_hot(codes[:, j], parts[j][1]) for j in columns])
     uem, unique = unique_exact_match(exact[:n_rows], exact[n_rows:], data_counts=c)
+    sd_k, sd_p = _frame_sdnist(real[names], synthetic[names], kinds, c, bounds)
     return Yardsticks(
+        sdnist_k_marginal=sd_k, sdnist_pmse=sd_p,
         k=min(k, len(names)), k_marginal=k_marginal, k_marginal_reference=reference,
         unique_exact_match=uem, unique_records=unique, apparent_match=apparent_match(exact[:n_rows], exact[n_rows:]),
         pmse=propensity_mse(design[:n_rows], design[n_rows:], data_counts=c),
@@ -518,4 +566,342 @@ def yardstick_table(summary: pd.DataFrame) -> pd.DataFrame:
     if not isinstance(summary, pd.DataFrame) or "k_marginal" not in summary.columns:
         raise ValueError("summary must be comparison_summary of a comparison run with yardsticks=True")
     rows = summary[summary["mechanism"] != "confidential"].drop_duplicates("mechanism")
-    return rows[_TABLE_COLUMNS].reset_index(drop=True)
+    # SDNist's own columns when the comparison kept them (yardstick_runs computes them)
+    extra = [c for c in ("SDNist_k_marginal", "SDNist_pMSE") if c in summary.columns]
+    return rows[_TABLE_COLUMNS + extra].reset_index(drop=True)
+
+
+# ================================================================ SDNist v2, exactly
+# The functions below follow NIST SDNist v2.5 line by line (github.com/usnistgov/SDNist, commit
+# f048b1c, 2025-07-14; PyPI's latest, 2.4, has no 30-feature rule and bins by percentile ranks),
+# docs/quality.md §9. They take the target (confidential) and deidentified tables as
+# pandas.DataFrames over the same columns; ``target_counts`` makes the target a frequency table.
+
+#: Bins of a continuous feature (``bin_data(..., n_bins=20)``, sdnist/report/dataset/binning.py).
+SDNIST_BINS = 20
+#: Below this many features the k-marginal scores every pair (``get_marginal_pairs``, kmarginal.py).
+SDNIST_PAIR_LIMIT = 30
+#: Pairs drawn at or past :data:`SDNIST_PAIR_LIMIT` features (``KMarginal.N_PERMUTATIONS``).
+SDNIST_SAMPLED_PAIRS = 200
+#: Depth of pMSE's classification tree (``DecisionTreeClassifier(max_depth=6)``, propensity.py).
+SDNIST_TREE_DEPTH = 6
+#: scikit-learn's tree: values closer than this are one value (``FEATURE_THRESHOLD``, _splitter.pyx).
+_FEATURE_THRESHOLD = 1e-7
+#: Cells (columns × rows) of one block of pMSE's tree search.
+_TREE_BLOCK = 2 ** 21
+#: The code of a missing value in SDNist's binned tables (below every bin, as its null codes are).
+SDNIST_NULL_CODE = -1
+
+
+def _sdnist_frames(target, deid, target_counts):
+    if not isinstance(target, pd.DataFrame) or not isinstance(deid, pd.DataFrame):
+        raise ValueError("target and deid must be pandas DataFrames")
+    names = list(target.columns)
+    if not names or sorted(map(str, names)) != sorted(map(str, deid.columns)) or len(set(names)) != len(names):
+        raise ValueError("target and deid must have the same, distinct, columns (at least one)")
+    if len(target) == 0 or len(deid) == 0:
+        raise ValueError("target and deid must have rows")
+    w = (np.ones(len(target), dtype=np.int64) if target_counts is None
+         else check_row_counts(target_counts, len(target), minimum=1).astype(np.int64))
+    return names, target.reset_index(drop=True), deid[names].reset_index(drop=True), w
+
+
+def _higher_percentiles(values: np.ndarray, counts: np.ndarray, q: list[float]) -> np.ndarray:
+    """``np.percentile(np.repeat(values, counts), q, method='higher')`` without the repeat."""
+    order = np.argsort(values, kind="stable")
+    v, c = values[order], counts[order]
+    # Positions in the repeated sorted array: numpy's own virtual index for n records.
+    pos = np.percentile(np.arange(int(c.sum())), q, method="higher").astype(np.int64)
+    return v[np.searchsorted(np.cumsum(c), pos, side="right")]
+
+
+def sdnist_bin(target: pd.DataFrame, deid: pd.DataFrame, continuous, *, ranges: Mapping | None = None,
+               target_counts=None, n_bins: int = SDNIST_BINS) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """SDNist's binning of the tables its k-marginal compares (``bin_continuous_feature``,
+    sdnist/report/dataset/binning.py; docs/quality.md §9).
+
+    A continuous column whose range ``max − min`` (``ranges``, SDNist's data dictionary;
+    default the target's) is at most ``n_bins`` is left as it is. Otherwise, with b = n_bins,
+    one bin fewer when the column has missing values (SDNist's null code), one fewer when the
+    deidentified maximum exceeds the target's, one fewer when its minimum is below the target's:
+    the edges are the target's percentiles 0, 100/b, …, 100(b − 1)/b (``method='higher'``,
+    distinct), the target's maximum and those deidentified extremes; cells
+    ``pandas.cut(include_lowest=True)`` numbered 0, 1, … Missing values get
+    :data:`SDNIST_NULL_CODE`. Other columns: their categories coded 0, 1, … (sorted; missing
+    values coded :data:`SDNIST_NULL_CODE`).
+
+    Returns
+    -------
+    (target_codes, deid_codes) : pandas.DataFrame of int64
+    """
+    names, t, d, w = _sdnist_frames(target, deid, target_counts)
+    n_bins = check_integer("n_bins", n_bins, minimum=2)
+    continuous = set(continuous)
+    if not continuous <= set(names):
+        raise ValueError("continuous must name columns of target")
+    tb, db = {}, {}
+    for name in names:
+        if name not in continuous:
+            both = pd.concat([t[name], d[name]], ignore_index=True)
+            codes = _sorted_codes(both)
+            tb[name], db[name] = codes[:len(t)], codes[len(t):]
+            continue
+        tv = pd.to_numeric(t[name], errors="raise").to_numpy(dtype=np.float64)
+        dv = pd.to_numeric(d[name], errors="raise").to_numpy(dtype=np.float64)
+        tn, dn = np.isnan(tv), np.isnan(dv)
+        if tn.all():
+            raise ValueError(f"continuous column {name!r} has no value in target")
+        lo, hi = (ranges or {}).get(name, (np.nanmin(tv), np.nanmax(tv)))
+        tc = np.full(tv.size, SDNIST_NULL_CODE, dtype=np.int64)
+        dc = np.full(dv.size, SDNIST_NULL_CODE, dtype=np.int64)
+        if hi - lo <= n_bins:             # SDNist leaves a short-ranged column unbinned
+            tc[~tn], dc[~dn] = tv[~tn], dv[~dn]
+            tb[name], db[name] = tc, dc
+            continue
+        b = n_bins - int(tn.any() or dn.any())
+        t_min, t_max = tv[~tn].min(), tv[~tn].max()
+        d_min = dv[~dn].min() if (~dn).any() else t_min
+        d_max = dv[~dn].max() if (~dn).any() else t_max
+        extra = [t_max]
+        if d_max > t_max:
+            b -= 1
+            extra.append(d_max)
+        if d_min < t_min:
+            extra = [d_min] + extra
+            b -= 1
+        q = [i * (100 / b) for i in range(b)]
+        edges = list(np.unique(_higher_percentiles(tv[~tn], w[~tn], q))) + extra
+        if edges[-1] == edges[-2]:
+            edges = edges[:-1]
+        edges = sorted(edges)
+        # pandas.cut(bins=edges, labels=False, include_lowest=True, duplicates='drop'): cells
+        # [e0, e1], (e1, e2], … of the distinct edges; every value lies in [e0, e_last] by construction.
+        e = np.unique(edges)
+        tc[~tn] = np.maximum(np.searchsorted(e, tv[~tn], side="left") - 1, 0)
+        dc[~dn] = np.maximum(np.searchsorted(e, dv[~dn], side="left") - 1, 0)
+        tb[name], db[name] = tc, dc
+    return pd.DataFrame(tb, columns=names), pd.DataFrame(db, columns=names)
+
+
+def _sorted_codes(values: pd.Series) -> np.ndarray:
+    """Codes 0, 1, … of the sorted categories (in order of appearance when they do not sort),
+    missing values −1 (:data:`SDNIST_NULL_CODE`)."""
+    try:
+        return pd.factorize(values, sort=True)[0].astype(np.int64)
+    except TypeError:
+        return pd.factorize(values)[0].astype(np.int64)
+
+
+def sdnist_marginal_pairs(names, *, seed: int = 0) -> list[tuple]:
+    """The column pairs of SDNist's k-marginal (``get_marginal_pairs``, kmarginal.py): the
+    names sorted; one name: itself twice; fewer than :data:`SDNIST_PAIR_LIMIT`: every pair
+    (i < j); else :data:`SDNIST_SAMPLED_PAIRS` pairs drawn with replacement by
+    ``numpy.random.default_rng(seed).choice(names, size=2)`` (a pair may repeat a name)."""
+    names = sorted(names)
+    if len(names) == 1:
+        return [(names[0], names[0])]
+    if len(names) < SDNIST_PAIR_LIMIT:
+        return list(itertools.combinations(names, 2))
+    rng = np.random.default_rng(seed=seed)
+    return [tuple(names[i] for i in rng.choice(len(names), size=2)) for _ in range(SDNIST_SAMPLED_PAIRS)]
+
+
+def sdnist_k_marginal(target: pd.DataFrame, deid: pd.DataFrame, *, target_counts=None, deid_counts=None,
+                      seed: int = 0) -> float:
+    """SDNist's k-marginal score (``KMarginal._compute_score``, kmarginal.py; docs/quality.md §9):
+    over the pairs of :func:`sdnist_marginal_pairs`, the L1 distance Σ|t − s| of the target's
+    and the deidentified table's normalised 2-way tables (cells their values: pass binned
+    tables, :func:`sdnist_bin`); score = (2 − mean L1)·500 = 1000·(1 − mean TV). SDNist's
+    report prints ``int(score)``. (Without a group feature, as SDNist runs on data without one.)
+
+    Returns
+    -------
+    float in [0, 1000]
+    """
+    names, t, d, w = _sdnist_frames(target, deid, target_counts)
+    v = (np.ones(len(d), dtype=np.int64) if deid_counts is None
+         else check_row_counts(deid_counts, len(d), minimum=0).astype(np.int64))
+    if v.sum() == 0:
+        raise ValueError("deid_counts must not all be 0")
+    both = pd.concat([t, d], ignore_index=True)
+    codes = np.column_stack([pd.factorize(both[c], use_na_sentinel=False)[0] for c in names]).astype(np.int64)
+    sizes = [int(codes[:, j].max()) + 1 for j in range(len(names))]
+    index = {c: j for j, c in enumerate(names)}
+    l1 = []
+    for a, b in sdnist_marginal_pairs(names, seed=seed):
+        subset = (index[a],) if a == b else (index[a], index[b])
+        l1.append(2.0 * _tv(_table(codes[:len(t)], w, subset, sizes), _table(codes[len(t):], v, subset, sizes)))
+    return float((2.0 - np.mean(l1)) * 500.0)
+
+
+def sdnist_unique_exact_match(target: pd.DataFrame, deid: pd.DataFrame, *, target_counts=None
+                              ) -> tuple[int, float, int, float]:
+    """SDNist's unique exact matches (``unique_exact_matches``, unique_exact_matches.py):
+    the target records unique on all columns, and how many of them appear in the
+    deidentified table (missing values equal to each other, as pandas matches them).
+
+    Returns
+    -------
+    (matched, percent_matched, unique, percent_unique) : percents rounded to 2 decimals as
+        SDNist reports them; percent_matched 0 when no record is unique.
+    """
+    names, t, d, w = _sdnist_frames(target, deid, target_counts)
+    grouped = t.assign(_w=w).groupby(names, dropna=False, sort=False)["_w"].sum().reset_index()
+    unique = grouped[grouped["_w"] == 1][names]
+    matched = len(unique.merge(d.drop_duplicates(subset=names), how="inner", on=names))
+    n_unique = len(unique)
+    pct = round(matched / n_unique * 100, 2) if n_unique else 0
+    return matched, pct, n_unique, round(n_unique / int(w.sum()) * 100, 2)
+
+
+@dataclass(frozen=True)
+class SDNistApparentMatch:
+    """SDNist's apparent match distribution (see :func:`sdnist_apparent_match`).
+
+    Attributes
+    ----------
+    matched : int
+        Records unique on the quasi-identifiers in both tables and equal on them.
+    percent : float
+        ``round(100·matched/n, 2)``, n the target's records.
+    similarity : numpy.ndarray
+        Per matched record, the percentage of the other columns on which the two agree.
+    """
+
+    matched: int
+    percent: float
+    similarity: np.ndarray
+
+
+def sdnist_apparent_match(target: pd.DataFrame, deid: pd.DataFrame, quasi_identifiers, *, exclude=(),
+                          target_counts=None) -> SDNistApparentMatch:
+    """SDNist's apparent match distribution (``cellchange``, apparent_match_dist.py, run by
+    sdnist/report/score/privacy.py on the deidentified and target tables): the deidentified
+    rows unique on the quasi-identifiers among the deidentified rows, joined on them to the
+    target records unique on them among the target's; for each pair, 100 × the share of the
+    other columns (not quasi-identifiers, not ``exclude``) with equal values (pandas ``==``: a
+    missing value equals nothing; NaN when no column is left). SDNist's quasi-identifiers on
+    the ACS excerpts: SEX, MSP, RAC1P, OWN_RENT, EDU, PUMA, INDP_CAT, HISP.
+    """
+    names, t, d, w = _sdnist_frames(target, deid, target_counts)
+    quasi = list(quasi_identifiers)
+    if not quasi or not set(quasi) <= set(names):
+        raise ValueError("quasi_identifiers must name columns of target")
+    syn = d.drop_duplicates(subset=quasi, keep=False)
+    per_group = t.assign(_w=w).groupby(quasi, dropna=False, sort=False)["_w"].transform("sum")
+    tar = t[per_group.to_numpy() == 1]
+    matched = syn.merge(tar, how="inner", on=quasi)
+    others = [c for c in names if c not in set(quasi) | set(exclude)]
+    agree = np.zeros(len(matched))
+    for c in others:
+        agree += (matched[f"{c}_x"] == matched[f"{c}_y"]).to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        similarity = agree / len(others) * 100 if others else np.full(len(matched), np.nan)
+    return SDNistApparentMatch(len(matched), round(len(matched) / int(w.sum()) * 100, 2), similarity)
+
+
+def _tree_propensities(X: np.ndarray, w0: np.ndarray, w1: np.ndarray, depth: int) -> np.ndarray:
+    """The leaf probabilities P(deid) of scikit-learn's ``DecisionTreeClassifier(max_depth=depth)``
+    (Gini, best splitter, every feature, split while a node is impure, has ≥ 2 records and is
+    above ``depth``) grown on distinct rows ``X`` carrying w0 target and w1 deidentified records."""
+    p = np.empty(X.shape[0])
+    eps = np.finfo(np.float64).eps
+    d = X.shape[1]
+    # Each column's order of the rows, once; a node's rows in that order are a mask of it.
+    orders = np.argsort(X, axis=0, kind="stable").T.astype(np.int32)   # (d, rows); rows < 2^31
+
+    def grow(rows: np.ndarray, level: int) -> None:
+        a, b = w0[rows].sum(), w1[rows].sum()
+        total = a + b
+        gini = 1.0 - ((a / total) ** 2 + (b / total) ** 2)
+        if level >= depth or total < 2 or gini <= eps or rows.size < 2:
+            p[rows] = b / total
+            return
+        inside = np.zeros(X.shape[0], dtype=bool)
+        inside[rows] = True
+        best, split = -np.inf, None
+        # Columns in blocks of about _TREE_BLOCK cells (memory follows the block, not d × rows).
+        step = max(1, _TREE_BLOCK // rows.size)
+        for lo in range(0, d, step):
+            block = orders[lo:lo + step]
+            node = block[inside[block]].reshape(block.shape[0], rows.size)   # each column's order
+            x = X[node, np.arange(lo, lo + block.shape[0])[:, None]]
+            valid = x[:, 1:] > x[:, :-1] + _FEATURE_THRESHOLD    # a split after position i
+            if not valid.any():
+                continue
+            la, lb = np.cumsum(w0[node], axis=1)[:, :-1], np.cumsum(w1[node], axis=1)[:, :-1]
+            ra, rb = a - la, b - lb
+            nl, nr = la + lb, ra + rb
+            # scikit-learn's proxy −n_R·gini_R − n_L·gini_L, in its floating-point order (near-equal
+            # splits are then ranked alike)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                proxy = (-nr * (1.0 - (ra * ra + rb * rb) / (nr * nr))
+                         - nl * (1.0 - (la * la + lb * lb) / (nl * nl)))
+            proxy = np.where(valid, proxy, -np.inf)
+            at = np.argmax(proxy, axis=1)                          # each column's first best split
+            j = int(np.argmax(proxy[np.arange(block.shape[0]), at]))   # ties: the first column
+            if proxy[j, at[j]] > best:
+                best, split = proxy[j, at[j]], (node[j, :at[j] + 1], node[j, at[j] + 1:])
+        if split is None:
+            p[rows] = b / total
+            return
+        grow(split[0], level + 1)
+        grow(split[1], level + 1)
+
+    grow(np.arange(X.shape[0]), 0)
+    return p
+
+
+def sdnist_pmse(target: pd.DataFrame, deid: pd.DataFrame, *, target_counts=None,
+                depth: int = SDNIST_TREE_DEPTH) -> float:
+    """SDNist's pMSE (``PropensityMSE.pmse``, propensity.py; docs/quality.md §9): stack target
+    (label 0) and deidentified rows (label 1), fit scikit-learn's
+    ``DecisionTreeClassifier(max_depth=6)`` (Gini, defaults) on the columns as numbers (the
+    values cast to float32, as scikit-learn does), p̂ its predicted P(label 1) of each row,
+    c = m/(n + m): pMSE = (1/(n + m)) Σ (p̂ᵢ − c)². Columns must be numeric (SDNist's
+    transformed tables: category codes, null codes); NaN is refused. The tree is grown here in
+    NumPy, equal to scikit-learn's except where two splits improve the Gini impurity equally:
+    scikit-learn visits the columns in a random order (SDNist sets no ``random_state``), here
+    the first column wins.
+    """
+    names, t, d, w = _sdnist_frames(target, deid, target_counts)
+    X = np.vstack([t[names].to_numpy(dtype=np.float64), d[names].to_numpy(dtype=np.float64)])
+    if np.isnan(X).any():
+        raise ValueError("target and deid must be numeric without NaN (SDNist codes missing values)")
+    X = X.astype(np.float32).astype(np.float64)
+    key = np.ascontiguousarray(X).view(np.dtype((np.void, 8 * X.shape[1]))).ravel()
+    distinct, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    n, m = int(w.sum()), len(d)
+    label = np.r_[np.zeros(len(t)), np.ones(len(d))]
+    weight = np.r_[w, np.ones(len(d))]
+    w0 = np.bincount(inverse, weights=weight * (1 - label), minlength=distinct.size)
+    w1 = np.bincount(inverse, weights=weight * label, minlength=distinct.size)
+    p = _tree_propensities(X[first], w0, w1, check_integer("depth", depth, minimum=1))
+    c = m / (n + m)
+    return float(np.sum((w0 + w1) * (p - c) ** 2) / (n + m))
+
+
+def _frame_sdnist(real: pd.DataFrame, synthetic: pd.DataFrame, kinds, counts, bounds) -> tuple[float, float]:
+    """SDNist's k-marginal and pMSE of a release given as tables (:func:`frame_yardsticks`):
+    numeric columns continuous on their public ``bounds`` (SDNist's data dictionary range;
+    default the data's), categorical ones by their categories; for pMSE numeric values as they
+    are (a missing one at min(0, lower bound) − 1, below every value, as SDNist codes nulls) and
+    categories by their sorted codes (missing −1)."""
+    continuous = [name for name in kinds if kinds[name] == "numeric"]
+    real, synthetic = real.copy(), synthetic.copy()
+    ranges = {}
+    for name in continuous:
+        real[name] = pd.to_numeric(real[name], errors="coerce")
+        synthetic[name] = pd.to_numeric(synthetic[name], errors="coerce")
+        if real[name].isna().all():
+            return math.nan, math.nan
+        lo, hi = (bounds or {}).get(name, (real[name].min(), real[name].max()))
+        ranges[name] = (float(lo), float(hi))
+    tb, db = sdnist_bin(real, synthetic, continuous, ranges=ranges, target_counts=counts)
+    score = sdnist_k_marginal(tb, db, target_counts=counts)
+    t, d = tb.copy(), db.copy()
+    for name in continuous:
+        null = min(0.0, ranges[name][0]) - 1.0
+        t[name], d[name] = real[name].fillna(null).to_numpy(), synthetic[name].fillna(null).to_numpy()
+    return score, sdnist_pmse(t, d, target_counts=counts)
