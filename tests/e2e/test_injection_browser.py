@@ -78,3 +78,9 @@ def test_hostile_names_and_cells_are_shown_as_text(page, app_url, tmp_path, arti
     assert page.get_by_text(f"{COLUMN} (categorical): counts", exact=False).count() >= 1
     _assert_rendered_as_text(page, "Synthetic data page", requests)
     page.screenshot(path=str(artifacts_dir / "injection_synthetic_page.png"), full_page=True)
+
+    # the Compare page names the columns that have no public category list (issue 33: that list,
+    # built by joining names, fetched a URL written in a name): as text too
+    w.go_to_page(page, "Compare")
+    page.get_by_text(COLUMN, exact=False).first.wait_for()
+    _assert_rendered_as_text(page, "Compare page", requests)
