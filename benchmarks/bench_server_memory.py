@@ -67,8 +67,13 @@ def _case(browser, path: Path, log: Path) -> dict:
             w.choose_radio(page, "Upload a CSV or Parquet file", timeout=600_000)
             start = time.perf_counter()
             w.upload(page, path, timeout=600_000)
+            # done when the sidebar names the file (read and profiled) or the page refuses it
+            named = page.locator('[data-testid="stSidebar"]').get_by_text(path.name)
+            refused = page.locator('[data-testid="stAlert"]').filter(has_text="distinct values")
+            named.or_(refused).first.wait_for(timeout=600_000)
+            w.wait_for_idle(page, 600_000)
             seconds = time.perf_counter() - start
-            alerts = [a for a in w.alert_texts(page) if "distinct" in a]
+            alerts = [a for a in w.alert_texts(page) if "distinct values" in a]
             outcome = "refused: " + alerts[0][:160] if alerts else "accepted"
             peak = _peak_bytes(proc.pid)
         finally:
