@@ -28,6 +28,7 @@ PAGES = [
     st.Page("app_pages/inference.py", title="Inference", icon="🔎"),
     st.Page("app_pages/audit.py", title="Audit", icon="🛡️"),
     st.Page("app_pages/planner.py", title="Release planner", icon="🧭"),
+    st.Page("app_pages/ledger.py", title="Ledger", icon="📒"),
 ]
 
 # Large buffers (uploads and what is derived from them) go back to the OS when a session

@@ -17,10 +17,12 @@ import numpy as np
 __all__ = [
     "PrivacyLeakWarning",
     "check_bins",
+    "check_budget_value",
     "check_delta",
     "check_eps",
     "check_integer",
     "check_m",
+    "check_name",
     "check_multiplicities",
     "check_positive",
     "check_py_parameters",
@@ -586,3 +588,23 @@ def check_seed(seed, name: str = "seed") -> int:
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) < 2**128:
         raise ValueError(f"{name} must be an integer >= 0 (below 2**128), got {seed!r}")
     return int(seed)
+
+
+def check_name(name: str, value, *, max_length: int = 200) -> str:
+    """A name a person types and others read (a ledger's dataset, who releases): a non-empty
+    string of at most ``max_length`` printable characters, surrounding spaces removed."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+    value = value.strip()
+    if len(value) > max_length or any(ord(c) < 32 for c in value):
+        raise ValueError(f"{name} must be at most {max_length} printable characters, got {value[:40]!r}…")
+    return value
+
+
+def check_budget_value(name: str, value, upper: float) -> float:
+    """One coordinate of a privacy budget (docs/audit.md §8): a finite number in [0, ``upper``)
+    (``math.inf`` for ε, 1 for δ)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)) \
+            or not 0 <= float(value) < upper:
+        raise ValueError(f"{name} must be a number in [0, {upper:g}), got {value!r}")
+    return float(value)

@@ -1,13 +1,62 @@
-"""Test-wide settings: property-based tests run with fixed seeds (reproducible in CI), and the
-files are handed to the two xdist workers longest first."""
+"""Test-wide settings: property-based tests run with fixed seeds (reproducible in CI), the
+files are handed to the two xdist workers longest first, and the privacy ledger is never the
+user's: ``BNP_SYNTH_LEDGER`` names a temporary file for the whole run (set at import, so the
+browser tests' servers, which inherit ``os.environ``, use it too)."""
 
+import atexit
+import itertools
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
-# No example database: every run, here and in CI, replays exactly the same examples.
-settings.register_profile("deterministic", derandomize=True, print_blob=True, database=None)
-settings.load_profile("deterministic")
+# The privacy ledger of the run (per test process): never ~/.local/share/bnp-synth, never a ledger
+# the environment names (a team's server). The browser tests' servers inherit it (RUN_LEDGER);
+# every test in this process gets a ledger file of its own (``_own_ledger``), so budgets and
+# fingerprints of one test never meet another's. The configuration file is pointed away too,
+# so a user's [ledger] section is never read.
+_LEDGER_DIR = tempfile.mkdtemp(prefix="bnp-synth-test-ledger-")
+RUN_LEDGER = os.path.join(_LEDGER_DIR, "run.sqlite")
+os.environ["BNP_SYNTH_LEDGER"] = RUN_LEDGER
+os.environ["BNP_SYNTH_TEST_RUN_LEDGER"] = RUN_LEDGER   # what tests/e2e/conftest.py gives its servers
+os.environ["BNP_SYNTH_CONFIG"] = os.path.join(_LEDGER_DIR, "no-config.toml")
+atexit.register(shutil.rmtree, _LEDGER_DIR, ignore_errors=True)
+_TEST_LEDGERS = itertools.count()
+
+
+def _budget_setter(location):
+    from core.ledger import open_ledger
+
+    def set_budget(name: str, eps: float = 1e6, delta: float = 0.999, *, by: str = "test curator"):
+        with open_ledger(location) as ledger:
+            return ledger.set_budget(name, eps, delta, by=by)
+    set_budget.location = location
+    return set_budget
+
+
+@pytest.fixture(autouse=True)
+def _own_ledger(monkeypatch):
+    """Each test's own ledger file (created only if the test opens it): cheap, no directory."""
+    monkeypatch.setenv("BNP_SYNTH_LEDGER", os.path.join(_LEDGER_DIR, f"test-{next(_TEST_LEDGERS)}.sqlite"))
+
+
+@pytest.fixture
+def own_ledger(_own_ledger):
+    """This test's ledger (the one an in-process app test uses), as a function that sets a
+    dataset's budget in it (default: generous)."""
+    return _budget_setter(os.environ["BNP_SYNTH_LEDGER"])
+
+
+@pytest.fixture
+def run_ledger():
+    """The run's ledger (the one the browser tests' servers use), as a function that sets a
+    dataset's budget in it. Dataset names are shared by every browser test of the process:
+    use one of the test's own."""
+    return _budget_setter(RUN_LEDGER)
+
 
 # The suite runs on two xdist workers, a file per work unit (pyproject: ``-n 2 --dist loadfile
 # --no-loadscope-reorder``). Files start in this order — the longest first, so the two

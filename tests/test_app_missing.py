@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 from ui.selection import content_hash
 from ui.text import shown
 
-from test_app import APP, _replay, _zip_files, downloads  # noqa: F401  (downloads is a fixture)
+from test_app import APP, _ledger_budget, _replay, _zip_files, downloads  # noqa: F401  (downloads is a fixture)
 
 TIMEOUT = 180
 N = 400
@@ -74,6 +74,7 @@ def _release(at: AppTest, downloads) -> tuple[pd.DataFrame, bytes, dict, dict]: 
     for box in boxes:
         box.check()
     at.run()
+    _ledger_budget(at)
     buttons = {b.proto.label: b.proto for b in at.get("download_button")}
     assert not buttons["Download synthetic CSV"].disabled
     csv = downloads(buttons["Download synthetic CSV"])
@@ -147,5 +148,5 @@ def test_missing_values_block_until_chosen_then_release_under_both_choices(recor
     assert any(f"{N - kept:,} of the {N:,} records read were dropped" in w for w in report["warnings"])
     assert _replay(curator["CONFIDENTIAL_recipe.json"], tmp_path, data) == csv
     with zipfile.ZipFile(io.BytesIO(downloads(
-            {b.proto.label: b.proto for b in at.get("download_button")}["Download public release (zip)"].url))) as z:
+            {b.proto.label: b.proto for b in at.get("download_button")}["Download public release (zip)"]))) as z:
         assert "synthetic.csv" in z.namelist()

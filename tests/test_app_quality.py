@@ -49,7 +49,7 @@ def test_synthetic_page_shows_the_quality_report_and_its_confidential_download(d
     assert payload.splitlines()[0].startswith("# CONFIDENTIAL")
     shown = pd.read_csv(io.StringIO(payload), comment="#")
     # independently: the page's synthetic CSV against the confidential rows (earnings rounded to 1 decimal)
-    synthetic = pd.read_csv(io.BytesIO(downloads(buttons["Download synthetic CSV"].proto.url)))
+    synthetic = pd.read_csv(io.BytesIO(downloads(buttons["Download synthetic CSV"].proto)))
     real = pd.read_csv(SAMPLE)[["earnings", "gender"]].assign(earnings=lambda f: f["earnings"].round(1))
     expected = quality_report(real, synthetic, {"earnings": "numeric", "gender": "categorical"})
     overall = shown.loc[shown["property"] == "Overall", "score"].item()

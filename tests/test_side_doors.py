@@ -30,7 +30,7 @@ from core.cli import GUESSABLE_SEED, main
 from core.data import ColumnSpec
 from core.release import ReleaseRecipe, run_recipe, sample_source
 from core.release.gate import check_publication
-from test_app import media_fetcher
+from test_app import _ledger_budget, media_fetcher
 
 REPO = Path(__file__).resolve().parents[1]
 APP = str(REPO / "app.py")
@@ -192,6 +192,7 @@ def _public_csv(at: AppTest, fetch) -> bytes:
         if str(box.key or "").startswith("acknowledge_"):
             box.check()
     at.run()
+    _ledger_budget(at)
     button = next(b.proto for b in at.get("download_button") if b.proto.label == "Download synthetic CSV")
     assert not button.disabled
     return fetch(button)

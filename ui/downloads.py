@@ -83,18 +83,14 @@ def confidential_download(label: str, build: Callable[[], bytes], *, file_name: 
     it either: ``on_click="ignore"``).
     """
     media = runtime.get_instance().media_file_mgr if runtime.exists() else None
-    ctx = get_script_run_ctx(suppress_warning=True)
-    owner = ctx.session_id if ctx is not None else None
 
-    def built_on_click() -> bytes:
-        click = _CLICK.get()
-        # Fail closed: no click of this session, no file (a request outside Streamlit's
-        # handler, or a Streamlit that no longer passes through it, gets nothing).
-        if click is None or owner is None or click.session_id != owner:
-            raise RefusedDownload(f"{file_name!r} is built for a click of the session that shows its button only")
+    def stamped() -> bytes:
         data = _stamped(build(), mime)
+        click = _CLICK.get()
         click.media, click.built = media, time.monotonic()
         return data
+
+    built_on_click = session_only(stamped, file_name)
 
     lifetime = (f"Built when you click; its link works for {CONFIDENTIAL_URL_SECONDS:g} seconds only "
                 "(click again to download it again).")
@@ -102,6 +98,28 @@ def confidential_download(label: str, build: Callable[[], bytes], *, file_name: 
     where.download_button(label, data=built_on_click, file_name=file_name, mime=_with_run_nonce(mime),
                           key=key, help=lifetime if not help else help + " " + lifetime, on_click="ignore",
                           **kwargs)
+
+
+def session_only(build: Callable[[], bytes], file_name: str = "the file") -> Callable[[], bytes]:
+    """``build`` as the function of a deferred download (``st.download_button(data=...)``)
+    that answers only a click of the session whose page run called this: any other session
+    that asks for its deferred id gets :class:`RefusedDownload` and nothing is built or run.
+
+    Every deferred download with a side effect goes through it — a confidential file
+    (:func:`confidential_download`), and the public release, whose click charges the privacy
+    ledger in the curator's name (ui/ledger.py). Fail closed: a call outside Streamlit's click
+    handling (or a Streamlit that no longer passes through it) is refused too.
+    """
+    ctx = get_script_run_ctx(suppress_warning=True)
+    owner = ctx.session_id if ctx is not None else None
+
+    def answered() -> bytes:
+        click = _CLICK.get()
+        if click is None or owner is None or click.session_id != owner:
+            raise RefusedDownload(f"{file_name!r} is built for a click of the session that shows its button only")
+        return build()
+
+    return answered
 
 
 def _with_run_nonce(mime: str) -> str:

@@ -18,13 +18,15 @@ Trace names are stable so that the app and the tests can find a series by name:
 Modules: :mod:`.profile` (data profile), :mod:`.privacy` (accounting),
 :mod:`.utility` (synthetic data and comparison), :mod:`.informativity`,
 :mod:`.experiments` (downstream inference and discovery), :mod:`.audit` (audit and
-trade-off curves), :mod:`.coarsening` (advisor), :mod:`.quality` (quality report) and
+trade-off curves), :mod:`.coarsening` (advisor), :mod:`.quality` (quality report), :mod:`.ledger`
+(the privacy ledger's spend against its budget) and
 :mod:`.style` (palette and layout shared by all of them).
 """
 
 from ..formatting import format_upper
 from . import audit, coarsening, experiments, quality, style
 from .informativity import informativity_figure
+from .ledger import ledger_figure
 from .privacy import delta_curves_figure, feasible_region_figure, max_m_figure
 from .profile import singletons_by_rounding_figure, spectrum_figure
 from .style import CURATOR_ONLY
@@ -41,6 +43,7 @@ __all__ = [
     "feasible_region_figure",
     "format_upper",
     "informativity_figure",
+    "ledger_figure",
     "max_m_figure",
     "quality",
     "singletons_by_rounding_figure",

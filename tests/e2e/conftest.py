@@ -90,6 +90,10 @@ def streamlit_server(log_path: Path, *extra: str):
     url = f"http://127.0.0.1:{port}"
     log = open(log_path, "w")
     env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    # The privacy ledger of the test run (tests/conftest.py), never the user's: the same for every
+    # server, whichever test starts it (a test's own ledger is for in-process app tests).
+    if os.environ.get("BNP_SYNTH_TEST_RUN_LEDGER"):
+        env["BNP_SYNTH_LEDGER"] = os.environ["BNP_SYNTH_TEST_RUN_LEDGER"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py",
          "--server.headless", "true", "--server.port", str(port),

@@ -29,6 +29,7 @@ import pytest
 import st_waits as w
 from conftest import REPO
 from core.formatting import format_upper
+from core.release.card import release_card_html
 from core.release.gate import ACKNOWLEDGEMENTS
 
 N = 5000
@@ -71,7 +72,8 @@ def _click(page, name: str, timeout: float = 120_000) -> None:
     w.wait_for_idle(page)
 
 
-def test_upload_advisor_planner_and_quality_report(page, app_url, wage_csv, tmp_path):
+def test_upload_advisor_planner_and_quality_report(page, app_url, wage_csv, tmp_path, run_ledger):
+    run_ledger("upload: " + ", ".join(COLUMNS))   # the public release is charged to the upload's budget (ui/ledger.py)
     w.open_app(page, app_url)
     w.choose_radio(page, "Upload a CSV or Parquet file", timeout=120_000)
     w.upload(page, wage_csv)
@@ -248,7 +250,11 @@ def _same_release_everywhere(page, data: Path, tmp_path: Path) -> None:
     cli = _cli(recipe, data, bundle)
     assert cli.returncode == 0, cli.stderr
     cli_zip = zipfile.ZipFile(bundle)
-    assert json.loads(cli_zip.read("release.json")) == release
+    # the app's release was charged to the privacy ledger (its block in release.json and the card); the
+    # replay was not (no --ledger): everything else is the same
+    assert release["ledger"]["dataset"] == "upload: " + ", ".join(COLUMNS)
+    unledgered = {key: value for key, value in release.items() if key != "ledger"}
+    assert json.loads(cli_zip.read("release.json")) == unledgered
     assert cli_zip.read("synthetic.csv") == public.read("synthetic.csv")
-    assert cli_zip.read("release_card.html") == public.read("release_card.html")
+    assert cli_zip.read("release_card.html").decode("utf-8") == release_card_html(unledgered)
     assert f"verdict: {verdict}" in cli.stdout and release["guarantee"]["description"] in cli.stdout

@@ -68,7 +68,8 @@ def _public_grid(page, column: str, lo, hi, step) -> None:
     _type(page, f"_w_tf_{column}_grid", step)
 
 
-def test_pure_release_from_the_app(page, app_url, survey_csv, tmp_path, artifacts_dir):
+def test_pure_release_from_the_app(page, app_url, survey_csv, tmp_path, artifacts_dir, run_ledger):
+    run_ledger("upload: age, sex, region")   # the public release is charged to the upload's budget (ui/ledger.py)
     w.open_app(page, app_url)
     w.choose_radio(page, "Upload a CSV or Parquet file", timeout=120_000)
     w.upload(page, survey_csv)

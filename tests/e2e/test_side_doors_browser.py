@@ -73,7 +73,9 @@ def _no_table_exports(page) -> int:
     return tables.count()
 
 
-def test_a_missed_release_leaves_no_file_and_a_weak_one_needs_its_acknowledgement(page, app_url, artifacts_dir):
+def test_a_missed_release_leaves_no_file_and_a_weak_one_needs_its_acknowledgement(page, app_url, artifacts_dir,
+                                                                                    run_ledger):
+    run_ledger("cps_earnings.csv")   # the public releases are charged to the sample's budget (ui/ledger.py)
     w.open_app(page, app_url)
     _open_table(page, "Preview of the prepared data (curator-only: confidential)")
     assert _no_table_exports(page) >= 1            # the Data page's preview: the data's own values
