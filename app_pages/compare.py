@@ -12,12 +12,11 @@ import functools
 import streamlit as st
 
 from core.evaluation import compare as core_compare
-from core.evaluation import yardsticks as core_yardsticks
 from core import mechanisms as core_mechanisms
 from core import plots
 from core.plots import quality as plots_quality
-from ui import compute, downloads, widgets
-from ui.text import quoted
+from ui import compute, downloads, state, widgets
+from ui.text import literal, quoted
 
 
 st.title("Compare mechanisms at the same privacy level")
@@ -28,7 +27,7 @@ with widgets.show_errors("The comparison cannot use these columns: "):
     # the frequency table on [0, 1]^d with each column's public domain: the n rows are never built
     data = compute.comparison_data(prepared)
 columns = data.names
-n, d = prepared.n, prepared.d
+n, d = data.n, prepared.d   # the records compared (the numbers: see below)
 categorical = [c.name for c in data.columns if c.kind == "categorical"]
 
 theta = float(st.session_state.theta)
@@ -42,6 +41,11 @@ st.markdown(f"Every mechanism is calibrated to **ε = {eps:g}, δ = {plots.forma
             + ". Numeric columns are compared by W1 in their original units"
             + (", categorical columns by the total variation (TV) of their shares" if categorical else "")
             + "; the joint W1 is on the scaled columns (docs/quality.md §8).")
+if data.missing_left_out:
+    st.info(f"**Compared over the numbers:** {data.missing_left_out:,} of the {prepared.n:,} records have a missing value "
+            "in a numeric column (missing is a value, Data page); the histograms and distances work on numbers, so "
+            f"every mechanism here is run and measured on the other n = {n:,} records. A missing "
+            "value of a categorical column is one more category and is compared.", icon="ℹ️")
 if prepared.any_bounds_from_data:
     st.warning("The scaling bounds were read off the confidential data: no guarantee below covers them.",
                icon="⚠️")
@@ -64,24 +68,30 @@ with st.container(border=True):
     peers: tuple[str, ...] = ()
     if core_mechanisms.peers_available():
         a, b = st.columns([3, 2])
-        chosen = a.multiselect("peers", list(core_mechanisms.PEER_LABELS), key="compare_peers",
-                               format_func=core_mechanisms.PEER_LABELS.get,
+        # the choice lives in the session (not in the widget, whose state Streamlit drops off the page)
+        kept = [p for p in st.session_state.peers_chosen if p in core_mechanisms.PEER_LABELS]
+        chosen = a.multiselect("peers", list(core_mechanisms.PEER_LABELS), format_func=core_mechanisms.PEER_LABELS.get,
+                               **state.bind_value("compare_peers", kept,
+                                                  lambda v: state.set_setting("peers_chosen", tuple(v or ()))),
                                help="OpenDP's Laplace and Gaussian histograms, calibrated by OpenDP's accounting; AIM "
                                     "and MST (select–measure–estimate, refitted on every run: a few tenths of a "
                                     "second to seconds each)")
-        size = b.radio("peers' release size m", ["both", "m", "n"], horizontal=True, key="compare_peer_size",
-                       format_func={"both": "both", "m": "the common m", "n": "m = n"}.get)
+        size = b.radio("peers' release size m", ["both", "m", "n"], horizontal=True,
+                       format_func={"both": "both", "m": "the common m", "n": "m = n"}.get,
+                       **state.bind_value("compare_peer_size", st.session_state.peers_size,
+                                          lambda v: state.set_setting("peers_size", v)))
         peers = core_mechanisms.peer_entries(chosen, size)
     else:
         st.info(core_mechanisms.PEERS_MISSING[0].upper() + core_mechanisms.PEERS_MISSING[1:] + ".")
-    with_yardsticks = st.checkbox("with the field's yardsticks (NIST SDNist: k-marginal score, unique exact match, "
-                                  "pMSE; curator only)", key="compare_yardsticks")
+    with_yardsticks = st.checkbox("with the field's yardsticks (3-way marginal score, unique exact match, row match, pMSE "
+                                  "ratio; SDNist's own k-marginal and pMSE; curator only)", key="compare_yardsticks")
 
+# a peer chosen above that cannot run stops here with what is missing; a default mechanism is skipped
 with widgets.show_errors("The mechanisms cannot be calibrated: "):
     cal = compute.calibration(selection.key, n, d, eps, delta, m_arg, theta, bins, prepared.any_bounds_from_data,
                               data.levels, data.unlisted, peers)
 cal_key = (eps, delta, m_arg, theta, bins, peers)
-if cal.skipped:
+if any("public category list" in why for why in cal.skipped.values()):
     which = ", ".join(quoted(c) for c in data.unlisted)   # column names: text, never Markdown
     st.info(f"Histogram baselines skipped: categorical column{'s' if len(data.unlisted) > 1 else ''} {which} "
             f"{'have' if len(data.unlisted) > 1 else 'has'} no public category list, and a histogram needs its "
@@ -89,9 +99,11 @@ if cal.skipped:
             "column's panel on the Data page (public categories). PYPP, its old-values variant and the "
             "bootstrap run without one.")
 
+for note in cal.notes:   # PYPP's singleton cap in words (numbers only: no user text)
+    st.info(literal(note))
 st.subheader(f"Calibration (m = {cal.m:,}, {cal.m_rule})")
-shown = cal.table[["label", "parameter", "value", "reason", "guarantee", "meets_target", "caveat"]]
-st.dataframe(shown, hide_index=True)
+# knob values as text: a δ rounded up with the guarantee's digits (core.formatting.format_upper)
+st.dataframe(core_compare.calibration_table(cal.table), hide_index=True)
 missed = cal.table.loc[(cal.table["mechanism"] != "all") & ~cal.table["meets_target"].astype(bool), "label"]
 missed = [x for x in dict.fromkeys(missed) if x != compute.CEILING_LABEL]
 if missed:
@@ -141,21 +153,27 @@ with tab_runs:
                        "records; the confidential KDE curves and every metric above use all of them (the "
                        "frequency table).")
         summary = core_compare.comparison_summary(results)
-        if with_yardsticks:
-            st.subheader("The field's yardsticks (curator only)")
-            st.caption(f"Mean over {runs} runs, as NIST's SDNist defines them (docs/peers.md §4), computed against "
-                       "the confidential data: CURATOR ONLY, not covered by any guarantee. k-marginal: 1000·(1 − "
-                       "mean TV) of every 3-way table (of all columns when fewer; numeric columns in the histograms' "
-                       "bins), next to the score "
-                       "of m records drawn from the data themselves; UEM: share of the data's unique records found "
-                       "exactly in the release; apparent match: share of released rows equal to a record; pMSE: "
-                       "propensity mean squared error of a logistic model (0 = indistinguishable).")
-            st.dataframe(core_yardsticks.yardstick_table(summary), hide_index=True)
         st.markdown(f"**Summary table** (mean over {runs} runs; numeric columns in original units, TV for "
                     "categorical columns, joint W1 on the scaled columns; m: each mechanism's release size)")
         st.dataframe(summary, hide_index=True)
         downloads.confidential_download("Download summary table (CSV)", functools.partial(widgets.confidential_csv_bytes, summary),
                                         file_name="CONFIDENTIAL_comparison_summary.csv", mime="text/csv", key="download_summary")
+        # after the summary: one row per mechanism (seconds per release, and the yardsticks when asked)
+        if with_yardsticks:
+            st.subheader("The field's yardsticks (curator only)")
+            st.caption(f"Mean over {runs} runs (docs/peers.md §4, docs/quality.md §9), computed against the "
+                       "confidential data: CURATOR ONLY, not covered by any guarantee. seconds: wall-clock seconds "
+                       "per release. 3-way marginal score (marginal3): 1000·(1 − mean TV) of every 3-way table (of "
+                       "all columns when fewer; numeric columns in the histograms' bins), next to the score of m "
+                       "records drawn from the data themselves (marginal3_reference); UEM: share of the data's "
+                       "unique records found exactly in the release; row_match: share of released rows equal to a "
+                       "record; pMSE_logistic: propensity mean squared error of a logistic model, pMSE_null its "
+                       "expected value when release and data come from one distribution, pMSE_ratio = pMSE/null "
+                       "(about 1 = indistinguishable; comparable across m, the raw pMSE is not); SDNist k-marginal: "
+                       "every pair of columns, 20 percentile bins; SDNist pMSE: its depth-6 tree.")
+        else:
+            st.markdown("**Per mechanism** (guarantee, release size m, wall-clock seconds per release)")
+        st.dataframe(core_compare.mechanism_table(summary), hide_index=True)
         # On request: the report of every mechanism's release costs about as much as the runs above.
         if d > 1:
             st.subheader("Quality report of one release per mechanism")

@@ -2,10 +2,20 @@
 
 The release is a :class:`core.release.ReleaseRecipe` built from the settings and run by
 ``core`` (:mod:`ui.release`); the page offers its two artifacts apart: the public
-release and the CONFIDENTIAL curator record. Each press of "Generate release" draws a fresh
+release and the CONFIDENTIAL curator record. Both are built on the click. The public one is
+first charged to the dataset's budget in the privacy ledger (:mod:`ui.ledger`, docs/audit.md
+§8): the page shows what remains beside the verdict, holds the public downloads back while no
+budget is set or the release would exceed it, and a second download of the same drawn
+release in the session is not charged again. Each press of "Generate release" draws a fresh
 secret seed from the operating system's CSPRNG, unless the curator types a recorded one to
 replay it (with a warning); the seed is never shown, only written into the curator record
 (docs/serving.md §5).
+
+The mechanism is PYPP with the Privacy page's settings by default, or any other mechanism a
+recipe can name — AIM, MST, the OpenDP and the seed papers' histograms (:mod:`ui.peer_release`,
+docs/verdicts.md §6) — calibrated at the Privacy page's target with m = n; it needs a public
+domain for every column, and goes through the same verdict, gate, card, curator record, replay
+and ledger.
 """
 
 from __future__ import annotations
@@ -19,19 +29,28 @@ from core.cli import GUESSABLE_SEED
 from core.release import bundle as core_bundle
 from core.release import gate
 from core.plots import quality as plots_quality
-from ui import compute, downloads, release, state, widgets
+from ui import compute, downloads, peer_release, release, state, widgets
+from ui import ledger as ui_ledger
 from ui.text import literal
 
 st.title("Synthetic data: generate a release")
 
 selection = widgets.require_selection()
-spec = state.release_spec(selection.table.n, selection.table.k, selection.prepared.public_domain)
-sigma, theta, m = spec.sigma, spec.theta, spec.m
-
-st.markdown(f"Settings from the **Privacy** page: {state.regime().label}, "
-            f"σ = {sigma:g}, θ = {theta:g}, **m = {m:,}**. The release is random: each press of **Generate "
-            "release** draws a fresh secret seed from the operating system's random source, written only into the "
-            "CONFIDENTIAL curator record (same data, settings and seed ⇒ same release).")
+pypp_spec = state.release_spec(selection.table.n, selection.table.k, selection.prepared.public_domain)
+spec = peer_release.choose(selection, pypp_spec)   # PYPP's spec, or a peer's choice (ui/release.py)
+if isinstance(spec, release.PeerChoice):
+    st.markdown(peer_release.settings_line(spec))
+    problem = peer_release.peer_problem(selection, spec)
+    if problem is not None:   # which column needs what: fixed on the Data page, no Generate before
+        peer_release.refuse(problem)
+        st.stop()
+    with widgets.show_errors("Could not calibrate the mechanism: "):
+        peer_release.preview(selection, spec)
+else:
+    st.markdown(f"Settings from the **Privacy** page: {state.regime().label}, "
+                f"σ = {spec.sigma:g}, θ = {spec.theta:g}, **m = {spec.m:,}**. The release is random: each press of "
+                "**Generate release** draws a fresh secret seed from the operating system's random source, written "
+                "only into the CONFIDENTIAL curator record (same data, settings and seed ⇒ same release).")
 left, middle, right = st.columns([1, 1, 1])
 left.text_input("replay a recorded seed (leave empty for a fresh secret one)", **state.bind("release_seed_replay"),
                 placeholder="empty: a fresh secret seed",
@@ -50,7 +69,7 @@ right.markdown("&nbsp;")   # aligns the button with the inputs
 if right.button("Generate release", type="primary"):
     st.session_state.release_params = release.generate(selection, spec, replayed)
 
-drawn = release.last_drawn(selection)
+drawn = release.last_drawn(selection, any_mechanism=True)
 if drawn is None:
     st.info("Press **Generate release** to draw the synthetic data.")
     st.stop()
@@ -58,6 +77,7 @@ if (drawn.spec, drawn.replayed) != (spec, replayed):
     st.info("The settings or the seed to replay changed since the last release: press **Generate release** "
             "again to draw it with the current ones. Showing the last release.")
 spec_r, seed_r = drawn.spec, drawn.seed
+peer_r = isinstance(spec_r, release.PeerChoice)   # the release shown is a peer's (its panels differ)
 with widgets.show_errors("Could not generate the release: "):
     result = release.release(selection, spec_r, seed_r)
     release_key = release.release_key(result)
@@ -66,25 +86,42 @@ with widgets.show_errors("Could not generate the release: "):
 synthetic = result.synthetic
 
 # ------------------------------------------------------------------ the verdict and the gate
-guarantee, advice = compute.release_guarantee(spec_r)
-widgets.verdict_box(guarantee, advice=advice, conditional_on=result.public_report["conditional_on"])
+if peer_r:   # its own accounting, from the public recipe (the public report states the same)
+    guarantee, advice, verdict_spec = release.peer_verdict(result.recipe, result.prepared.n, result.m)
+else:
+    (guarantee, advice), verdict_spec = compute.release_guarantee(spec_r), spec_r
+widgets.verdict_box(guarantee, advice=advice, conditional_on=result.public_report["conditional_on"],
+                    spec=verdict_spec)
 accepted = []
 if guarantee.verdict != "missed":
     for key, consequence in gate.required_acknowledgements(result.public_report).items():
         if st.checkbox(f"I accept that {gate.ACKNOWLEDGEMENTS[key]}: {literal(consequence)}",
                        key=f"acknowledge_{key}"):
             accepted.append(key)
-with widgets.show_errors("Could not build the release files: "):
-    public_zip = release.public_release(release_key, result, tuple(sorted(accepted)))
+acknowledged = tuple(sorted(accepted))
+gate_ok = release.publishable(result, acknowledged)
+
+# ------------------------------------------------------------------ the privacy ledger (docs/audit.md §8)
+ledger_name = ui_ledger.dataset_name_input(selection)
+ledger_standing = ui_ledger.standing(result, release_key, ledger_name)
+ledger_held = ui_ledger.show_standing(ledger_standing)
 
 c1, c2, c3 = st.columns(3)
 c1.metric("released rows m", f"{result.m:,}")
-c2.metric("rows with a new value (drawn from H)", f"{int(np.count_nonzero(result.is_new)):,}")
-c3.metric("distinct new values K", f"{result.n_new_values:,}")
+if peer_r:   # a peer draws no new values: its rows are cells of the public domain
+    c2.metric("mechanism", spec_r.label)
+    c3.metric("bins per numeric axis", f"{spec_r.bins:,}")
+else:
+    c2.metric("rows with a new value (drawn from H)", f"{int(np.count_nonzero(result.is_new)):,}")
+    c3.metric("distinct new values K", f"{result.n_new_values:,}")
 seed_note = ("Seed: the one you typed (a replay)" if drawn.replayed is not None else
              "Seed: a fresh secret one, drawn from the operating system's random source")
 seed_note += ", recorded only in the CONFIDENTIAL curator record (CONFIDENTIAL_recipe.json)."
-if spec_r.regime.pure:
+if peer_r:
+    st.caption(f"{seed_note} The rows are drawn from the mechanism's noisy model of the cells (the bins of each "
+               "numeric column's public bounds × the public categories), mapped back to original units; no value "
+               "outside the public domain is released.")
+elif spec_r.regime.pure:
     st.caption(f"{seed_note} New values are rows of the public domain not seen in the data (grid points and "
                "listed categories), chosen uniformly at random and released by name (docs/mathematics.md §3.3.1).")
 else:
@@ -93,7 +130,11 @@ else:
                "were typed or read off the data; uniform over the public category list, or new_category_j "
                "labels, for a categorical one.")
 verbatim = result.curator_report["verbatim"]
-if verbatim["expected_unique_records_copied"] is not None:
+if peer_r:
+    st.caption(f"Curator only: your data hold {verbatim['unique_records_in_data']:,} records whose value is unique; "
+               f"this release copies **{verbatim['unique_records_copied']:,}** of them, in "
+               f"**{verbatim['unique_rows_copied']:,}** rows (docs/verdicts.md §2).")
+elif verbatim["expected_unique_records_copied"] is not None:
     # like with like (docs/verdicts.md §2): distinct records beside their expectation, rows beside theirs
     over_k = ("" if spec_r.releases == 1 else
               f" Over the {spec_r.releases} planned releases, {verbatim['expected_unique_records_copied']:.3g} of "
@@ -108,28 +149,35 @@ for warning in result.warnings:   # they quote column names: shown as text
 
 st.subheader("Downloads")
 d1, d2, d3 = st.columns(3)
-public_ok = public_zip is not None
 if guarantee.verdict == "missed":
     held = "Refused: the release misses its target (see the verdict above)."
-elif not public_ok:
+elif not gate_ok:
     held = "Tick the acknowledgement above first: it is recorded in release.json."
 else:
-    held = None
-d1.download_button("Download public release (zip)", data=public_zip or b"",
+    held = ledger_held   # no budget, over it, or the data changed under the name (ui/ledger.py)
+public_ok = held is None
+# Built on the click (ui/ledger.py): charged to the ledger first, then handed out; nothing public
+# is stored before. A button held back gets no function at all.
+public_zip, public_csv = (ui_ledger.public_builds(result, release_key, acknowledged, ledger_name,
+                                                  accept_changed_data=bool(st.session_state.get(
+                                                      ui_ledger.ACCEPT_CHANGED_WIDGET)))
+                          if public_ok else (b"", b""))
+d1.download_button("Download public release (zip)", data=public_zip,
                    file_name=core_bundle.PUBLIC_BUNDLE_NAME, mime="application/zip", key="download_public",
                    type="primary" if public_ok and guarantee.verdict in ("pure", "strong") else "secondary",
                    disabled=not public_ok, on_click="ignore",
                    help=held or ("What may be published: synthetic.csv, the recipe without the seed or the "
                                  "upload's hash, and the guarantee that holds for every dataset of this size "
-                                 "(release.json, README.txt, the verdict and what was acknowledged)."))
+                                 "(release.json, README.txt, the verdict and what was acknowledged). Charged to the "
+                                 "dataset's privacy budget when you click (once per drawn release)."))
 downloads.confidential_download(
-    "Download CONFIDENTIAL curator record (zip)", release.curator_record(release_key, result),
+    "Download CONFIDENTIAL curator record (zip)", release.curator_record(release_key, result, acknowledged),
     file_name=core_bundle.CURATOR_BUNDLE_NAME, mime="application/zip", key="download_curator", where=d2,
     help="Keep it with the confidential data, never publish it: instance-level guarantees, k, singletons, the "
          "full recipe with its seed, the summary table and the figures that show the confidential data.")
 # the synthetic CSV is the public data itself: behind the same gate. No download reruns the page:
 # a rerun renews the curator record's deferred id, and a click that still holds the old one fails.
-d3.download_button("Download synthetic CSV", data=result.synthetic_csv() if public_ok else b"",
+d3.download_button("Download synthetic CSV", data=public_csv,
                    file_name="synthetic.csv", mime="text/csv", key="download_csv", disabled=not public_ok,
                    on_click="ignore",
                    help=held)

@@ -3,14 +3,14 @@
 .. code-block:: text
 
     bnp-synth release DATA.csv --column C [--column C2 ...] [--categorical C ...]
-        --theta T [--sigma S] [--m M | --m-rule global|instance] --eps E --delta D
+        [--mechanism NAME [--bins B]] --theta T [--sigma S] [--m M | --m-rule global|instance|n] --eps E --delta D
         [--bounds LO HI ...] [--log] [--decimals D ...] [--missing [C] value|drop ...]
         [--coarsening JSON] [--seed S (a recorded seed, replayed)]
         [--sep C] [--header auto|yes|no] [--encoding E] [--thousands SEP] [--keep-na-text]
         [--counts-column C] [--engine duckdb|dask|pandas] [--scheduler ADDRESS]
         [--out synth.csv] [--public-bundle public_release.zip] [--accept-weak | --acknowledge KEY ...]
         [--report CONFIDENTIAL_report.json] [--curator-bundle CONFIDENTIAL_curator_record.zip]
-        [--save-recipe CONFIDENTIAL_recipe.json]
+        [--save-recipe CONFIDENTIAL_recipe.json] [--ledger [PATH] --dataset NAME [--accept-changed-data]]
 
     bnp-synth release --recipe recipe.json DATA.csv [outputs ...]
     bnp-synth release --recipe recipe.json --use-recipe-source [outputs ...]
@@ -20,12 +20,21 @@
         --theta T --eps E --delta D [--m M | --m largest] [--mechanism NAME ...] [--peer-size m|n|both]
         [--bins B] [--runs R] [--seed S] [--sep C] [--out summary.csv]
 
+    bnp-synth ledger PATH budget NAME --eps E [--delta D] [--by WHO]
+    bnp-synth ledger PATH show [NAME] [--json]
+
 DATA may be a CSV file, a ``.csv.gz``, a Parquet file or a quoted glob of files
 (``'parts/*.parquet'``); DuckDB reduces it to the frequency table of the released columns
 in bounded memory (``--engine dask --scheduler tcp://host:8786`` computes it on a Dask
 cluster; ``--engine pandas`` reads the whole file in memory). With ``--counts-column C``
 DATA is itself a frequency table (value(s), count). How the file was read is printed on
 stderr (``note: ...``) and recorded in the report (``data.reading``).
+
+``--mechanism NAME`` releases with another mechanism than PYPP (AIM, MST, the OpenDP and the seed
+papers' histograms, :mod:`core.release.mechanisms`): it needs public bounds (``--bounds``) and
+public category lists (``--public-categories``) for every column, ``--bins`` numeric bins (default
+25) and no ``--sigma``/``--theta``; its release size defaults to m = n. It goes through the same
+verdict, gate, card, curator record, replay and ledger as PYPP.
 
 (``python -m core`` is the same program.) The flags build a
 :class:`core.release.ReleaseRecipe`, or ``--recipe`` reads one (a bundle's recipe). A recipe
@@ -45,7 +54,9 @@ The public outputs, ``--out`` (the synthetic CSV) and ``--public-bundle``, pass 
 and one that is weak needs ``--accept-weak``, and each choice the data made (bounds or precision
 read off the data, planner settings, coarsening, dropped records, an instance-level m) its own
 ``--acknowledge KEY``; refused, the command ends with exit status 2, names the flags asked and
-writes nothing. Outputs are never written through a symbolic link, never over an input (DATA, any file of
+writes nothing. With ``--ledger [PATH] --dataset NAME`` a release with a public output is first
+charged to the dataset's privacy budget (:mod:`core.ledger.cli`, docs/audit.md §8): over budget it
+is refused the same way, with the remaining budget on stderr. Outputs are never written through a symbolic link, never over an input (DATA, any file of
 its glob, the recipe), and CONFIDENTIAL outputs (``--report``, ``--curator-bundle``,
 ``--save-recipe``, ``compare --out``) are created readable by their owner only (mode 0600);
 :func:`core.release.write_output` writes them all. Every CSV written has its text cells
@@ -66,12 +77,15 @@ mathematics is explained in the project's ``docs/mathematics.md``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
+import hashlib
 import json
 import os
 import re
 import shlex
 import sys
+import textwrap
 from pathlib import Path
 
 from . import data as data_layer
@@ -91,7 +105,9 @@ from .formatting import formula_safe
 from .mechanisms.peers import peer_entries
 from .privacy import regime_of
 from .release.gate import ACKNOWLEDGEMENTS, AcknowledgementRequired, check_publication
-from .release.bundle import public_summary, record_figures
+from .release.bundle import public_bundle, public_summary, record_figures
+from .release.mechanisms import DEFAULT_BINS, RELEASE_MECHANISMS, mechanism_lines, release_mechanism
+from .ledger.cli import add_ledger_parser, add_release_options, reserve_release, run_ledger
 
 __all__ = ["GUESSABLE_SEED", "build_parser", "main", "recipe_from_args", "run_compare", "run_release"]
 
@@ -108,7 +124,8 @@ GUESSABLE_SEED = ("a guessable seed is a published seed: anyone with the seed an
 _NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)?$", re.IGNORECASE)
 
 # Options that define a recipe: with --recipe, the recipe defines them instead.
-_RECIPE_OPTIONS = ("column", "categorical", "sigma", "theta", "m", "m_rule", "eps", "delta", "bounds", "log",
+_RECIPE_OPTIONS = ("column", "categorical", "mechanism", "bins", "sigma", "theta", "m", "m_rule", "eps", "delta",
+                   "bounds", "log",
                    "decimals", "sep", "seed", "header", "encoding", "thousands", "keep_na_text", "counts_column",
                    "releases", "coarsening", "grid", "public_categories", "missing", "decimals_from_data")
 _HEADER_CHOICES = {"auto": None, "yes": True, "no": False}
@@ -132,15 +149,24 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     commands.required = True
     release = commands.add_parser(
         "release", help="release m synthetic rows of a CSV file",
-        description="Release m synthetic rows of the chosen columns of DATA.csv with the PYPP mechanism and "
-                    "state its privacy guarantees: the public release (synthetic data, public recipe, the global "
-                    "guarantee) and the curator's record (instance-level guarantees and comparisons with the "
-                    "confidential data, marked CONFIDENTIAL) are written to separate files.",
-        epilog="Numeric transforms, in this order and in original units: --decimals (rounding), clipping to "
-               "--bounds, --log, scaling to [0, 1] with the bounds. Bounds are public knowledge: without --bounds "
-               "they are read off the data, which the guarantee does not cover (a warning says so). A recipe "
-               "(--save-recipe, or recipe.json in a bundle) replays the release byte for byte with --recipe. "
-               f"At most {MAX_RECIPE_SIZE:,} synthetic rows. The mathematics is in {DOCS}.")
+        # raw: the list of mechanisms below keeps one line each; the paragraphs are wrapped here
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.fill(
+            "Release m synthetic rows of the chosen columns of DATA.csv with the PYPP mechanism (or another, "
+            "--mechanism) and state its privacy guarantees: the public release (synthetic data, public recipe, the "
+            "global guarantee) and the curator's record (instance-level guarantees and comparisons with the "
+            "confidential data, marked CONFIDENTIAL) are written to separate files.", break_on_hyphens=False),
+        epilog=textwrap.fill(
+            "Numeric transforms, in this order and in original units: --decimals (rounding), clipping to "
+            "--bounds, --log, scaling to [0, 1] with the bounds. Bounds are public knowledge: without --bounds "
+            "they are read off the data, which the guarantee does not cover (a warning says so). A recipe "
+            "(--save-recipe, or recipe.json in a bundle) replays the release byte for byte with --recipe. "
+            f"At most {MAX_RECIPE_SIZE:,} synthetic rows. The mathematics is in {DOCS} and docs/verdicts.md §6.",
+            break_on_hyphens=False)
+        + "\n\n" + textwrap.fill("mechanisms (--mechanism NAME; all but pypp need --bounds and --public-categories "
+                                  "for every column, take --bins and release m = n by default):",
+                                  break_on_hyphens=False)
+        + "\n" + "\n".join("  " + line for line in mechanism_lines()))
     for p in (parser, release):
         p._negative_number_matcher = _NEGATIVE_NUMBER
     release.add_argument("data", metavar="DATA.csv", nargs="?",
@@ -158,6 +184,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                       help="column to release (repeat for several; a row is one atom)")
     spec.add_argument("--categorical", action="append", default=None, metavar="C",
                       help="treat column C as categorical (added to the columns if not given with --column)")
+    spec.add_argument("--mechanism", choices=tuple(RELEASE_MECHANISMS), default=None, metavar="NAME",
+                      help="the release mechanism (default pypp; each is listed below with its reference). Every "
+                           "one passes the same verdict, gate, card, ledger and replay; all but pypp need public "
+                           "bounds and category lists for every column and release m = n rows by default")
+    spec.add_argument("--bins", type=int, default=None, metavar="B",
+                      help=f"with a --mechanism other than pypp: bins per numeric axis (public; default {DEFAULT_BINS})")
     spec.add_argument("--sigma", type=float,
                       help="PY discount: 0 (Dirichlet process, default), in (0, 1), or -A < 0: the "
                            "Dirichlet-multinomial with alpha = A over the public domain of the columns (--grid, "
@@ -167,9 +199,10 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     spec.add_argument("--m", type=int,
                       help=f"number of synthetic rows, 1 to {MAX_RECIPE_SIZE:,} (default: the largest m admissible "
                            "at --eps, --delta for sigma = 0; the largest globally pure m for sigma < 0)")
-    spec.add_argument("--m-rule", choices=("global", "instance"),
-                      help="without --m: the largest m under the exact global guarantee (global, default) or "
-                           "under the instance-level guarantee at this dataset (instance; depends on the data)")
+    spec.add_argument("--m-rule", choices=("global", "instance", "n"),
+                      help="without --m: the largest m under the exact global guarantee (global, default for pypp) or "
+                           "under the instance-level guarantee at this dataset (instance; depends on the data); n: "
+                           "m = n, the number of records (default for the other mechanisms)")
     spec.add_argument("--eps", type=float, help="(required) epsilon > 0 at which the guarantees are stated")
     spec.add_argument("--delta", type=float, help="target delta in (0, 1) the guarantees are compared with "
                                                    "(required unless sigma < 0, whose delta = 0 meets any target)")
@@ -256,8 +289,10 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     out.add_argument("--save-recipe", metavar="CONFIDENTIAL_recipe.json",
                      help="write the recipe with its seed and data path, for --recipe (CONFIDENTIAL: the seed "
                           "recomputes the release; marked so on its first key)")
+    add_release_options(release)
     release.set_defaults(command_parser=release)
     _add_compare_parser(commands)
+    add_ledger_parser(commands)
     return parser
 
 
@@ -271,11 +306,14 @@ def _add_compare_parser(commands) -> None:
                     "of DATA.csv (numeric columns scaled to [0, 1] with --bounds, categorical ones with --categorical) "
                     "and print the calibration (each guarantee in words, whether it meets the target) and, per "
                     "mechanism, its guarantee, release size m, the mean W1 in original units, KDE-L2 and summaries of "
-                    "each numeric column, the total variation (TV) of each categorical one and NIST SDNist's yardsticks "
-                    "(k-marginal score with its subsample reference, unique exact match, apparent match, pMSE). The "
-                    "histogram baselines and the peers work on numeric bins "
-                    "times the public categories: a categorical column needs --public-categories for them, "
-                    "otherwise they are skipped (said on stderr). "
+                    "each numeric column, the total variation (TV) of each categorical one, the seconds per release "
+                    "and the yardsticks (the 3-way marginal score with its subsample reference, unique exact match, "
+                    "row match share, the logistic pMSE with its null reference and pMSE ratio; SDNist's own "
+                    "k-marginal and pMSE). The histogram baselines and the peers work on numeric bins "
+                    "times the public categories: a categorical column needs --public-categories for them. A "
+                    "mechanism named with --mechanism that cannot run is an error naming what is missing; of the "
+                    "default list, what cannot run is skipped (said on stderr), e.g. PYPP when no m is admissible "
+                    "at --delta (the others then run at m = n). "
                     "CONFIDENTIAL: the output compares the releases with the data.",
         epilog=f"Mechanisms (--mechanism NAME, repeatable; default: {', '.join(DEFAULT_MECHANISMS)}): "
                f"{', '.join(ALL_MECHANISMS)}; the field's peers (optional extra 'peers', docs/peers.md): "
@@ -331,10 +369,12 @@ def run_compare(args: argparse.Namespace) -> int:
     # the frequency table on the unit box with each column's public domain (cost in k, not n)
     table = comparison_table(prepared)
     try:
+        # mechanisms named on the command line must run (an error naming what is missing);
+        # of the default list, what cannot run is skipped and said below
         cal = core_compare.calibrate(prepared.n, args.eps, args.delta, m, theta=args.theta, d=prepared.d,
                                      bins=args.bins, mechanisms=mechanisms,
                                      bounds_from_data=prepared.any_bounds_from_data, levels=table.levels,
-                                     unlisted=table.unlisted)
+                                     unlisted=table.unlisted, required=mechanisms if args.mechanism else ())
     except ValueError as exc:
         if table.unlisted and "public category list" in str(exc):
             raise UsageError(f"{exc}: e.g. --public-categories {table.unlisted[0]} A,B,C") from None
@@ -342,9 +382,12 @@ def run_compare(args: argparse.Namespace) -> int:
     results = core_compare.run_comparison(table, cal, runs=args.runs, rng=np.random.default_rng(args.seed),
                                           yardsticks=True)
     summary = core_compare.comparison_summary(results)
-    if cal.skipped:
-        print(f"note: skipped {', '.join(cal.skipped)}: a histogram {next(iter(cal.skipped.values()))}; give "
-              + " ".join(f"--public-categories {c} LIST" for c in table.unlisted), file=sys.stderr)
+    for key, why in cal.skipped.items():
+        fix = (": give " + " ".join(f"--public-categories {c} LIST" for c in table.unlisted)
+               if "public category list" in why else "")
+        print(f"note: skipped {key}: {why}{fix}", file=sys.stderr)
+    for note in cal.notes:
+        print(f"note: {note}", file=sys.stderr)
     print(f"calibration at eps = {cal.eps:g}, delta = {cal.delta:g}, m = {cal.m} ({cal.m_rule}):", file=sys.stderr)
     for mech in cal.mechanisms:
         row = cal.table[cal.table.mechanism == mech.name].iloc[0]
@@ -363,8 +406,9 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def _print_results(summary, cal, runs: int) -> None:
-    """Per mechanism on stderr: guarantee, m, mean W1 / TV per column, k-marginal (reference), UEM
-    (CONFIDENTIAL: computed against the data)."""
+    """Per mechanism on stderr: guarantee, m, seconds per release, mean W1 / TV per column, the 3-way
+    marginal score (reference), UEM, the pMSE ratio, SDNist's k-marginal (CONFIDENTIAL: computed
+    against the data)."""
     print(f"results (mean over {runs} runs; CONFIDENTIAL: compared with the data):", file=sys.stderr)
     for mech in cal.mechanisms:
         rows = summary[summary["mechanism"] == mech.name]
@@ -374,9 +418,11 @@ def _print_results(summary, cal, runs: int) -> None:
             parts.append(f"{metric}[{row.column}] = {value:.4g}")
         first = rows.iloc[0]
         uem = "n/a" if first["UEM"] != first["UEM"] else f"{100 * first['UEM']:.1f}%"
-        print(f"  {mech.name}: {mech.guarantee.label}; m = {int(first['m']):,}; " + ", ".join(parts)
-              + f"; k-marginal {first['k_marginal']:.0f} (subsample of m: {first['k_marginal_reference']:.0f}); "
-              f"UEM {uem}; pMSE {first['pMSE']:.2g}", file=sys.stderr)
+        print(f"  {mech.name}: {mech.guarantee.label}; m = {int(first['m']):,}; {first['seconds']:.3g} s/release; "
+              + ", ".join(parts)
+              + f"; 3-way marginal {first['marginal3']:.0f} (subsample of m: {first['marginal3_reference']:.0f}); "
+              f"UEM {uem}; pMSE ratio {first['pMSE_ratio']:.3g} (pMSE {first['pMSE_logistic']:.2g}, null "
+              f"{first['pMSE_null']:.2g}); SDNist k-marginal {first['SDNist_k_marginal']:.0f}", file=sys.stderr)
 
 
 def _int_option(flag: str, value: str) -> int:
@@ -394,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "compare":
             return run_compare(args)
+        if args.command == "ledger":
+            return run_ledger(args)
         return run_release(args, sys.argv[1:] if argv is None else argv, prog=prog)
     except ValueError as exc:  # bad input: a message and exit status 2, not a traceback
         args.command_parser.error(str(exc))
@@ -456,12 +504,27 @@ def run_release(args: argparse.Namespace, argv: list[str] | None = None, *, prog
             raise UsageError(f"{exc} Nothing was written. Give {keys} to accept this and record it in "
                              "release.json.") from None
 
-    if args.out is not None:
-        write_output(args.out, result.synthetic_csv(), confidential=False)
-    if args.public_bundle is not None or args.curator_bundle is not None:
-        figures = record_figures(result) if args.curator_bundle is not None else None
-        write_bundles(result, public_path=args.public_bundle, curator_path=args.curator_bundle, figures=figures,
-                      acknowledged=acknowledged)
+    # charged to the ledger before any byte is written; over budget: refused, nothing written
+    reservation = reserve_release(args, result, bool(public_outputs))
+    with reservation or contextlib.nullcontext():   # an error from here on leaves the record incomplete, counted
+        digest = None
+        if args.out is not None:
+            payload = result.synthetic_csv()
+            write_output(args.out, payload, confidential=False)
+            digest = hashlib.sha256(payload).hexdigest()
+        if args.public_bundle is not None:
+            payload = public_bundle(result, acknowledged=acknowledged,
+                                    ledger=None if reservation is None else reservation.block)
+            write_output(args.public_bundle, payload, confidential=False)
+            digest = hashlib.sha256(payload).hexdigest()   # the bundle's, when there is one
+        if reservation is not None:
+            reservation.complete(digest)
+            block = reservation.block
+            print(f"ledger: release {block['release_index']} of dataset {block['dataset']!r}; cumulative eps = "
+                  f"{block['cumulative']['eps']:.6g}, delta = {block['cumulative']['delta']:.6g} of the budget eps = "
+                  f"{block['budget']['eps']:g}, delta = {block['budget']['delta']:g}", file=sys.stderr)
+    if args.curator_bundle is not None:
+        write_bundles(result, curator_path=args.curator_bundle, figures=record_figures(result))
     if args.save_recipe is not None:   # CONFIDENTIAL: the seed recomputes the release
         write_output(args.save_recipe, result.recipe.to_json(confidential=True).encode("utf-8"), confidential=True)
     text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
@@ -582,21 +645,31 @@ def recipe_from_args(args: argparse.Namespace) -> ReleaseRecipe:
     """The :class:`~core.release.ReleaseRecipe` the flags describe (validated)."""
     if args.data is None:
         raise UsageError("give the data file DATA.csv (or --recipe recipe.json)")
-    sigma = 0.0 if args.sigma is None else args.sigma
-    if args.theta is None and not sigma < 0:
+    mechanism = release_mechanism(args.mechanism or "pypp")
+    # each mechanism takes its own parameters (PYPP: --sigma, --theta; a histogram: --bins)
+    foreign = [f"--{name}" for name in ("sigma", "theta", "bins")
+               if getattr(args, name) is not None and name not in mechanism.parameters]
+    if foreign:
+        raise UsageError(f"{', '.join(foreign)} do not apply to --mechanism {mechanism.key} (its parameters: "
+                         f"{', '.join('--' + p for p in mechanism.parameters)})")
+    sigma = 0.0 if args.sigma is None and "sigma" in mechanism.parameters else args.sigma
+    if "theta" in mechanism.parameters and args.theta is None and not sigma < 0:
         raise UsageError("missing --theta: the PY strength theta > -sigma")
-    if args.eps is None or (args.delta is None and not sigma < 0):
+    needs_delta = mechanism.delta_required({} if sigma is None else {"sigma": sigma})
+    if args.eps is None or (args.delta is None and needs_delta):
         missing = " and ".join(f"--{name}" for name in ("eps", "delta") if getattr(args, name) is None)
         raise UsageError(f"missing {missing}: the report states each guarantee at --eps and compares it with "
                          "the target --delta; with --eps and --delta alone the largest admissible m is released")
     if args.m is not None and args.m_rule is not None:
         raise UsageError("give either --m (a fixed release size) or --m-rule (the largest admissible m), not both")
-    if args.m is None and (args.m_rule or "global") not in regime_of(sigma).size_rules:
+    rule = args.m_rule or mechanism.default_size_rule
+    if args.m is None and sigma is not None and rule not in regime_of(sigma).size_rules:
         raise UsageError(f"--eps/--delta without --m needs --sigma 0 (exact global profile) or --sigma < 0 (global "
                          f"pure eps-DP; --m-rule global only): got --sigma {sigma:g}. Give --m.")
     return ReleaseRecipe(source=_source(args.data), columns=tuple(_column_specs(args)), eps=args.eps,
                          delta=args.delta, m=args.m, size_rule=args.m_rule if args.m is None else "fixed",
                          sigma=sigma, theta=args.theta, seed=args.seed, sep=args.sep,
+                         mechanism=mechanism.key, bins=args.bins,
                          header=_HEADER_CHOICES[args.header] if args.header is not None else None,
                          encoding=args.encoding, thousands=args.thousands, keep_na_text=bool(args.keep_na_text),
                          counts_column=args.counts_column, releases=1 if args.releases is None else args.releases,

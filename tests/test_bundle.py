@@ -298,6 +298,10 @@ def test_curator_record_holds_the_confidential_statistics(released):
     report = json.loads(files["CONFIDENTIAL_report.json"])
     table = result.prepared.table
     assert (report["data"]["k"], report["data"]["singletons"]) == (table.k, table.singletons)
+    # the record states the acknowledgements the public files state (issue 36: it said "None")
+    if bundles.public is not None:
+        public = json.loads(unzip(bundles.public)["release.json"])
+        assert report["acknowledged"] == public["acknowledged"]
     everything = "".join(payload.decode("utf-8") for payload in files.values())
     for stat, values in confidential_statistics(result).items():
         if stat in ("new rows", "spectrum") or stat.endswith(" counts") and "CONFIDENTIAL_category_counts.csv" not in files:
@@ -387,9 +391,10 @@ def test_quality_report_only_in_the_curator_record_marked_and_equal_to_the_rows(
     assert list(shapes["score"]) == pytest.approx(list(rows.columns["score"]), rel=1e-12)
     # the field's yardsticks (docs/peers.md §4): from the table, as from the rows
     marks = table[table["property"] == "Yardsticks (NIST SDNist)"].set_index("metric")["score"]
-    for name in ("k_marginal", "unique_exact_match", "apparent_match"):
-        assert marks[name] == pytest.approx(getattr(rows.yardsticks, name), rel=1e-12, nan_ok=True)
-    assert marks["pMSE"] == pytest.approx(rows.yardsticks.pmse, rel=1e-6, abs=1e-12)
+    for key, name in (("marginal3", "k_marginal"), ("unique_exact_match", "unique_exact_match"),
+                      ("row_match", "apparent_match")):
+        assert marks[key] == pytest.approx(getattr(rows.yardsticks, name), rel=1e-12, nan_ok=True)
+    assert marks["pMSE_logistic"] == pytest.approx(rows.yardsticks.pmse, rel=1e-6, abs=1e-12)
 
 
 def test_bundle_never_rebuilds_the_rows(monkeypatch):

@@ -78,3 +78,13 @@ def test_card_lists_each_columns_bounds_rounding_and_categories():
     assert rows["tenure"][1].startswith("read off the confidential data") and rows["tenure"][2] == "to 1 decimal (0.1)"
     assert rows["sex"][4] == "3 public: F, M, X"
     assert rows["town"][4].startswith("16 public: a, b") and "(4 more in recipe.json)" in rows["town"][4]
+
+
+def test_a_sigma0_card_says_the_scale_of_copying(result):
+    # issue 36: each released row is a confidential record with probability n/(n + θ) (docs/verdicts.md §2.1)
+    report = result.public_report
+    spec = spec_of_public_report(report)
+    html = release_card_html(dict(report, acknowledged=[]))
+    words = privacy.copy_scale(spec.m, spec.n, spec.theta).words
+    assert "<b>Scale of copying:</b>" in html and words.split(":")[0].replace("&", "&amp;") in html
+    assert "n/(n + θ)" in words or "n/(n+θ)" in words

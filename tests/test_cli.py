@@ -504,3 +504,50 @@ def test_coarsening_option_is_the_recipes(data_csv, tmp_path, capsys):
         main(["release", str(data_csv), "--recipe", str(tmp_path / "r.json"), "--coarsening", coarse,
               "--out", str(tmp_path / "d.csv")])
     assert "--recipe fixes" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- compare (issue 35 item 5)
+COMPARE = ["compare", "--column", "wage", "--bounds", "0", "100", "--theta", "2", "--eps", "4", "--runs", "2",
+           "--bins", "5"]
+
+
+def _compare(data_csv, *extra) -> list[str]:
+    return [COMPARE[0], str(data_csv), *COMPARE[1:], *extra]
+
+
+def test_compare_runs_the_others_when_pypp_has_no_admissible_m(data_csv, capsys):
+    """δ = 10⁻⁹: of the default list PYPP is skipped with its reason and the rest run at m = n;
+    named with --mechanism it is an error (exit 2) naming the missing m."""
+    assert main(_compare(data_csv, "--delta", "1e-9")) == 0
+    out = capsys.readouterr()
+    summary = pd.read_csv(io.StringIO(out.out))
+    assert "pypp" not in set(summary.mechanism) and "laplace_histogram" in set(summary.mechanism)
+    assert (summary.loc[summary.mechanism != "confidential", "m"] == N).all()
+    assert "note: skipped pypp: no admissible m for PYPP" in out.err and "PYPP cannot release anything" in out.err
+    assert f"m = {N} (m = n: PYPP has no admissible m)" in out.err
+    with pytest.raises(SystemExit) as stop:
+        main(_compare(data_csv, "--delta", "1e-9", "--mechanism", "pypp", "--mechanism", "bootstrap"))
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "pypp cannot run" in err and "singleton limit" in err
+
+
+def test_compare_named_histogram_without_public_categories_is_an_error(data_csv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(_compare(data_csv, "--delta", "0.05", "--categorical", "sex", "--mechanism", "laplace_histogram",
+                      "--mechanism", "pypp"))
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "laplace_histogram cannot run" in err and "'sex'" in err
+    assert "--public-categories sex" in err
+
+
+def test_compare_says_the_singleton_cap_and_prints_seconds_and_the_pmse_ratio(data_csv, capsys):
+    m_star = privacy.singleton_limit(N, 2.0, 0.05)
+    assert main(_compare(data_csv, "--delta", "0.05", "--mechanism", "pypp", "--mechanism", "bootstrap")) == 0
+    out = capsys.readouterr()
+    assert f"note: The singleton cap binds: PYPP's m = {m_star}" in out.err and "ε = 4" in out.err
+    lines = [line for line in out.err.splitlines() if line.startswith("  pypp:") and "; m = " in line]
+    assert lines and "s/release" in lines[0] and "pMSE ratio" in lines[0] and "SDNist k-marginal" in lines[0]
+    summary = pd.read_csv(io.StringIO(out.out))
+    rows = summary[summary.mechanism != "confidential"]
+    assert (rows.seconds > 0).all() and rows.pMSE_ratio.notna().all()
+    assert {"marginal3", "row_match", "pMSE_logistic", "pMSE_null", "SDNist_k_marginal"} <= set(summary.columns)

@@ -25,16 +25,20 @@ from core.privacy import (
 from core.evaluation.compare import (
     ALL_MECHANISMS,
     DEFAULT_MECHANISMS,
+    MECHANISM_COLUMNS,
+    YARDSTICK_COLUMNS,
     OldValuesPYPPMechanism,
     PYPPMechanism,
     _joint_w1,
     calibrate,
     comparison_summary,
+    mechanism_table,
     quality_by_mechanism,
     run_comparison,
     sweep_comparison,
 )
 from core.evaluation import kde_grid, kde_l2
+from core.evaluation.yardsticks import pmse_null
 from guards import HANG_GUARD_S
 
 
@@ -236,7 +240,7 @@ def test_sweep_comparison(income):
     (lambda: calibrate(100, 1.0, 0.0, 5, theta=1.0), "delta"),
     (lambda: calibrate(100, 1.0, 0.1, 0, theta=1.0), "m"),
     (lambda: calibrate(100, 1.0, 0.1, "biggest", theta=1.0), "m"),
-    (lambda: calibrate(100, 1.0, 1e-6, "largest", theta=1.0), "m"),
+    (lambda: calibrate(100, 1.0, 1e-6, "largest", theta=1.0, mechanisms=["pypp", "pypp_old_values"]), "m"),
     (lambda: calibrate(100, 1.0, 0.1, 5, theta=1.0, bins=0), "bins"),
     (lambda: calibrate(0, 1.0, 0.1, 5, theta=1.0), "n"),
     (lambda: calibrate(100, 1.0, 0.1, 5, theta=0.0), "theta"),
@@ -363,8 +367,9 @@ def test_command_line_compare_with_named_mechanisms(tmp_path, capsys):
 
 def test_command_line_compare_with_categorical_columns(tmp_path, capsys):
     """``compare --column wage --categorical region --public-categories region LIST``: the numeric
-    column by W1 in original units, the categorical one by TV; without a public list the histogram
-    baselines are skipped with a note naming the column; bad lists are usage errors."""
+    column by W1 in original units, the categorical one by TV; without a public list a histogram
+    named with --mechanism is an error naming the column, one of the default list is skipped with a
+    note naming it; bad lists are usage errors."""
     from core import cli
 
     rng = np.random.default_rng(12)
@@ -385,8 +390,15 @@ def test_command_line_compare_with_categorical_columns(tmp_path, capsys):
     wage = summary[(summary.column == "wage") & (summary.mechanism == "pypp")]
     assert wage.W1.iloc[0] > 1.0                    # original units (the scaled W1 is at most 1)
     assert "skipped" not in captured.err
-    # no public list: the histogram is skipped, said on stderr with the flag that fixes it
-    assert cli.main(base + ["--categorical", "region"]) == 0
+    # no public list: a histogram named with --mechanism cannot run — exit 2 naming the column and the flag
+    with pytest.raises(SystemExit) as exc:
+        cli.main(base + ["--categorical", "region"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "laplace_histogram cannot run" in err and "'region'" in err
+    assert "--public-categories region" in err
+    # of the default list it is skipped, said on stderr with the flag that fixes it
+    default = [a for i, a in enumerate(base) if a != "--mechanism" and (i == 0 or base[i - 1] != "--mechanism")]
+    assert cli.main(default + ["--categorical", "region", "--runs", "2"]) == 0
     captured = capsys.readouterr()
     assert "laplace_histogram" not in set(pd.read_csv(io.StringIO(captured.out)).mechanism)
     assert "skipped laplace_histogram" in captured.err and "--public-categories region LIST" in captured.err
@@ -549,3 +561,62 @@ def test_comparison_of_a_billion_records_from_their_table():
         run_comparison(atoms, cal, counts=counts[:-1], runs=1, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="calibration is for n"):
         run_comparison(atoms, cal, counts=counts + 1, runs=1, rng=np.random.default_rng(0))
+
+
+# ------------------------------------------------------------------ issue 35 item 5
+def test_without_an_admissible_m_for_pypp_the_others_run_at_m_equal_n(income):
+    """δ = 10⁻⁹: PYPP's singleton limit is 0. It is skipped (said why, in words) and the others run
+    at m = n; asked for by name it is an error naming the missing m."""
+    n = income.size
+    cal = calibrate(n, 1.0, 1e-9, "largest", theta=2.0, bins=10,
+                    mechanisms=["pypp", "pypp_old_values", "laplace_histogram", "bootstrap"])
+    assert [mech.name for mech in cal.mechanisms] == ["laplace_histogram", "bootstrap"]
+    assert cal.m == n and cal.m_rule == "m = n: PYPP has no admissible m"
+    assert set(cal.skipped) == {"pypp", "pypp_old_values"}
+    assert all("singleton limit" in why and "is 0" in why for why in cal.skipped.values())
+    assert any("PYPP cannot release anything" in note and f"m = n = {n:,}" in note for note in cal.notes)
+    res = run_comparison(income, cal, runs=2, rng=np.random.default_rng(1))
+    assert set(res.mechanism) == {"laplace_histogram", "bootstrap"} and (res.m == n).all()
+    with pytest.raises(ValueError, match=r"pypp cannot run: no admissible m.*singleton limit"):
+        calibrate(n, 1.0, 1e-9, "largest", theta=2.0, mechanisms=["pypp", "bootstrap"], required=["pypp"])
+    with pytest.raises(ValueError, match="required"):
+        calibrate(n, 1.0, 0.05, 10, theta=2.0, mechanisms=["bootstrap"], required=["pypp"])
+
+
+def test_the_singleton_cap_is_said_in_words():
+    n, delta, theta = 3000, 0.01, 2.0
+    m_star = privacy.singleton_limit(n, theta, delta)
+    cal = calibrate(n, 4.0, delta, "largest", theta=theta, mechanisms=["pypp", "bootstrap"])
+    (note,) = cal.notes
+    assert note.startswith("The singleton cap binds") and f"m = {m_star:,}" in note and "ε = 4" in note
+    assert "the same at every ε" in note
+    over = calibrate(n, 4.0, delta, m_star + 5, theta=theta, mechanisms=["pypp"])
+    assert "above PYPP's singleton limit" in over.notes[0] and f"= {m_star:,}" in over.notes[0]
+    within = calibrate(n, 4.0, delta, max(1, m_star - 1), theta=theta, mechanisms=["pypp"])
+    assert "does not depend on ε" in within.notes[0]
+    assert calibrate(n, 4.0, delta, 10, theta=theta, mechanisms=["bootstrap"]).notes == ()
+
+
+def test_summary_and_mechanism_table_carry_seconds_and_the_pmse_ratio(income):
+    cal = calibrate(income.size, 1.0, 0.05, 40, theta=1.0, bins=10, mechanisms=["pypp", "bootstrap"])
+    res = run_comparison(income, cal, runs=3, rng=np.random.default_rng(4), yardsticks=True)
+    assert set(res.attrs["seconds"]) == {"pypp", "bootstrap"} and min(res.attrs["seconds"].values()) > 0
+    # the ratio is the logistic pMSE over its null reference, run by run
+    assert np.allclose(res.pMSE_ratio, res.pMSE_logistic / res.pMSE_null)
+    summary = comparison_summary(res)
+    table = mechanism_table(summary)
+    assert list(table.columns) == [*MECHANISM_COLUMNS, *YARDSTICK_COLUMNS]
+    assert list(table.label) == ["PYPP (σ = 0)", "Bootstrap (no privacy)"]
+    assert (table.seconds > 0).all() and (table.m == 40).all()
+    assert summary.loc[summary.mechanism == "confidential", "seconds"].isna().all()
+    # without yardsticks: guarantee, m and seconds only
+    plain = mechanism_table(comparison_summary(run_comparison(income, cal, runs=2, rng=np.random.default_rng(4))))
+    assert list(plain.columns) == list(MECHANISM_COLUMNS)
+
+
+def test_pmse_null_by_hand():
+    # p = 3 parameters, n = 6, m = 2: c = 1/4, (p − 1)(1 − c)²c/N = 2 · 9/16 · 1/4 / 8
+    assert pmse_null(3, 6, 2) == pytest.approx(2 * 9 / 16 / 4 / 8)
+    assert pmse_null(1, 6, 2) == 0.0          # the intercept alone fits c exactly
+    with pytest.raises(ValueError, match="parameters"):
+        pmse_null(0, 6, 2)

@@ -144,7 +144,7 @@ def test_public_form_drops_seed_hash_and_directories():
     (lambda d: d["data"].update(path="x"), r"unknown field\(s\) in recipe.data: 'path'"),
     (lambda d: d["data"]["columns"][0].update(decimal=2), r"unknown field\(s\) in recipe.data.columns\[0\]: 'decimal'"),
     (lambda d: d["mechanism"].update(alpha=1), r"unknown field\(s\) in recipe.mechanism: 'alpha'"),
-    (lambda d: d["mechanism"].update(name="laplace"), "mechanism must be one of 'pypp', got 'laplace'"),
+    (lambda d: d["mechanism"].update(name="laplace"), "mechanism must be one of 'pypp', .*got 'laplace'"),
     (lambda d: d["release_size"].update(rule="biggest"), "size_rule must be one of"),
     (lambda d: d["privacy_target"].pop("delta"), "lacks the required field"),
     (lambda d: d["data"]["columns"][0].update(log="yes"), "log of column 'wage' must be true or false"),

@@ -96,3 +96,14 @@ def test_report_records_repeated_releases_and_their_composition():
     assert comp["naive"][0]["eps"] == 15.0
     with pytest.raises(ValueError, match="releases"):
         release_report(multiplicities=MULT, sigma=0.0, theta=2.0, m=4, eps=1.5, delta=0.5, seed=1, releases=0)
+
+
+def test_a_pure_report_states_its_guarantee_once():
+    # issue 36: the curator report listed global_pure_dp twice (at the target ε and at the ε it certifies)
+    alpha, z, m = 0.5, 8, 3
+    rep = release_report(multiplicities=MULT, sigma=-alpha, theta=z * alpha, m=m, eps=2.5, delta=None, seed=1,
+                         columns=["x"], command="python -m core release …")
+    names = [g["name"] for g in rep["guarantees"]] + [rep["release_guarantee"]["name"]]
+    assert names.count("global_pure_dp") == 1
+    assert rep["release_guarantee"]["eps"] == pytest.approx(np.log1p(m / alpha), rel=1e-12, abs=0) or \
+        rep["release_guarantee"]["eps"] >= np.log1p(m / alpha)

@@ -1,6 +1,6 @@
 """SDNist's own yardsticks (core.evaluation.yardsticks.sdnist_*; docs/quality.md §9): hand examples
 worked from SDNist v2.5's published code, and SDNist's own outputs on small tables
-(tests/data/sdnist_fixtures.json: inputs, SDNist's numbers and the script that produced them)."""
+(tests/sdnist_fixtures.json: inputs, SDNist's numbers and the script that produced them)."""
 from __future__ import annotations
 
 import json
@@ -24,7 +24,7 @@ from core.evaluation.yardsticks import (
     yardstick_runs,
 )
 
-FIXTURES = json.loads((Path(__file__).parent / "data" / "sdnist_fixtures.json").read_text())
+FIXTURES = json.loads((Path(__file__).parent / "sdnist_fixtures.json").read_text())
 
 
 def _cases(metric):

@@ -3,14 +3,22 @@
 The app does not assemble a release itself: it builds a :class:`core.release.ReleaseRecipe`
 from the current selection and settings, runs it with :func:`core.release.run_recipe` (on
 the session's cached prepared data) and writes the two artifacts with
-``core.release.bundle`` — the public release and, built only when the curator clicks its
-download, the CONFIDENTIAL curator record. The command line runs the same recipe
+``core.release.bundle`` — built only when the curator clicks their downloads: the public
+release (charged to the privacy ledger first, :mod:`ui.ledger`) and the CONFIDENTIAL curator
+record. The command line runs the same recipe
 (``python -m core release --recipe``) and gets the same synthetic CSV byte for byte.
 
 The seed is secret (docs/serving.md §5): each press of "Generate release" draws a fresh one
 from the operating system's CSPRNG (:func:`fresh_seed`); a seed the curator types replays a
 recorded release (:func:`replay_seed`). It is kept in the session and written only into the
 CONFIDENTIAL curator record; the public recipe has none.
+
+The mechanism is PYPP with the Privacy page's settings (a :class:`core.privacy.ReleaseSpec`), or
+any other mechanism a recipe can name (:data:`core.release.RELEASE_MECHANISMS`: AIM, MST, the
+OpenDP and the seed papers' histograms), described by a :class:`PeerChoice`: its key, its
+public bins, the Privacy page's target (ε, δ) and planned releases, and m = n. Its recipe needs
+the selection's public domain (docs/verdicts.md §6); the rest — run, verdict, gate, card, curator
+record, replay and ledger — is the same.
 """
 
 from __future__ import annotations
@@ -24,7 +32,9 @@ import streamlit as st
 
 from core.release import bundle as core_bundle
 from core.release import choices as core_choices
+from core.release import gate as core_gate
 from core.release import recipe as core_recipe
+from core.release import release_mechanism
 from core.cli import PROG
 from core.validation import check_seed
 from core.privacy import ReleaseSpec
@@ -33,10 +43,36 @@ from .selection import Selection, active_coarsening, session_cache
 
 
 @dataclasses.dataclass(frozen=True)
+class PeerChoice:
+    """A release by a mechanism other than PYPP (:data:`core.release.RELEASE_MECHANISMS`): its
+    key, its bins per numeric axis (public), the target (ε, δ) it is calibrated at and stated
+    against (the Privacy page's), the planned releases k, and n. m = n (the mechanism's default
+    size rule: n is public in every report). Frozen and hashable, like a ``ReleaseSpec``: the
+    key of what the page drew.
+    """
+
+    mechanism: str
+    bins: int
+    eps: float
+    delta: float
+    releases: int
+    n: int
+
+    @property
+    def m(self) -> int:
+        return self.n
+
+    @property
+    def label(self) -> str:
+        return release_mechanism(self.mechanism).label
+
+
+@dataclasses.dataclass(frozen=True)
 class Drawn:
     """What the last press of "Generate release" drew (``st.session_state.release_params``): the
-    data (``selection_key``), the settings (``spec``) and the seed. The Synthetic data page shows
-    this release and the Inference page analyses it; no other page draws one.
+    data (``selection_key``), the settings (``spec``: PYPP's ``ReleaseSpec`` or a
+    :class:`PeerChoice`) and the seed. The Synthetic data page shows this release and the
+    Inference page analyses it (a PYPP one); no other page draws one.
 
     ``seed`` is secret (kept out of ``repr``, never shown on a page): the CONFIDENTIAL curator
     record holds it. ``replayed`` is the seed the curator typed, or ``None`` when ``seed`` was
@@ -44,21 +80,24 @@ class Drawn:
     """
 
     selection_key: str
-    spec: ReleaseSpec
+    spec: ReleaseSpec | PeerChoice
     seed: int = dataclasses.field(repr=False)
     replayed: int | None = dataclasses.field(default=None, repr=False)
 
 
-def generate(selection: Selection, spec: ReleaseSpec, replayed: int | None) -> Drawn:
+def generate(selection: Selection, spec: ReleaseSpec | PeerChoice, replayed: int | None) -> Drawn:
     """The press of "Generate release": the settings with the typed seed to replay, or else a
     fresh secret one (:func:`fresh_seed`), so that two presses with every default differ."""
     return Drawn(selection.key, spec, fresh_seed() if replayed is None else check_seed(replayed), replayed)
 
 
-def last_drawn(selection: Selection) -> Drawn | None:
-    """The release the Synthetic data page drew last, if it was drawn from the current data."""
+def last_drawn(selection: Selection, *, any_mechanism: bool = False) -> Drawn | None:
+    """The release the Synthetic data page drew last, if it was drawn from the current data —
+    and by PYPP unless ``any_mechanism`` (the Inference page analyses PYPP releases only)."""
     drawn = st.session_state.get("release_params")
-    return drawn if isinstance(drawn, Drawn) and drawn.selection_key == selection.key else None
+    if not isinstance(drawn, Drawn) or drawn.selection_key != selection.key:
+        return None
+    return drawn if any_mechanism or isinstance(drawn.spec, ReleaseSpec) else None
 
 
 def fresh_seed() -> int:
@@ -87,27 +126,66 @@ def replay_seed(text: str) -> int | None:
         return check_seed(text, "the seed to replay")   # raises, naming the text typed
 
 
-def build_recipe(selection: Selection, spec: ReleaseSpec, seed: int | None) -> core_recipe.ReleaseRecipe:
-    """The recipe of the release ``spec`` (a fixed size m, stated at its ε and δ target, with
-    its planned number of releases) of the current selection, drawn with ``seed``."""
-    source = selection.source
-    origin = (core_recipe.sample_source(source.name) if source.is_sample
-              else core_recipe.upload_source(source.content))
-    specs = tuple(info.spec for info in selection.prepared.column_info)
-    read = selection.decisions   # every reading decision, so a replay reads the file the same way
-    coarsening = active_coarsening([spec.name for spec in specs])   # what selection.prepared applied
+def build_recipe(selection: Selection, spec: ReleaseSpec | PeerChoice,
+                 seed: int | None) -> core_recipe.ReleaseRecipe:
+    """The recipe of the release ``spec`` of the current selection, drawn with ``seed``: PYPP's
+    (a fixed size m, stated at its ε and δ target, with its planned number of releases), or a
+    :class:`PeerChoice`'s (its mechanism and bins, m = n, calibrated at the target).
+
+    Raises
+    ------
+    ValueError
+        The recipe is refused: for a peer, a column without a public domain (public bounds
+        for a numeric column, a public category list for a categorical one) or with missing
+        cells released as a value — the message names the column and what it needs.
+    """
+    if isinstance(spec, PeerChoice):
+        return _peer_recipe(selection, spec, seed)
     return core_recipe.ReleaseRecipe(
-        source=origin, columns=specs, eps=spec.eps, delta=spec.delta, m=spec.m, size_rule="fixed",
-        sigma=spec.sigma, theta=spec.theta,
-        seed=seed, sep=read.delimiter, header=read.header, encoding=read.encoding, thousands=read.thousands,
-        keep_na_text=read.keep_na_text, n_mc=int(st.session_state.n_mc),
+        **_common_fields(selection), eps=spec.eps, delta=spec.delta, m=spec.m, size_rule="fixed",
+        sigma=spec.sigma, theta=spec.theta, seed=seed, n_mc=int(st.session_state.n_mc),
         # the curator report states the composition of the planned releases
         releases=spec.releases,
-        # the coarsening applied before prepare (the Data page's advisor); public, part of the recipe
-        coarsening=coarsening, counts_column=selection.counts_column,
-        coarsening_chosen_from_data=bool(coarsening) and bool(st.session_state.get("coarsening_chosen_from_data")),
         # θ and m loaded from the Release planner, which searched them on the confidential data
         settings_chosen_from_data=bool(st.session_state.get("settings_chosen_from_data")))
+
+
+def _common_fields(selection: Selection) -> dict:
+    """The recipe fields every mechanism shares: the source, the columns with their transforms,
+    how the file was read (every reading decision, so a replay reads the file the same way), and
+    the coarsening applied before prepare (the Data page's advisor; public, part of the recipe)."""
+    source = selection.source
+    specs = tuple(info.spec for info in selection.prepared.column_info)
+    read = selection.decisions
+    coarsening = active_coarsening([spec.name for spec in specs])   # what selection.prepared applied
+    return dict(
+        source=(core_recipe.sample_source(source.name) if source.is_sample
+                else core_recipe.upload_source(source.content)),
+        columns=specs, sep=read.delimiter, header=read.header, encoding=read.encoding, thousands=read.thousands,
+        keep_na_text=read.keep_na_text, coarsening=coarsening, counts_column=selection.counts_column,
+        coarsening_chosen_from_data=bool(coarsening) and bool(st.session_state.get("coarsening_chosen_from_data")))
+
+
+def _peer_recipe(selection: Selection, choice: PeerChoice, seed: int | None) -> core_recipe.ReleaseRecipe:
+    """The recipe of a peer release (:func:`build_recipe`): size rule ``"n"``, no σ or θ."""
+    fields = _common_fields(selection)
+    # The planner searched θ, m and the grid steps on the confidential data: θ and m are PYPP's, but a
+    # column's grid step still shapes the values the peer bins, so the choice stands while a grid does.
+    planned = bool(st.session_state.get("settings_chosen_from_data")) and any(
+        spec.grid for spec in fields["columns"])
+    return core_recipe.ReleaseRecipe(
+        **fields, eps=choice.eps, delta=choice.delta, mechanism=choice.mechanism, bins=choice.bins,
+        sigma=None, theta=None, m=None, seed=seed, n_mc=int(st.session_state.n_mc), releases=choice.releases,
+        settings_chosen_from_data=planned)
+
+
+def peer_verdict(recipe: core_recipe.ReleaseRecipe, n: int, m: int):
+    """(guarantee, advice, spec) of a peer recipe's release of m rows from n records, from its
+    public form only (:meth:`core.release.ReleaseMechanism.guarantee_of`): the verdict the
+    public report will state, known before the draw (docs/verdicts.md §6)."""
+    mechanism = release_mechanism(recipe.mechanism)
+    spec = mechanism.spec(recipe.public(), int(n), int(m))
+    return mechanism.guarantee_of(spec), mechanism.meeting_advice(spec), spec
 
 
 def conditional_on(selection: Selection, spec: ReleaseSpec, *, planner_settings: bool = False) -> list[str]:
@@ -118,7 +196,8 @@ def conditional_on(selection: Selection, spec: ReleaseSpec, *, planner_settings:
     # The choices depend on the columns, the coarsening, the flags and whether σ is in (0, 1), not on θ, m or
     # the target: a σ < 0 spec (whose θ must match the columns' public domain, which a planner's candidate
     # may not yet) is read as σ = 0.
-    neutral = dataclasses.replace(spec, sigma=0.0, theta=1.0) if spec.sigma < 0 else spec
+    neutral = (dataclasses.replace(spec, sigma=0.0, theta=1.0)
+               if isinstance(spec, ReleaseSpec) and spec.sigma < 0 else spec)
     recipe = build_recipe(selection, neutral, None)
     if planner_settings:
         recipe = dataclasses.replace(recipe, settings_chosen_from_data=True)
@@ -147,7 +226,7 @@ def run(recipe_json: str, _recipe: core_recipe.ReleaseRecipe, _selection: Select
                                   data_label=_selection.source.name, reading=_selection.decisions.to_dict())
 
 
-def release(selection: Selection, spec: ReleaseSpec, seed: int) -> core_recipe.ReleaseResult:
+def release(selection: Selection, spec: ReleaseSpec | PeerChoice, seed: int) -> core_recipe.ReleaseResult:
     """The release ``spec`` of the current selection drawn with ``seed`` (see :func:`build_recipe`):
     the secret seed drawn when the curator pressed "Generate release" (:func:`fresh_seed`) or the
     one typed to replay (:func:`replay_seed`). Never ``None``: the cache is keyed by the recipe, so
@@ -161,26 +240,32 @@ def release_key(result: core_recipe.ReleaseResult) -> str:
     return result.recipe.to_json()
 
 
-@session_cache(max_entries=2)
-def public_release(release_key: str, _result: core_recipe.ReleaseResult,
-                   acknowledged: tuple[str, ...] = ()) -> bytes | None:
-    """The public release zip, or ``None`` while the gate holds it back
-    (``core.release.bundle.gated_public_bundle``): ``acknowledged`` is what the curator
-    accepted, recorded in its release.json."""
-    return core_bundle.gated_public_bundle(_result, acknowledged=acknowledged)
+def publishable(result: core_recipe.ReleaseResult, acknowledged: tuple[str, ...] = ()) -> bool:
+    """Whether the gate lets the public release out (``core.release.gate.check_publication``:
+    not ``missed``, and everything it asks acknowledged in ``acknowledged``). The public zip is
+    not built here: it is built on the click, after the privacy ledger recorded the release
+    (:func:`ui.ledger.public_builds`)."""
+    try:
+        core_gate.check_publication(result.public_report, acknowledged)
+    except (core_gate.PublicationRefused, core_gate.AcknowledgementRequired):
+        return False
+    return True
 
 
-def curator_record(release_key: str, result: core_recipe.ReleaseResult) -> Callable[[], bytes]:
+def curator_record(release_key: str, result: core_recipe.ReleaseResult,
+                   acknowledged: tuple[str, ...] = ()) -> Callable[[], bytes]:
     """What builds the CONFIDENTIAL curator record (``core.release.bundle.curator_bundle``,
     with the overlays as SVG, the summary and the quality report) when called: the download
     button calls it on the click (:mod:`ui.downloads`), outside the script run, so the parts
     the page already shows are taken from the session's cache now; the SVG figures, which
-    only the record holds, are drawn on the click. The zip is never built or kept before it."""
+    only the record holds, are drawn on the click. The zip is never built or kept before it.
+    ``acknowledged``: what the curator acknowledged on the page, which the record states as the
+    public files do."""
     shown_summary, shown_report = summary(release_key, result), quality(release_key, result)
 
     def build() -> bytes:
         return core_bundle.curator_bundle(result, figures=core_bundle.record_figures(result), summary=shown_summary,
-                                          report=shown_report)
+                                          report=shown_report, acknowledged=acknowledged)
     return build
 
 

@@ -9,15 +9,24 @@
   (mechanism, run, column) with W1, KDE-L2 and the summaries — ready for boxplots.
   Releases are generated run-vectorised where the mechanism allows it (all histogram
   baselines and the bootstrap); W1 and KDE-L2 are computed for all runs at once.
-* :func:`comparison_summary` averages the runs per mechanism next to the confidential
-  values; :func:`sweep_comparison` repeats the comparison over a grid of ε (frontier).
-* :func:`quality_by_mechanism` — the quality report (:mod:`core.evaluation.quality`, docs/quality.md)
-  of one release per mechanism, from the data's frequency table with its counts.
+* :func:`sweep_comparison` repeats the comparison over a grid of ε (frontier).
+* The tables (:mod:`core.evaluation.compare_tables`, re-exported here): :func:`comparison_summary`
+  averages the runs per mechanism next to the confidential values, :func:`mechanism_table` gives one
+  row per mechanism (guarantee, m, seconds per release, yardsticks) and :func:`quality_by_mechanism`
+  the quality report (docs/quality.md) of one release per mechanism.
+
+A mechanism that cannot run — PYPP when no m is admissible at the target δ (its singleton limit is
+0), a histogram or peer when a categorical column has no public category list — is skipped with the
+reason (``Calibration.skipped``) unless it is ``required``, then :func:`calibrate` raises naming what
+is missing. At σ = 0 PYPP's m is capped by its singleton limit whatever ε: the calibration says so
+in words (``Calibration.notes``).
 
 Issue 23 adds the field's peers (:mod:`core.mechanisms.peers`, docs/peers.md): OpenDP's Laplace
 and Gaussian histograms, AIM and MST, calibrated by OpenDP's accounting, at the common m and
 (``*_at_n``) at m = n (:attr:`~core.mechanisms.Mechanism.release_size`), and, with
-``yardsticks=True``, NIST SDNist's yardsticks of every run (:mod:`core.evaluation.yardsticks`).
+``yardsticks=True``, the yardsticks of every run (:mod:`core.evaluation.yardsticks`: the
+project's 3-way marginal score, row match share and logistic pMSE with its null reference, and
+SDNist's own k-marginal and pMSE).
 
 Issue 11 adds the Bayesian family (docs/bayesian_family.md): the old-values-only PYPP
 (thesis Algorithm 3, :class:`OldValuesPYPPMechanism`), truncated-Dirichlet posterior
@@ -34,6 +43,7 @@ and the "largest admissible m" is the regime's ``largest_m`` (the singleton limi
 from __future__ import annotations
 
 import math
+import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -64,9 +74,17 @@ from ..data import UniformBase
 from ..mechanisms import categorical_draws, pypp_release
 from ..formatting import format_upper
 from ..privacy import DIRICHLET_PROCESS, ReleaseSpec
-from .quality import QualityReport, quality_report
 from .yardsticks import yardstick_runs
 from .columns import ComparisonTable
+from .compare_tables import (
+    MECHANISM_COLUMNS,
+    YARDSTICK_COLUMNS,
+    _comparison_table,
+    calibration_table,
+    comparison_summary,
+    mechanism_table,
+    quality_by_mechanism,
+)
 from .distances import (
     DEFAULT_MAX_COST_BYTES,
     MAX_COST_BYTES,
@@ -99,12 +117,16 @@ __all__ = [
     "DEFAULT_MECHANISMS",
     "HISTOGRAM_MECHANISMS",
     "KNOWN_MECHANISMS",
+    "MECHANISM_COLUMNS",
     "PEER_MECHANISMS",
+    "YARDSTICK_COLUMNS",
     "Calibration",
     "OldValuesPYPPMechanism",
     "PYPPMechanism",
     "calibrate",
+    "calibration_table",
     "comparison_summary",
+    "mechanism_table",
     "quality_by_mechanism",
     "run_comparison",
     "sweep_comparison",
@@ -129,6 +151,8 @@ HISTOGRAM_MECHANISMS = ("laplace_histogram", "gaussian_histogram", "smoothed_his
 #: (optional extra ``peers``; over public cells too, so skipped like the histograms).
 KNOWN_MECHANISMS = ALL_MECHANISMS + PEER_MECHANISMS
 _NEEDS_CELLS = HISTOGRAM_MECHANISMS + PEER_MECHANISMS
+#: The mechanisms whose release size is capped by PYPP's singleton limit.
+_PYPP_KEYS = ("pypp", "pypp_old_values")
 
 Progress = Callable[[float, str], None]
 
@@ -175,7 +199,7 @@ class PYPPMechanism(Mechanism):
     def knobs(self, n, m, d: int = 1):
         return [Knob("theta", self.theta, "strength of the DP prior (σ = 0), chosen by the user"),
                 Knob("delta_global", self.delta,
-                     f"δ = T₁ = m/(m + θ + n − 1) ≤ {format_upper(self.delta, 6)} at every ε: the exact global "
+                     f"δ = T₁ = m/(m + θ + n − 1) ≤ {format_upper(self.delta)} at every ε: the exact global "
                      "privacy profile, the probability that a record whose value is unique appears verbatim "
                      "(docs/verdicts.md §2)")]
 
@@ -279,7 +303,11 @@ class Calibration:
         when every column is numeric (docs/mathematics.md §4.7).
     skipped : dict
         Mechanism key → why it was not calibrated (a histogram-type baseline and a
-        categorical column without a public category list).
+        categorical column without a public category list; PYPP without an admissible m; a
+        peer at the common m when that m is n and it also runs as its ``*_at_n`` twin).
+    notes : tuple of str
+        Sentences for the reader: PYPP's singleton cap and whether it binds (at σ = 0 the same
+        m, and so the same release, at every ε), and what runs instead when PYPP cannot.
     """
 
     eps: float
@@ -295,6 +323,7 @@ class Calibration:
     bounds_from_data: bool = False
     levels: tuple | None = None
     skipped: dict = field(default_factory=dict)
+    notes: tuple = ()
 
     def mechanism(self, name: str) -> Mechanism:
         for mech in self.mechanisms:
@@ -325,7 +354,7 @@ def _caveat(g: Guarantee, bounds_caveat: str) -> str:
 
 def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
               mechanisms: Sequence[str] = DEFAULT_MECHANISMS, bounds_from_data: bool = False,
-              levels=None, unlisted: Sequence[str] = ()) -> Calibration:
+              levels=None, unlisted: Sequence[str] = (), required: Sequence[str] = ()) -> Calibration:
     """Set every mechanism's knobs for a common (ε, δ) and release size ``m`` (docs/mathematics.md §4).
 
     ===============================  ==============================================================
@@ -351,6 +380,11 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     cells, :math:`k_B` (docs/mathematics.md §4.7). They need every categorical column to
     have a public category list: with a column in ``unlisted`` they are skipped (listed in
     ``Calibration.skipped``) and PYPP, its old-values variant and the bootstrap still run.
+
+    With ``m = "largest"`` and no admissible m for PYPP (its singleton limit is 0, e.g. δ = 10⁻⁹),
+    PYPP and its old-values variant are skipped and the others run at m = n (at most
+    ``MAX_RELEASE_SIZE``); a peer asked for at the common m and at m = n then runs once.
+    A mechanism in ``required`` that cannot run is an error naming what is missing.
 
     Parameters
     ----------
@@ -381,11 +415,16 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     unlisted : sequence of str
         Categorical columns without a public category list
         (:attr:`core.evaluation.ComparisonTable.unlisted`).
+    required : sequence of str
+        Keys of ``mechanisms`` that must run (e.g. those a user named): one that cannot is an
+        error instead of a skip.
 
     Raises
     ------
     ValueError
-        Bad parameters; every mechanism asked for needs a public domain that ``unlisted`` lacks.
+        Bad parameters; a required mechanism cannot run (the message names what is missing:
+        the columns without a public category list, or PYPP's admissible m); nothing asked for
+        can run.
 
     Returns
     -------
@@ -407,30 +446,76 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     unknown = [k for k in names if k not in KNOWN_MECHANISMS]
     if unknown:
         raise ValueError(f"mechanisms {unknown} are unknown; choose from {list(KNOWN_MECHANISMS)}")
+    required = {str(k) for k in ([required] if isinstance(required, str) else required)}
+    stray = sorted(required - set(names))
+    if stray:
+        raise ValueError(f"required: {stray} are not among the mechanisms asked for")
+    skipped: dict[str, str] = {}
+    notes: list[str] = []
+    # PYPP's singleton limit: the largest m with m/(m + θ + n − 1) ≤ δ, the same at every ε (σ = 0)
+    limit = DIRICHLET_PROCESS.largest_m(n, 0.0, theta, eps, delta, m_cap=MAX_RELEASE_SIZE + 1)
+    pypp_keys = [key for key in names if key in _PYPP_KEYS]
     if isinstance(m, str):
         if m != "largest":
             raise ValueError(f"m must be an integer >= 1 or 'largest', got {m!r}")
-        m_val = DIRICHLET_PROCESS.largest_m(n, 0.0, theta, eps, delta, m_cap=MAX_RELEASE_SIZE + 1)
-        if m_val > MAX_RELEASE_SIZE:
-            raise ValueError(f"m: the largest admissible m for PYPP, {m_val}, exceeds MAX_RELEASE_SIZE = "
+        if limit > MAX_RELEASE_SIZE:
+            raise ValueError(f"m: the largest admissible m for PYPP, {limit}, exceeds MAX_RELEASE_SIZE = "
                              f"{MAX_RELEASE_SIZE}; give m explicitly")
-        if m_val < 1:
-            raise ValueError(
-                f"m: no synthetic value can be released by PYPP at eps={eps!r}, delta={delta!r}, "
-                f"theta={theta!r}, n={n} (the singleton limit is 0); raise delta or theta, or give m")
-        m_rule = "largest admissible for PYPP (exact global profile)"
-        m_reason = (f"m = max{{m : m/(m + θ + n − 1) ≤ δ}} = {m_val} for PYPP with θ = {theta:g} (exact global "
-                    "profile: the singleton limit, the same at every ε), used by every mechanism")
+        if limit >= 1:
+            m_val = limit
+            m_rule = "largest admissible for PYPP (exact global profile)"
+            m_reason = (f"m = max{{m : m/(m + θ + n − 1) ≤ δ}} = {m_val} for PYPP with θ = {theta:g} (exact global "
+                        "profile: the singleton limit, the same at every ε), used by every mechanism")
+        else:
+            why = (f"no admissible m for PYPP at delta={delta!r}, theta={theta!r}, n={n}: its singleton limit "
+                   "⌊δ(θ + n − 1)/(1 − δ)⌋ is 0 (raise delta or theta, or give m)")
+            if required & set(pypp_keys):
+                raise ValueError(f"m: {', '.join(sorted(required & set(pypp_keys)))} cannot run: {why}")
+            names = [key for key in names if key not in _PYPP_KEYS]
+            if not names:
+                raise ValueError(f"m: no synthetic value can be released by PYPP at eps={eps!r}, delta={delta!r}, "
+                                 f"theta={theta!r}, n={n} (the singleton limit is 0); raise delta or theta, or give "
+                                 "m, or add mechanisms that do not need it")
+            skipped.update({key: why for key in pypp_keys})
+            m_val = min(n, MAX_RELEASE_SIZE)
+            m_rule = "m = n: PYPP has no admissible m"
+            m_reason = (f"m = n = {m_val:,}" + (" (capped at MAX_RELEASE_SIZE)" if n > MAX_RELEASE_SIZE else "")
+                        + ": PYPP's singleton limit is 0 at this δ, so the other mechanisms release as many "
+                        "records as the data hold")
+            if pypp_keys:
+                notes.append(f"PYPP cannot release anything at δ = {delta:g}: its singleton limit "
+                             f"⌊δ(θ + n − 1)/(1 − δ)⌋ is 0 with θ = {theta:g} and n = {n:,}, at every ε. It is "
+                             f"skipped; the other mechanisms run at m = n = {m_val:,}.")
+            # a peer at the common m is now its own *_at_n twin: run it once
+            for key in list(names):
+                if key in PEER_MECHANISMS and key + "_at_n" in names:
+                    names.remove(key)
+                    skipped[key] = f"runs as {key}_at_n: the common m is n"
     else:
         m_val = check_release_size(m)
         m_rule = "given"
         m_reason = "common release size, given by the user"
+    if pypp_keys and not set(pypp_keys) <= set(skipped):
+        cap = f"⌊δ(θ + n − 1)/(1 − δ)⌋ = {limit:,} at δ = {delta:g}, θ = {theta:g}, n = {n:,}"
+        if m_rule != "given":
+            notes.append(f"The singleton cap binds: PYPP's m = {m_val:,} is its singleton limit {cap}, the same at "
+                         f"every ε. PYPP's release at ε = {eps:g} is the one it makes at any ε (σ = 0: only δ, θ "
+                         "and n set m; a larger ε buys PYPP nothing).")
+        elif m_val > limit:
+            notes.append(f"The singleton cap binds: m = {m_val:,} is above PYPP's singleton limit {cap}, so PYPP's "
+                         "δ = T₁ exceeds the target at every ε (σ = 0); no ε makes it meet the target at this m.")
+        else:
+            notes.append(f"PYPP's release does not depend on ε (σ = 0: δ = T₁ at every ε); m = {m_val:,} is within "
+                         f"its singleton limit {cap}.")
 
-    skipped: dict[str, str] = {}
     if unlisted and any(key in _NEEDS_CELLS for key in names):
         reason = ("needs the public cells of every column: " + ", ".join(repr(c) for c in unlisted)
                   + (" has" if len(unlisted) == 1 else " have") + " no public category list")
-        skipped = {key: reason for key in names if key in _NEEDS_CELLS}
+        wanted = [key for key in names if key in _NEEDS_CELLS and key in required]
+        if wanted:
+            raise ValueError(f"mechanisms {', '.join(wanted)} cannot run: a histogram over public cells {reason} "
+                             "(give the list)")
+        skipped.update({key: reason for key in names if key in _NEEDS_CELLS})
         names = [key for key in names if key not in _NEEDS_CELLS]
         if not names:
             raise ValueError(f"mechanisms: every mechanism asked for is a histogram over public cells, and "
@@ -484,7 +569,7 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     table = pd.DataFrame(rows)
     return Calibration(eps=eps, delta=delta, m=m_val, m_rule=m_rule, n=n, d=d, bins=bins, theta=theta,
                        mechanisms=tuple(built), table=table, bounds_from_data=bool(bounds_from_data),
-                       levels=levels, skipped=skipped)
+                       levels=levels, skipped=skipped, notes=tuple(notes))
 
 
 def _joint_w1(x: np.ndarray, releases: list[np.ndarray], max_cost_bytes: float, n_projections: int,
@@ -541,8 +626,6 @@ def _grid_points(requested: int, x: np.ndarray, counts: np.ndarray, samples: lis
 
 _COLUMNS = ["mechanism", "label", "run", "column", "W1", "W1_method", "KDE_L2", "TV", "mean", "sd", "q1",
             "median", "q3", "eps", "delta", "guarantee", "m"]
-#: The yardsticks columns of :func:`run_comparison` (``yardsticks=True``) and of its summary.
-YARDSTICK_COLUMNS = ("k_marginal", "k_marginal_reference", "UEM", "apparent_match", "pMSE")
 
 
 def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 100, rng: np.random.Generator,
@@ -570,10 +653,12 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
       linear binning + FFT (:func:`core.evaluation.binned_kde_runs`, within ~1e-3 of
       ``gaussian_kde``); NaN for a run whose column has a single distinct value;
     * ``mean, sd, q1, median, q3`` of the release;
-    * with ``yardsticks``, NIST SDNist's yardsticks of the run's release, the same on every row
-      of the run (:func:`core.evaluation.yardsticks.yardstick_runs`: numeric columns in the
-      calibration's bins): ``k_marginal``, ``k_marginal_reference`` (a uniform subsample of the
-      data of the same size), ``UEM``, ``apparent_match``, ``pMSE``.
+    * with ``yardsticks``, the yardsticks of the run's release, the same on every row of the run
+      (:func:`core.evaluation.yardsticks.yardstick_runs`: numeric columns in the calibration's
+      bins; :data:`YARDSTICK_COLUMNS`): the project's ``marginal3`` (3-way marginal score) and
+      ``marginal3_reference`` (a uniform subsample of the data of the same size), ``UEM``,
+      ``row_match``, ``pMSE_logistic`` with its null reference ``pMSE_null`` and ``pMSE_ratio``
+      (comparable across m), and SDNist's own ``SDNist_k_marginal``, ``SDNist_pMSE``.
 
     A mechanism with a release size of its own (a peer at m = n,
     :attr:`~core.mechanisms.Mechanism.release_size`) draws that many records; the column ``m``
@@ -622,7 +707,9 @@ def run_comparison(data, calibration: Calibration, *, counts=None, runs: int = 1
     pandas.DataFrame
         Columns ``mechanism, label, run, column, W1, W1_method, KDE_L2, TV, mean, sd, q1,
         median, q3, eps, delta, guarantee, m`` (and the yardsticks); ``attrs["confidential"]`` holds the
-        data's own summaries per column (a dict of dicts of floats).
+        data's own summaries per column (a dict of dicts of floats) and ``attrs["seconds"]`` each
+        mechanism's wall-clock seconds per release (key → float; in ``attrs``, not a column, so
+        that equal draws give equal frames).
     """
     return _run_comparison(data, calibration, counts=counts, runs=runs, rng=rng, progress=progress, columns=columns,
                            grid_size=grid_size, max_cost_bytes=max_cost_bytes, n_projections=n_projections,
@@ -672,10 +759,12 @@ def _run_comparison(data, calibration: Calibration, *, counts, runs: int, rng: n
     measures = [np.random.default_rng([root, zlib.crc32(mech.name.encode()), 1]) for mech in mechs]
     total_steps = len(mechs) + 1
 
-    releases = []
+    releases, seconds = [], {}
     for i, mech in enumerate(mechs):
         report(i / total_steps, f"{mech.label}: {runs} releases of m = {sizes[i]}")
+        start = time.perf_counter()
         z = mech.release_runs(x, sizes[i], runs, children[i], counts=c)
+        seconds[mech.name] = (time.perf_counter() - start) / runs
         releases.append(z.reshape(runs, sizes[i], d))
     report(len(mechs) / total_steps, "utility metrics (W1, KDE-L2, summaries)")
 
@@ -715,7 +804,7 @@ def _run_comparison(data, calibration: Calibration, *, counts, runs: int, rng: n
                                              counts=c, levels=levels)
     extra = [{} for _ in mechs]
     if yardsticks:
-        report((len(mechs) + 0.75) / total_steps, "yardsticks (k-marginal, UEM, pMSE)")
+        report((len(mechs) + 0.75) / total_steps, "yardsticks (3-way marginal, UEM, pMSE; SDNist's k-marginal, pMSE)")
         for i, z in enumerate(releases):
             # A report per mechanism is also where a caller may stop the run (its session ended).
             report((len(mechs) + 0.75 + 0.25 * i / len(mechs)) / total_steps, f"yardsticks: {mechs[i].label}")
@@ -739,6 +828,7 @@ def _run_comparison(data, calibration: Calibration, *, counts, runs: int, rng: n
                 "eps": g.eps, "delta": g.delta, "guarantee": g.label, "m": sizes[i], **extra[i]}))
     out = pd.concat(frames, ignore_index=True)[_COLUMNS + (list(YARDSTICK_COLUMNS) if yardsticks else [])]
     out.attrs["confidential"] = confidential
+    out.attrs["seconds"] = seconds
     report(1.0, "done")
     return out, joint_parts
 
@@ -777,67 +867,6 @@ def _column_metrics(names, table, x2, c, releases, joint_x, joint_z, per_mech, c
             else:
                 l2 = kde_l2_runs(zj, fx, grid)
             per_mech[i][col] = (w1, l2, np.full(runs, np.nan), summary_runs(zj))
-
-def _comparison_table(data, counts) -> tuple[np.ndarray, np.ndarray]:
-    """The frequency table (rows on the unit box, counts) of records, of a given table, or of
-    a :class:`ComparisonTable` (whose counts are used; ``counts`` must then be ``None``).
-
-    Records are reduced once; a given table is kept as it is (its rows need not be
-    distinct), so the comparison never builds the n rows.
-    """
-    if isinstance(data, ComparisonTable):
-        if counts is not None:
-            raise ValueError("counts: a ComparisonTable carries its own counts; do not pass counts with it")
-        return check_unit_data(data.atoms), check_row_counts(data.counts, data.k, minimum=1)
-    x = check_unit_data(data)
-    if counts is None:
-        return distinct_rows(x, None)
-    return x, check_row_counts(counts, x.shape[0], minimum=1)
-
-
-def comparison_summary(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean over runs of every metric per (mechanism, column), with the confidential row first.
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        Output of :func:`run_comparison`.
-
-    Returns
-    -------
-    pandas.DataFrame with columns ``mechanism, column, label, mean, sd, q1, median, q3,
-    W1, W1_sd, TV, TV_sd, KDE_L2, KDE_L2_sd, runs, guarantee, m`` (TV: categorical columns) and
-    the mean of each yardstick when ``results`` has them
-    """
-    if not isinstance(results, pd.DataFrame):
-        raise ValueError(f"results must be the DataFrame of run_comparison, got {type(results).__name__}")
-    needed = {"mechanism", "label", "column", "W1", "KDE_L2", "TV", "mean", "sd", "q1", "median", "q3", "guarantee"}
-    missing = needed - set(results.columns)
-    if missing:
-        raise ValueError(f"results must come from run_comparison; missing columns {sorted(missing)}")
-    grouped = results.groupby(["mechanism", "column"], sort=False)
-    table = grouped.agg(label=("label", "first"), mean=("mean", "mean"), sd=("sd", "mean"),
-                        q1=("q1", "mean"), median=("median", "mean"), q3=("q3", "mean"),
-                        W1=("W1", "mean"), W1_sd=("W1", "std"), TV=("TV", "mean"), TV_sd=("TV", "std"),
-                        KDE_L2=("KDE_L2", "mean"), KDE_L2_sd=("KDE_L2", "std"), runs=("W1", "size"),
-                        guarantee=("guarantee", "first"),
-                        **{name: (name, "first" if name == "m" else "mean")
-                           for name in ("m",) + YARDSTICK_COLUMNS if name in results.columns}
-                        ).reset_index()
-    confidential = results.attrs.get("confidential", {})
-    categorical = set(results.loc[results["TV"].notna(), "column"])
-    rows = [{"mechanism": "confidential", "label": "confidential data", "column": col, **summ,
-             "W1": math.nan if col in categorical else 0.0, "W1_sd": math.nan if col in categorical else 0.0,
-             "KDE_L2": math.nan if col in categorical else 0.0, "KDE_L2_sd": math.nan if col in categorical else 0.0,
-             "TV": 0.0 if col in categorical else math.nan, "TV_sd": 0.0 if col in categorical else math.nan,
-             "runs": 0, "guarantee": "", "m": None}
-            for col, summ in confidential.items()]
-    if not rows:
-        return table
-    frame = pd.DataFrame(rows).reindex(columns=table.columns)
-    if "m" in table:
-        table = table.astype({"m": object})
-    return pd.concat([frame, table], ignore_index=True)
 
 
 def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: int = 100, rng: np.random.Generator,
@@ -900,6 +929,8 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: in
                         unlisted=() if table is None else table.unlisted)
         frame, parts = _run_comparison(x if table is None else table, cal, counts=c if table is None else None,
                                        runs=runs, rng=children[i], progress=sub, joint=False, **options)
+        # the timings differ by ε: dropped, so that the concatenation keeps the common attrs
+        frame.attrs.pop("seconds", None)
         frames.append(frame.assign(target_eps=e))
         joint.append((cal, parts))
     if x2.shape[1] > 1:
@@ -921,72 +952,3 @@ def sweep_comparison(data, eps_values, delta, m, *, theta, counts=None, runs: in
         if progress is not None:
             progress(1.0, "done")
     return pd.concat(frames, ignore_index=True)
-
-
-def quality_by_mechanism(atoms, counts, releases, *, columns: Sequence[str] | None = None,
-                         progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, QualityReport]]:
-    """Quality report of one release per mechanism against the data (docs/quality.md).
-
-    Per numeric column (on [0, 1]) the KS complement, per categorical column the TV
-    complement, per pair the correlation or contingency similarity; computed from the
-    frequency table (the k distinct rows and their counts,
-    :func:`core.evaluation.quality.quality_report` with ``real_counts``), so the cost grows
-    with k and m, not with n.
-
-    Parameters
-    ----------
-    atoms : ComparisonTable, or array_like, shape (k,) or (k, d)
-        The distinct rows of the data on the unit box (every column numeric), or their
-        ComparisonTable: its categorical columns, in the data and in every release, are
-        then read as their category labels (a new label as ``OTHER_CATEGORY``, which the
-        data never hold, so the TV is that of the labels themselves).
-    counts : array_like of int ≥ 1, shape (k,), or None with a ComparisonTable
-    releases : mapping label → array_like, shape (m,) or (m, d)
-        One release per mechanism (e.g. the Compare page's).
-    columns : sequence of str, optional
-        Column names (default: the table's, else ``x0, x1, …``).
-    progress : callable ``progress(fraction, message)``, optional
-
-    Returns
-    -------
-    table : pandas.DataFrame
-        One row per mechanism: ``label, overall, column_shapes, column_pair_trends`` and
-        one column per data column with its KS or TV complement.
-    reports : dict label → QualityReport
-    """
-    table = atoms if isinstance(atoms, ComparisonTable) else None
-    if table is not None:
-        x, counts = _comparison_table(table, None)
-        columns = table.names if columns is None else columns
-    else:
-        x = np.asarray(atoms, dtype=float)
-    x = x.reshape(x.shape[0], -1)
-    d = x.shape[1]
-    names = [f"x{j}" for j in range(d)] if columns is None else [str(c) for c in columns]
-    if len(names) != d:
-        raise ValueError(f"columns must name the {d} columns, got {len(names)} names")
-    kinds = {name: ("numeric" if table is None else table.columns[j].kind) for j, name in enumerate(names)}
-
-    def frame(rows: np.ndarray) -> pd.DataFrame:
-        out = pd.DataFrame(rows, columns=names)
-        for j, name in enumerate(names):
-            if kinds[name] == "categorical":
-                out[name] = table.columns[j].category_labels(rows[:, j])
-        return out
-
-    real = frame(x)
-    report_progress = progress if progress is not None else (lambda fraction, message: None)
-    rows, reports = [], {}
-    for i, (label, z) in enumerate(releases.items()):
-        report_progress(i / max(1, len(releases)), f"quality report: {label}")
-        zz = np.asarray(z, dtype=float)
-        zz = zz.reshape(zz.shape[0], -1)
-        if zz.shape[1] != d:
-            raise ValueError(f"release {label!r} has {zz.shape[1]} columns, the data has {d}")
-        rep = quality_report(real, frame(zz), kinds, real_counts=counts)
-        reports[str(label)] = rep
-        rows.append({"label": str(label), "overall": rep.overall, "column_shapes": rep.column_shapes,
-                     "column_pair_trends": rep.column_pair_trends,
-                     **dict(zip(rep.columns["column"], rep.columns["score"]))})
-    report_progress(1.0, "done")
-    return pd.DataFrame(rows, columns=["label", "overall", "column_shapes", "column_pair_trends", *names]), reports

@@ -20,9 +20,11 @@ is a similarity in [0, 1], 1 = identical:
   ``binning="sdmetrics-report"`` reproduces that.
 * **Overall score**: the mean of the two property scores, *Column Shapes* (mean over
   columns) and *Column Pair Trends* (mean over pairs).
-* **The field's yardsticks** (NIST SDNist; :mod:`core.evaluation.yardsticks`, docs/peers.md §4):
-  the k-marginal score with its subsample reference, unique exact match, apparent match and
-  pMSE, in the report's ``yardsticks`` and in its CSV.
+* **The yardsticks** (:mod:`core.evaluation.yardsticks`, docs/peers.md §4, docs/quality.md §9): the
+  project's 3-way marginal score with its subsample reference (``marginal3``,
+  ``marginal3_reference``), unique exact match, row match share (``row_match``) and logistic pMSE
+  (``pMSE_logistic``), and NIST SDNist's own k-marginal and pMSE (``SDNist_k_marginal``,
+  ``SDNist_pMSE``), in the report's ``yardsticks`` and in its CSV.
 
 **Missing cells** (a column released with ``missing='value'``, docs/mathematics.md §2.5)
 are compared as SDMetrics compares them: a missing cell is one more category of a

@@ -6,7 +6,7 @@ report, docs/quality.md). Two families:
 **SDNist's own, exactly** (NIST SDNist v2.5, github.com/usnistgov/SDNist commit f048b1c:
 ``sdnist/metrics/kmarginal.py``, ``unique_exact_matches.py``, ``apparent_match_dist.py``,
 ``propensity.py``, ``sdnist/report/dataset/binning.py``; checked against SDNist's own outputs,
-``tests/data/sdnist_fixtures.json``):
+``tests/sdnist_fixtures.json``):
 
 * :func:`sdnist_k_marginal` — every pair of columns (fewer than 30 columns; else 200 pairs drawn
   with ``default_rng(0)``), 1000·(1 − mean TV) of the 2-way tables, on :func:`sdnist_bin`'s
@@ -19,7 +19,7 @@ report, docs/quality.md). Two families:
 
 **The project's own** (under their own names; not comparable with SDNist reports):
 
-* **3-way marginal score** (0–1000; key ``k_marginal`` for now): for every set of k columns
+* **3-way marginal score** (0–1000; key ``marginal3``, its reference ``marginal3_reference``): for every set of k columns
   (k = 3, or all columns when fewer), numeric columns binned in the same public bins for
   data and release, the total variation :math:`TV = \\tfrac12\\sum|p_\\text{data} -
   p_\\text{release}|` of the normalised k-way tables; score = 1000·(1 − mean TV). Every set is
@@ -32,9 +32,9 @@ report, docs/quality.md). Two families:
 * **Unique exact match (UEM)**: among the records that are unique in the data (on the
   released columns), the share that appears exactly in the release (SDNist's number as a
   share, NaN rather than 0 when no record is unique).
-* **Row match share** (key ``apparent_match`` for now): the share of release rows equal to
+* **Row match share** (key ``row_match``): the share of release rows equal to
   some data record — not SDNist's apparent match (:func:`sdnist_apparent_match`).
-* **Logistic pMSE** (key ``pMSE``; Woo et al. 2009, Snoke et al. 2018): stack data and
+* **Logistic pMSE** (key ``pMSE_logistic``; Woo et al. 2009, Snoke et al. 2018): stack data and
   release with a label, fit a logistic regression of the label on the columns (numeric
   columns as they are, categorical ones one-hot, an intercept), p̂ the fitted propensities,
   c = m/(n + m): :math:`pMSE = \\operatorname{mean}_i(\\hat p_i - c)^2` over the n + m rows, from
@@ -44,7 +44,11 @@ report, docs/quality.md). Two families:
   column enters with at most :data:`MAX_LEVELS` indicators (its most frequent categories in
   the data; the rest share the baseline), and when the columns' widths add up past
   :data:`MAX_DESIGN_WIDTH`, the fit uses a uniformly drawn subset of whole columns that fits
-  (the count is in the result).
+  (the count is in the result). Its **null reference** (key ``pMSE_null``, :func:`pmse_null`) is
+  its expected value when data and release come from one distribution, (p − 1)(1 − c)²c/(n + m)
+  for a model of p parameters (Snoke et al. 2018): pMSE grows with c and with the model's
+  width, so releases of different m are compared by the **pMSE ratio** (key ``pMSE_ratio``,
+  pMSE/null: about 1 = indistinguishable, larger = the model tells them apart).
 
 Every function takes the data as a frequency table (rows and their counts), so the cost
 grows with the k distinct rows, not with n.
@@ -72,6 +76,7 @@ __all__ = [
     "apparent_match",
     "frame_yardsticks",
     "k_marginal_score",
+    "pmse_null",
     "propensity_mse",
     "sdnist_apparent_match",
     "sdnist_bin",
@@ -140,10 +145,10 @@ class Yardsticks:
     sdnist_pmse: float = math.nan
 
     def to_dict(self) -> dict:
-        return {"k": self.k, "k_marginal": self.k_marginal, "k_marginal_reference": self.k_marginal_reference,
+        return {"k": self.k, "marginal3": self.k_marginal, "marginal3_reference": self.k_marginal_reference,
                 "k_marginal_sets": self.k_marginal_sets, "k_marginal_sets_total": self.k_marginal_sets_total,
                 "unique_exact_match": self.unique_exact_match, "unique_records": self.unique_records,
-                "apparent_match": self.apparent_match, "pMSE": self.pmse, "pMSE_columns": self.pmse_columns,
+                "row_match": self.apparent_match, "pMSE_logistic": self.pmse, "pMSE_columns": self.pmse_columns,
                 "pMSE_columns_total": self.pmse_columns_total, "SDNist_k_marginal": self.sdnist_k_marginal,
                 "SDNist_pMSE": self.sdnist_pmse}
 
@@ -371,6 +376,26 @@ def propensity_mse(data_design, release_design, *, data_counts=None) -> float:
     return float(np.sum(w * (p - c) ** 2) / (n + m))
 
 
+def pmse_null(parameters: int, n: int, m: int) -> float:
+    """The expected pMSE of a logistic model with ``parameters`` coefficients (the intercept
+    included) when data and release come from one distribution: :math:`(p - 1)(1 - c)^2 c/N`,
+    N = n + m, c = m/N (Snoke et al. 2018; docs/peers.md §4). The pMSE ratio,
+    pMSE over this, compares releases of different m (about 1: indistinguishable).
+
+    Parameters
+    ----------
+    parameters : int ≥ 1
+    n, m : int ≥ 1
+        Records of the data and of the release.
+    """
+    p = check_integer("parameters", parameters, minimum=1)
+    n = check_integer("n", n, minimum=1)
+    m = check_integer("m", m, minimum=1)
+    total = n + m
+    c = m / total
+    return (p - 1) * (1.0 - c) ** 2 * c / total
+
+
 # ================================================================ adapters
 def _kept_levels(codes: np.ndarray, size: int, counts=None) -> np.ndarray:
     """The categories of a column that get an indicator in pMSE's design: 1 .. size − 1 (the
@@ -444,8 +469,9 @@ def yardstick_runs(atoms, counts, releases, *, bins: int, levels=None, rng: np.r
     Returns
     -------
     pandas.DataFrame
-        One row per run: ``k_marginal, k_marginal_reference`` (the 3-way marginal score and its
-        reference), ``UEM, apparent_match, pMSE`` (the project's), ``SDNist_k_marginal,
+        One row per run: ``marginal3, marginal3_reference`` (the 3-way marginal score and its
+        reference), ``UEM, row_match, pMSE_logistic, pMSE_null, pMSE_ratio`` (the project's; the
+        logistic pMSE, its null reference :func:`pmse_null` and their ratio), ``SDNist_k_marginal,
         SDNist_pMSE`` (SDNist's own, :func:`sdnist_k_marginal`, :func:`sdnist_pmse`);
         ``attrs`` holds ``k_marginal_sets`` / ``k_marginal_sets_total`` (column sets scored, of
         how many: fewer is a uniform sample drawn with ``rng``) and ``pMSE_columns`` /
@@ -477,13 +503,18 @@ def yardstick_runs(atoms, counts, releases, *, bins: int, levels=None, rng: np.r
         deid = pd.DataFrame(z, columns=names)
         tb, db = sdnist_bin(target, deid, continuous, ranges={j: (0.0, math.inf) for j in continuous},
                             target_counts=c)
-        rows.append({"k_marginal": tables.score(z_codes), "k_marginal_reference": tables.reference(z.shape[0], rng),
-                     "UEM": matches.unique_exact_match(z), "apparent_match": matches.apparent_match(z),
-                     "pMSE": propensity_mse(x_design, _unit_box_design(z, z_codes, kept, columns), data_counts=c),
+        z_design = _unit_box_design(z, z_codes, kept, columns)
+        pmse = propensity_mse(x_design, z_design, data_counts=c)
+        # the null reference counts the design columns the fit keeps (those that vary), and the intercept
+        null = pmse_null(1 + int(np.count_nonzero(np.vstack([x_design, z_design]).std(axis=0) > 0)),
+                         int(c.sum()), z.shape[0])
+        rows.append({"marginal3": tables.score(z_codes), "marginal3_reference": tables.reference(z.shape[0], rng),
+                     "UEM": matches.unique_exact_match(z), "row_match": matches.apparent_match(z),
+                     "pMSE_logistic": pmse, "pMSE_null": null, "pMSE_ratio": pmse / null if null > 0 else math.nan,
                      "SDNist_k_marginal": sdnist_k_marginal(tb, db, target_counts=c),
                      "SDNist_pMSE": sdnist_pmse(target, deid, target_counts=c)})
-    out = pd.DataFrame(rows, columns=["k_marginal", "k_marginal_reference", "UEM", "apparent_match", "pMSE",
-                                      "SDNist_k_marginal", "SDNist_pMSE"])
+    out = pd.DataFrame(rows, columns=["marginal3", "marginal3_reference", "UEM", "row_match", "pMSE_logistic",
+                                      "pMSE_null", "pMSE_ratio", "SDNist_k_marginal", "SDNist_pMSE"])
     out.attrs.update(k_marginal_sets=len(tables.subsets), k_marginal_sets_total=tables.total,
                      pMSE_columns=len(columns), pMSE_columns_total=d)
     return out
@@ -551,7 +582,7 @@ def frame_yardsticks(real: pd.DataFrame, synthetic: pd.DataFrame, kinds: Mapping
 
 
 #: Columns of :func:`yardstick_table`.
-_TABLE_COLUMNS = ["label", "guarantee", "m", "k_marginal", "k_marginal_reference", "UEM", "apparent_match", "pMSE"]
+_TABLE_COLUMNS = ["label", "guarantee", "m", "marginal3", "marginal3_reference", "UEM", "row_match", "pMSE_logistic"]
 
 
 def yardstick_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -563,11 +594,11 @@ def yardstick_table(summary: pd.DataFrame) -> pd.DataFrame:
     ValueError
         The summary has no yardsticks.
     """
-    if not isinstance(summary, pd.DataFrame) or "k_marginal" not in summary.columns:
+    if not isinstance(summary, pd.DataFrame) or "marginal3" not in summary.columns:
         raise ValueError("summary must be comparison_summary of a comparison run with yardsticks=True")
     rows = summary[summary["mechanism"] != "confidential"].drop_duplicates("mechanism")
     # SDNist's own columns when the comparison kept them (yardstick_runs computes them)
-    extra = [c for c in ("SDNist_k_marginal", "SDNist_pMSE") if c in summary.columns]
+    extra = [c for c in ("pMSE_null", "pMSE_ratio", "SDNist_k_marginal", "SDNist_pMSE") if c in summary.columns]
     return rows[_TABLE_COLUMNS + extra].reset_index(drop=True)
 
 

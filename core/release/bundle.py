@@ -56,7 +56,9 @@ from ..plots.static import overlay_svg
 from ..formatting import CONFIDENTIAL_MARK, format_upper, formula_safe
 from ..privacy import RECORDS_EXPOSED_WORDS
 from .card import curator_card_html, release_card_html
-from .gate import ACKNOWLEDGEMENTS, AcknowledgementRequired, PublicationRefused, check_publication
+from .gate import (ACKNOWLEDGEMENTS, AcknowledgementRequired, PublicationRefused, check_publication,
+                   required_acknowledgements)
+from .mechanisms import release_mechanism
 from .recipe import ReleaseResult
 
 __all__ = [
@@ -332,9 +334,8 @@ def _public_readme(report: dict) -> str:
         "bnp-synth public release",
         "",
         f"synthetic.csv  m = {report['release']['m']:,} synthetic rows of {', '.join(report['data']['columns'])}, "
-        f"released with the {report['mechanism']['description']} mechanism "
-        f"(sigma = {report['mechanism']['sigma']:g}, theta = {report['mechanism']['theta']:g}) from a "
-        f"dataset of n = {report['data']['n']:,} records.",
+        f"released with the {report['mechanism'].get('label') or report['mechanism']['description']} mechanism "
+        f"({_mechanism_parameters(report)}) from a dataset of n = {report['data']['n']:,} records.",
         "recipe.json    every transform and parameter (without the seed, which stays secret).",
         "release.json   the same statements in machine-readable form.",
         "release_card.html  the same, for a disclosure-review board: verdict, guarantee and attack curves.",
@@ -357,6 +358,15 @@ def _public_readme(report: dict) -> str:
         lines += ["", "Warnings:"] + [f"- {text}" for text in report["warnings"]]
     lines += [""] + report["notes"]
     return "\n".join(lines) + "\n"
+
+
+def _mechanism_parameters(report: dict) -> str:
+    """The mechanism's public parameters in one line (``sigma = 0, theta = 2`` for PYPP; the
+    reference and bins of another mechanism): the card's rows (:mod:`core.release.mechanisms`)."""
+    rows = release_mechanism(report["mechanism"]["name"]).card_rows(report)
+    words = {"σ": "sigma", "θ": "theta"}
+    return ", ".join(f"{words.get(key, key)} = {value:g}" if isinstance(value, (int, float)) else f"{key}: {value}"
+                     for key, value in rows if key not in ("regime", "what it is", "mechanism"))
 
 
 def public_summary(report: dict) -> str:
@@ -441,7 +451,8 @@ def _safe_name(name: str) -> str:
 
 
 def curator_bundle(result: ReleaseResult, *, figures: Mapping | None = None,
-                   summary: pd.DataFrame | None = None, report: quality.QualityReport | None = None) -> bytes:
+                   summary: pd.DataFrame | None = None, report: quality.QualityReport | None = None,
+                   acknowledged=()) -> bytes:
     """The curator's record zip (CONFIDENTIAL).
 
     Parameters
@@ -457,15 +468,22 @@ def curator_bundle(result: ReleaseResult, *, figures: Mapping | None = None,
     report : core.evaluation.quality.QualityReport, optional
         The quality report (``CONFIDENTIAL_quality_report.csv``); computed with
         :func:`quality_report` when omitted.
+    acknowledged : iterable of str, optional
+        The acknowledgements the curator gave (the keys of
+        :data:`core.release.gate.ACKNOWLEDGEMENTS`): the record states those this release asks
+        for, as its public files do (``acknowledged`` in ``CONFIDENTIAL_report.json`` and the
+        curator card).
     """
+    given = set(acknowledged or ())
+    acks = sorted(key for key in required_acknowledgements(result.public_report) if key in given)   # as check_publication
     summary = summary_table(result) if summary is None else summary
     report = quality_report(result) if report is None else report
     counts = category_counts(result)
     files = [("CONFIDENTIAL_README.txt", _curator_readme(result, summary is not None, counts is not None,
                                                          sorted((figures or {}).items())).encode("utf-8")),
-             ("CONFIDENTIAL_report.json", _json(result.curator_report)),
+             ("CONFIDENTIAL_report.json", _json(dict(result.curator_report, acknowledged=acks))),
              ("CONFIDENTIAL_curator_card.html",
-              curator_card_html(dict(result.public_report, acknowledged=[]), result.curator_report).encode("utf-8")),
+              curator_card_html(dict(result.public_report, acknowledged=acks), result.curator_report).encode("utf-8")),
              ("CONFIDENTIAL_recipe.json", result.recipe.to_json(confidential=True).encode("utf-8"))]
     if summary is not None:
         files.append(("CONFIDENTIAL_summary.csv", _marked_csv(summary)))
@@ -510,9 +528,10 @@ def _curator_readme(result: ReleaseResult, has_summary: bool, has_counts: bool, 
         lines.append("CONFIDENTIAL_summary.csv  mean, SD, quartiles, W1 and KDE-L2 of the confidential data and "
                      "the release (CSV after this line; read it with pandas.read_csv(..., comment='#')).")
     lines.append(f"{QUALITY_FILE}  quality report: KS / TV complement per column, correlation / contingency "
-                 "similarity per pair of columns, the overall score and NIST SDNist's yardsticks (k-marginal score "
-                 "and its subsample reference, unique exact match, apparent match, pMSE), all computed against the "
-                 "confidential data (docs/quality.md, docs/peers.md).")
+                 "similarity per pair of columns, the overall score and the yardsticks (the project's 3-way marginal "
+                 "score and its subsample reference, unique exact match, row match share, logistic pMSE; NIST "
+                 "SDNist's own k-marginal and pMSE), all computed against the confidential data (docs/quality.md, "
+                 "docs/peers.md).")
     if has_counts:
         lines.append("CONFIDENTIAL_category_counts.csv  counts of each category, confidential vs synthetic.")
     lines += [f"CONFIDENTIAL_figure_{_safe_name(name)}.{'svg' if _is_svg(figure) else 'html'}  figure showing the "
@@ -530,7 +549,8 @@ def build_bundles(result: ReleaseResult, *, figures: Mapping | None = None,
     """Both artifacts of a release (see :func:`gated_public_bundle`, :func:`curator_bundle`); the
     public one is ``None`` while the gate holds it back (missed, or not acknowledged)."""
     return ReleaseBundles(public=gated_public_bundle(result, acknowledged=acknowledged),
-                          curator=curator_bundle(result, figures=figures, summary=summary, report=report))
+                          curator=curator_bundle(result, figures=figures, summary=summary, report=report,
+                                                 acknowledged=acknowledged))
 
 
 def gated_public_bundle(result: ReleaseResult, *, acknowledged=()) -> bytes | None:
@@ -560,8 +580,8 @@ def write_bundles(result: ReleaseResult, *, public_path=None, curator_path=None,
     if public_path is not None:
         write_output(public_path, public_bundle(result, acknowledged=acknowledged), confidential=False)
     if curator_path is not None:
-        write_output(curator_path, curator_bundle(result, figures=figures, summary=summary, report=report),
-                     confidential=True)
+        write_output(curator_path, curator_bundle(result, figures=figures, summary=summary, report=report,
+                                                  acknowledged=acknowledged), confidential=True)
 
 
 #: Mode of a CONFIDENTIAL file: read and write for its owner only.

@@ -15,8 +15,9 @@ from html import escape
 import numpy as np
 
 from ..formatting import CONFIDENTIAL_MARK, format_upper
-from ..privacy import RECORDS_EXPOSED_WORDS
-from .gate import ACKNOWLEDGEMENTS, spec_of_public_report
+from ..privacy import RECORDS_EXPOSED_WORDS, ReleaseSpec, copy_scale
+from .gate import ACKNOWLEDGEMENTS
+from .mechanisms import release_mechanism
 
 __all__ = ["CARD_EPS_GRID", "curator_card_html", "release_card_html"]
 
@@ -130,15 +131,25 @@ def _column_table(columns: list[dict]) -> str:
     return f"<table><tr>{head}</tr>{rows}</table>"
 
 
+def _title(mech: dict, spec) -> str:
+    """What the card is of: a peer's label, or PYPP with its regime (a σ < 0 release is a
+    Dirichlet–multinomial over a public domain, not the Dirichlet process)."""
+    if mech.get("label"):
+        return mech["label"]
+    regime = getattr(spec, "regime", None)
+    return f"{mech['description']}: {regime.label}" if regime is not None else mech["description"]
+
+
 def _body(report: dict) -> list[str]:
-    spec = spec_of_public_report(report)
-    guarantee = spec.regime.release_guarantee(spec)
+    mechanism = release_mechanism(report["mechanism"]["name"])
+    spec = mechanism.spec_of_report(report)
+    guarantee = mechanism.guarantee_of(spec)
     strength = report["strength"]
     mech, data = report["mechanism"], report["data"]
     conditional = report.get("conditional_on") or []
     colour = _CONDITIONAL_COLOUR if conditional and strength in ("pure", "strong") else _COLOURS[strength]
     parts = [
-        f"<h1>Release card — {escape(mech['description'])}</h1>",
+        f"<h1>Release card — {escape(_title(mech, spec))}</h1>",
         f'<p class="verdict" style="background:{colour}"><b>Verdict: {escape(strength)}'
         f"{' (conditional)' if conditional and strength != 'missed' else ''}</b> — "
         f"{escape(report['strength_meaning'])}</p>",
@@ -147,10 +158,13 @@ def _body(report: dict) -> list[str]:
         parts.append('<div class="conditional"><b>Conditional on choices the confidential data made, which no '
                      "guarantee covers:</b>" + _items(conditional) + "Each needs the curator's acknowledgement before "
                      "publication; those given are listed under “Acknowledged before publication”.</div>")
+    parts.append(f"<p>{escape(report['guarantee']['description'])}</p>")
+    if isinstance(spec, ReleaseSpec) and spec.mechanism == "pypp" and spec.sigma == 0:
+        # the scale of copying, public at σ = 0 (n is public): docs/verdicts.md §2.1
+        parts.append(f"<p><b>Scale of copying:</b> {escape(copy_scale(spec.m, spec.n, spec.theta).words)}</p>")
     parts += [
-        f"<p>{escape(report['guarantee']['description'])}</p>",
         "<h2>Mechanism and parameters</h2>",
-        _rows([("regime", mech["regime"]), ("σ", mech["sigma"]), ("θ", mech["theta"]), ("n (records)", data["n"]),
+        _rows([*mechanism.card_rows(report), ("n (records)", data["n"]),
                ("m (released rows)", report["release"]["m"]), ("m chosen by", report["release"]["m_chosen_by"]),
                ("target ε", report["privacy_target"]["eps"]),
                ("target δ", "none given (pure ε-DP: δ = 0)" if report["privacy_target"]["delta"] is None
@@ -171,14 +185,15 @@ def _body(report: dict) -> list[str]:
                            + [(f"true positive rate at false positive rate {fpr}", "≤ " + format_upper(tpr))
                               for fpr, tpr in attack["tpr_at_fpr"].items()]))
         parts.append(f"<p>{escape(attack['source'])}.</p>")
-    curve = spec.regime.global_delta_curve(spec, CARD_EPS_GRID)
+    curve = mechanism.delta_curve(spec, CARD_EPS_GRID)
     if curve is not None:
         parts.append(_svg_chart(CARD_EPS_GRID, curve, title="global δ(ε) of the planned releases (rounded up)",
                                 x_label="ε", y_label="δ", log_x=True))
-    if guarantee.attack is not None:
+    if guarantee.attack is not None and guarantee.attack.curve:   # the (ε, δ) terms of a peer carry no curve
         parts.append(_svg_chart(_ALPHA_GRID, guarantee.attack.tradeoff(_ALPHA_GRID),
                                 title="trade-off of the best membership test", x_label="false positive rate α",
                                 y_label="false negative rate f(α)"))
+    parts += _ledger_section(report)
     parts += ["<h2>Choices that depend on the data</h2>",
               _items(f"{c['title']}: {c['statement']} {c['consequence']}" for c in report["data_dependent_choices"]),
               "<h2>Acknowledged before publication</h2>",
@@ -186,6 +201,21 @@ def _body(report: dict) -> list[str]:
               "<h2>Warnings</h2>", _items(report["warnings"]), "<h2>Notes</h2>", _items(report["notes"]),
               f"<p>{escape(report['tool'])} {escape(str(report['version']))}</p>"]
     return parts
+
+
+def _ledger_section(report: dict) -> list[str]:
+    """The privacy ledger's block (docs/audit.md §8): this release's index among the dataset's
+    releases and what they spent together, against the budget; nothing without a ledger."""
+    block = report.get("ledger")
+    if not block:
+        return []
+    return ["<h2>Privacy ledger</h2>",
+            _rows([("dataset", block["dataset"]), ("release", f"number {block['release_index']}"),
+                   ("all its releases together (composed)", f"ε = {format_upper(block['cumulative']['eps'])}, "
+                                                            f"δ = {format_upper(block['cumulative']['delta'])}"),
+                   ("budget", f"ε = {block['budget']['eps']:g}, δ = {block['budget']['delta']:g}")]),
+            "<p>Every public release of this dataset is charged to one budget; σ = 0 releases compose exactly "
+            "(δ = 1 − Π(1 − T₁)), pure ε adds (docs/audit.md §8 of bnp-synth).</p>"]
 
 
 def _page(title: str, parts: list[str]) -> str:

@@ -137,7 +137,7 @@ def data_dependent_choices(recipe, n: int | None = None) -> list[DataDependentCh
         found.append(DataDependentChoice(
             "instance_size_rule", "The release size m is the largest whose instance-level guarantee meets the target "
                                   "at the confidential data."))
-    if 0 < recipe.sigma < 1:
+    if recipe.sigma is not None and 0 < recipe.sigma < 1:   # PYPP only (another mechanism has no σ)
         found.append(DataDependentChoice(
             "instance_accounting", "With σ in (0, 1) the release is accounted only at the confidential dataset "
                                    "(Monte Carlo, Theorem 1)."))

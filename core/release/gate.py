@@ -11,8 +11,8 @@ command line's ``--public-bundle`` and ``--out``.
 """
 from __future__ import annotations
 
-from ..privacy import ReleaseSpec
 from .choices import CHOICE_TITLES
+from .mechanisms import release_mechanism
 
 __all__ = ["ACKNOWLEDGEMENTS", "AcknowledgementRequired", "PublicationRefused", "check_publication",
            "required_acknowledgements", "spec_of_public_report"]
@@ -42,11 +42,13 @@ class AcknowledgementRequired(ValueError):
         self.missing = missing
 
 
-def spec_of_public_report(report: dict) -> ReleaseSpec:
-    """The release spec a public report states (public quantities only)."""
-    return ReleaseSpec(sigma=report["mechanism"]["sigma"], theta=report["mechanism"]["theta"],
-                       m=report["release"]["m"], n=report["data"]["n"], eps=report["privacy_target"]["eps"],
-                       delta=report["privacy_target"]["delta"], releases=report["releases_planned"])
+def spec_of_public_report(report: dict):
+    """The release spec a public report states (public quantities only): a
+    :class:`core.privacy.ReleaseSpec` for PYPP, a :class:`core.release.mechanisms.MechanismSpec`
+    for another mechanism (its one-release guarantee as the report records it). Either has
+    ``m``, ``n``, ``eps``, ``delta``, ``releases``, ``sigma`` and ``theta`` (``None`` for a
+    mechanism other than PYPP)."""
+    return release_mechanism(report["mechanism"]["name"]).spec_of_report(report)
 
 
 def required_acknowledgements(report: dict) -> dict[str, str]:
@@ -97,8 +99,8 @@ def check_publication(report: dict, acknowledged=()) -> list[str]:
     if report["strength"] == "missed":
         spec = spec_of_public_report(report)
         aimed = f"ε = {spec.eps:g}" + ("" if spec.delta is None else f", δ = {spec.delta:g}")   # pure: no δ
-        raise PublicationRefused(f"the public release is refused: it misses the target ({aimed}). "
-                                 f"{spec.regime.meeting_advice(spec)}")
+        advice = release_mechanism(report["mechanism"]["name"]).meeting_advice(spec)
+        raise PublicationRefused(f"the public release is refused: it misses the target ({aimed}). {advice}")
     needed = required_acknowledgements(report)
     missing = {key: text for key, text in needed.items() if key not in accepted}
     if missing:

@@ -63,6 +63,13 @@ rounds its new values to the precision read off the data: a data-dependent choic
 steps of a pure option) and m were loaded from the release planner, which searched them on
 the confidential data: the public report states that choice too.
 
+``mechanism`` names the mechanism and holds its parameters (:data:`MECHANISMS`;
+:mod:`core.release.mechanisms`): ``{"name": "pypp", "sigma", "theta"}``, or a histogram
+mechanism with its public bins, e.g. ``{"name": "aim", "bins": 10}``; such a recipe needs public
+bounds and category lists for every column, and its ``release_size.rule`` may be ``"n"`` (m = n,
+its default). Its draw is the mechanism's own from ``numpy.random.default_rng(seed)``, so it
+replays byte for byte too (docs/verdicts.md §6).
+
 ``data.source`` is ``"sample:<file name>"`` (a bundled sample in ``sample_data/``),
 ``"upload:<sha256 of the file>"`` (an upload; the data must be passed to
 :func:`run_recipe`), ``"upload"`` (an upload whose hash is not published), or a file
@@ -99,17 +106,11 @@ import pandas as pd
 
 from .. import __version__
 from .. import data as data_layer
-from ..data import ColumnTransform, coarsening_label
-from ..mechanisms import pypp_release
-from ..formatting import CONFIDENTIAL_MARK, format_upper, formula_safe
-from ..privacy import (
-    VERDICT_WORDS,
-    ReleaseSpec,
-    max_instance_synthetic_size,
-    regime_of,
-)
+from ..data import ColumnTransform
+from ..formatting import CONFIDENTIAL_MARK, formula_safe
 from .choices import data_dependent_choices
-from .report import release_report
+from .mechanisms import MAX_RECIPE_SIZE, RELEASE_MECHANISMS, release_mechanism
+from .public import public_report
 from ..validation import (
     PrivacyLeakWarning,
     check_choice,
@@ -118,7 +119,6 @@ from ..validation import (
     check_finite_eps,
     check_flag,
     check_integer,
-    check_py_parameters,
     check_seed,
 )
 
@@ -142,21 +142,19 @@ __all__ = [
 SCHEMA = "bnp-synth/release-recipe"
 SCHEMA_VERSION = 1
 
-#: Largest release a recipe makes (rows), below ``core.validation.MAX_RELEASE_SIZE`` (one
-#: draw in memory) because :func:`run_recipe` also writes the CSV (about 10 MB per million
-#: rows of one column) and builds the reports and figures, whose cost grows with m. An
-#: unchecked m (``--m 10000000``, or δ close to 1 without a fixed m) is refused up front.
-MAX_RECIPE_SIZE = 10**6
+# MAX_RECIPE_SIZE (core.release.mechanisms): the largest release a recipe makes. An unchecked
+# m (``--m 10000000``, or δ close to 1 without a fixed m) is refused up front.
 #: Largest recipe file read (bytes): a recipe is a small JSON file, even with long category lists.
 MAX_RECIPE_BYTES = 2**24
 #: Largest number of Monte Carlo replicates of the σ ∈ (0, 1) accounting.
 MAX_N_MC = 10**6
 
-#: Mechanisms a recipe can name, with their parameters (baselines will add entries).
-MECHANISMS = {"pypp": ("sigma", "theta")}
-#: Release-size rules: a fixed m, or the largest m admissible under the global (docs/verdicts.md §2)
-#: or the instance-level guarantee at the privacy target.
-SIZE_RULES = ("fixed", "global", "instance")
+#: Mechanisms a recipe can name, with their parameters in the recipe's ``mechanism`` object
+#: (:data:`core.release.mechanisms.RELEASE_MECHANISMS`).
+MECHANISMS = {key: mechanism.parameters for key, mechanism in RELEASE_MECHANISMS.items()}
+#: Release-size rules: a fixed m; the largest m admissible under the global (docs/verdicts.md §2)
+#: or the instance-level guarantee at the privacy target (PYPP); m = n (the histogram mechanisms).
+SIZE_RULES = ("fixed", "global", "instance", "n")
 
 #: Bundled samples: the ``sample_data`` package, found through importlib.resources (its
 #: files are real files, so a ``Path`` serves every reader).
@@ -260,17 +258,6 @@ def _check_coarsening(transforms, columns) -> tuple:
     return tuple(out)
 
 
-def _public_domain_theta(columns, sigma: float) -> float:
-    """θ = z·|σ| of a σ < 0 recipe whose every column is on a public domain (docs/mathematics.md §3.3.1)."""
-    sizes = [c.public_domain if isinstance(c, data_layer.ColumnSpec) else None for c in columns]
-    if not sizes or any(z is None for z in sizes):
-        missing = [c.name for c, z in zip(columns, sizes) if z is None]
-        raise ValueError("theta is required unless every column is on a public domain (a grid step for a numeric "
-                         f"column, a public category list for a categorical one); {', '.join(map(repr, missing))} "
-                         "has none")
-    return math.prod(sizes) * -sigma
-
-
 def _check_column(spec) -> data_layer.ColumnSpec:
     if not isinstance(spec, data_layer.ColumnSpec):
         raise ValueError(f"columns must be core.data.ColumnSpec objects, got {type(spec).__name__}")
@@ -317,12 +304,16 @@ class ReleaseRecipe:
         Defaults to ``"fixed"`` when ``m`` is given, ``"global"`` otherwise.
     sigma, theta : float
         Pitman–Yor discount and strength (σ ∈ [0, 1) with θ > −σ, or σ < 0 with θ = z|σ|
-        public categories).
+        public categories); ``None`` for another mechanism.
     seed : int in [0, 2**128) or None
         Seed of ``numpy.random.default_rng``; ``None`` draws a fresh one in
         :func:`run_recipe` (recorded in the result's recipe).
     mechanism : str
-        ``"pypp"`` (the only runnable mechanism so far; see :data:`MECHANISMS`).
+        ``"pypp"`` (default) or another key of :data:`MECHANISMS` (AIM, MST, the OpenDP and the
+        seed papers' histograms: :mod:`core.release.mechanisms`).
+    bins : int ≥ 1 or None
+        Bins per numeric axis of a histogram mechanism (public; default
+        :data:`core.release.mechanisms.DEFAULT_BINS`); ``None`` for PYPP.
     sep : str or None
         Field separator of the CSV file; ``None`` lets :func:`core.data.read_table` detect it.
     header : bool or None
@@ -374,6 +365,7 @@ class ReleaseRecipe:
     coarsening: tuple = ()
     coarsening_chosen_from_data: bool = False
     settings_chosen_from_data: bool = False
+    bins: int | None = None
 
     def __post_init__(self):
         put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731  (frozen)
@@ -383,12 +375,9 @@ class ReleaseRecipe:
         # The data layer's own check (at least one column, none twice), then the JSON-safe form.
         put("columns", tuple(_check_column(c) for c in data_layer.normalise_specs(list(self.columns))))
         put("eps", check_finite_eps(_plain_number("eps", self.eps), "eps"))
-        pure_regime = _plain_number("sigma", self.sigma) < 0   # the Dirichlet–multinomial: δ = 0
-        if self.delta is not None or not pure_regime:
-            put("delta", check_delta(_plain_number("delta", self.delta), "delta"))
-        if self.theta is None and pure_regime:
-            put("theta", _public_domain_theta(self.columns, _plain_number("sigma", self.sigma)))
-        rule = self.size_rule if self.size_rule is not None else ("fixed" if self.m is not None else "global")
+        mechanism = release_mechanism(self.mechanism)
+        rule = self.size_rule if self.size_rule is not None else (
+            "fixed" if self.m is not None else mechanism.default_size_rule)
         put("size_rule", check_choice("size_rule", rule, SIZE_RULES))
         if rule == "fixed":
             if self.m is None:
@@ -397,15 +386,11 @@ class ReleaseRecipe:
         elif self.m is not None:
             raise ValueError(f"m must be None with size_rule {rule!r} (m is then computed from eps and delta), "
                              f"got {self.m!r}")
-        put("mechanism", check_choice("mechanism", self.mechanism, tuple(MECHANISMS)))
-        sigma, theta, _ = check_py_parameters(_plain_number("sigma", self.sigma),
-                                              _plain_number("theta", self.theta))
-        if rule != "fixed" and rule not in regime_of(sigma).size_rules:
-            raise ValueError(f"size_rule {rule!r} is not available with sigma={sigma!r}: the largest admissible m "
-                             "is known under the global guarantee for sigma = 0 (its exact privacy profile; also 'instance') and "
-                             "sigma < 0 (pure ε-DP, docs/mathematics.md §3.3), not for sigma in (0, 1). Fix m.")
-        put("sigma", sigma)
-        put("theta", theta)
+        if self.bins is not None:
+            put("bins", _plain_int("bins", self.bins))
+        # the mechanism's own fields (σ, θ and δ for PYPP; bins, δ and the public domain for a histogram)
+        for name, value in mechanism.normalise(self).items():
+            put(name, value)
         if self.seed is not None:
             put("seed", check_seed(_plain_int("seed", self.seed)))
         if self.sep is not None and (not isinstance(self.sep, str) or not self.sep):
@@ -492,7 +477,7 @@ class ReleaseRecipe:
                 "settings_chosen_from_data": self.settings_chosen_from_data,
                 "columns": self.column_dicts(),
             },
-            "mechanism": {"name": self.mechanism, "sigma": self.sigma, "theta": self.theta},
+            "mechanism": {"name": self.mechanism, **{p: getattr(self, p) for p in MECHANISMS[self.mechanism]}},
             "release_size": {"rule": self.size_rule, "m": self.m},
             "privacy_target": {"eps": self.eps, "delta": self.delta},
             "seed": self.seed,
@@ -571,24 +556,22 @@ class ReleaseRecipe:
                 grid=entry.get("grid"), missing=entry.get("missing"),
                 # absent (recipes written before the field existed): False, the public default
                 precision_from_data=entry.get("precision_from_data", False)))
-        mech = check_fields("recipe.mechanism", obj["mechanism"], ("name", *sorted(
-            {p for params in MECHANISMS.values() for p in params})), required=("name",))
-        name = check_choice("mechanism", mech["name"], tuple(MECHANISMS))
-        params = {p: mech[p] for p in MECHANISMS[name] if p in mech}
-        if "theta" not in params and not (isinstance(params.get("sigma"), (int, float)) and params["sigma"] < 0):
-            raise ValueError("recipe.mechanism lacks the required field 'theta' (it may be left out only with "
-                             "sigma < 0 and every column on a public domain: theta = z·|sigma|)")
+        name = check_choice("mechanism", (obj["mechanism"] or {}).get("name") if isinstance(obj["mechanism"], dict)
+                            else None, tuple(MECHANISMS))
+        params = check_fields("recipe.mechanism", obj["mechanism"], ("name", *MECHANISMS[name]), required=("name",))
+        params = {p: params[p] for p in MECHANISMS[name] if p in params}
+        release_mechanism(name).check_params(params)
         size = check_fields("recipe.release_size", obj["release_size"], ("rule", "m"), required=("rule",))
-        pure = isinstance(params.get("sigma"), (int, float)) and params["sigma"] < 0   # δ = 0: a δ target is optional
+        # a pure mechanism has δ = 0: a δ target is optional
         target = check_fields("recipe.privacy_target", obj["privacy_target"], ("eps", "delta"),
-                              required=("eps",) if pure else ("eps", "delta"))
+                              required=("eps", "delta") if release_mechanism(name).delta_required(params) else ("eps",))
         accounting = check_fields("recipe.accounting", obj.get("accounting", {}), ("n_mc", "releases"))
         coarsening = data.get("coarsening", [])
         if not isinstance(coarsening, list):
             raise ValueError(f"recipe.data.coarsening must be a list of transform objects, got {coarsening!r}")
         return cls(source=data["source"], columns=tuple(columns), eps=target["eps"], delta=target.get("delta"),
                    m=size.get("m"), size_rule=size["rule"], sigma=params.get("sigma", 0.0), theta=params.get("theta"),
-                   seed=obj.get("seed"), mechanism=name, sep=data.get("sep"),
+                   bins=params.get("bins"), seed=obj.get("seed"), mechanism=name, sep=data.get("sep"),
                    n_mc=accounting.get("n_mc", 20000), header=data.get("header"), encoding=data.get("encoding"),
                    thousands=data.get("thousands"), keep_na_text=data.get("keep_na_text", False),
                    counts_column=data.get("counts_column"), releases=accounting.get("releases", 1),
@@ -681,39 +664,17 @@ class ReleaseResult:
 def resolve_release_size(recipe: ReleaseRecipe, multiplicities) -> tuple[int, str]:
     """The release size ``m`` of a recipe for data with these multiplicities, and the rule in words.
 
-    ``"global"``: the largest m whose composed global guarantee meets the target (the regime's
-    ``largest_m``; for σ = 0 the exact privacy profile, docs/verdicts.md §2), a function of ``n`` alone. ``"instance"``: the largest m with :math:`\\delta_x(\\varepsilon)\\le\\delta`
-    at the data. Both are exact (core.privacy) and capped at :data:`MAX_RECIPE_SIZE`, and
-    both are refused when even m = 1 misses δ.
+    ``"fixed"``: the recipe's m. Otherwise the recipe's mechanism decides
+    (:meth:`core.release.mechanisms.ReleaseMechanism.release_size`). PYPP: ``"global"`` is the
+    largest m whose composed global guarantee meets the target (the regime's ``largest_m``; for
+    σ = 0 the exact privacy profile, docs/verdicts.md §2), a function of ``n`` alone;
+    ``"instance"`` the largest m with :math:`\\delta_x(\\varepsilon)\\le\\delta` at the data. Both
+    are exact (core.privacy) and capped at :data:`MAX_RECIPE_SIZE`, and both are refused when
+    even m = 1 misses δ. A histogram mechanism: ``"n"`` is m = n.
     """
-    counts = np.asarray(multiplicities)
-    n = int(counts.sum())
     if recipe.size_rule == "fixed":
         return int(recipe.m), "fixed m given in the recipe"
-    eps, delta, theta, k = recipe.eps, recipe.delta, recipe.theta, recipe.releases
-    regime = regime_of(recipe.sigma)
-    times = "one release" if k == 1 else f"{k} releases"
-    if recipe.size_rule == "global":
-        # the regime's exact largest m whose composed global guarantee meets the target (docs/verdicts.md §2)
-        m = regime.largest_m(n, recipe.sigma, theta, eps, delta, releases=k, m_cap=MAX_RECIPE_SIZE)
-        notion = regime.release_guarantee(ReleaseSpec(recipe.sigma, theta, max(m, 1), n, eps=eps, delta=delta,
-                                                      releases=k)).notion
-        rule = f"largest m whose global guarantee ({notion}) over {times} meets the target at the given eps" + (
-            "" if delta is None else ", delta")
-    else:
-        m = max_instance_synthetic_size(counts, theta, eps, delta, m_cap=MAX_RECIPE_SIZE)
-        rule = ("largest m whose instance-level delta at the confidential data is within the target at the given "
-                "eps (a choice that depends on the data)")
-    if m == MAX_RECIPE_SIZE:
-        rule += f", capped at this tool's limit of {MAX_RECIPE_SIZE:,} rows"
-    if m < 1:
-        spec = ReleaseSpec(recipe.sigma, theta, 1, n, eps=eps, delta=delta, releases=k)
-        m_sing = None if delta is None else regime.singleton_limit(n, theta, delta)
-        raise ValueError(f"no synthetic row can be released at eps={eps!r}" + (
-            "" if delta is None else f", delta={delta!r}") + f" with n={n} over {times}: "
-            + regime.meeting_advice(spec) + ("" if m_sing is None else
-                                             f" (the singleton limit is floor(delta*(theta+n-1)/(1-delta)) = {m_sing})"))
-    return int(m), rule
+    return release_mechanism(recipe.mechanism).release_size(recipe, np.asarray(multiplicities))
 
 
 def _resolve_data(recipe: ReleaseRecipe, data):
@@ -829,10 +790,10 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
 
     Notes
     -----
-    The draw is ``pypp_release(table.atoms, table.counts, σ, θ, m,
-    numpy.random.default_rng(seed), base=prepared.bases)`` mapped back with
-    ``prepared.to_original`` — the dashboard's draw, so the same recipe and data give
-    the same bytes in the app and on the command line.
+    The draw is the recipe's mechanism's (:meth:`core.release.mechanisms.ReleaseMechanism.release`)
+    with ``numpy.random.default_rng(seed)``; for PYPP ``pypp_release(table.atoms, table.counts, σ,
+    θ, m, rng, base=prepared.bases)`` mapped back with ``prepared.to_original`` — the dashboard's
+    draw, so the same recipe and data give the same bytes in the app and on the command line.
     """
     if not isinstance(recipe, ReleaseRecipe):
         raise ValueError(f"recipe must be a ReleaseRecipe, got {type(recipe).__name__}")
@@ -842,20 +803,16 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
         # Fresh entropy, recorded in the result's recipe so the release can be reproduced.
         recipe = recipe.with_seed(int(np.random.SeedSequence().entropy))
     table = prepared.table
+    mechanism = release_mechanism(recipe.mechanism)
     m, m_rule = resolve_release_size(recipe, table.counts)
-    release = pypp_release(table.atoms, table.counts, recipe.sigma, recipe.theta, m,
-                           np.random.default_rng(recipe.seed), base=prepared.bases)
-    synthetic = prepared.to_original(release.values)
+    draw = mechanism.release(recipe, prepared, m, np.random.default_rng(recipe.seed))
+    synthetic = draw.synthetic
     copied_rows, copied_records = _unique_records_copied(synthetic,
                                                          prepared.to_original(table.atoms[table.counts == 1]))
 
-    curator = release_report(
-        multiplicities=table.counts, sigma=recipe.sigma, theta=recipe.theta, m=m, eps=recipe.eps,
-        delta=recipe.delta, seed=recipe.seed, columns=[str(c) for c in prepared.columns],
-        transforms=prepared.describe(), data_source=data_label or label,
-        bounds_from_data=prepared.any_bounds_from_data, command=command, n_new_values=release.n_new_values,
-        n_mc=recipe.n_mc, releases=recipe.releases, unique_rows_copied=copied_rows,
-        unique_records_copied=copied_records)
+    curator = mechanism.curator_report(
+        recipe, prepared, draw, m, data_source=data_label or label, bounds_from_data=prepared.any_bounds_from_data,
+        command=command, unique_rows_copied=copied_rows, unique_records_copied=copied_records)
     curator["release"]["m_chosen_by"] = m_rule
     # How the file was read (delimiter, encoding, header, engine, ...): release_report
     # does not know the reader, so the record is added here.
@@ -866,8 +823,8 @@ def run_recipe(recipe: ReleaseRecipe, data=None, *, command: str | None = None,
     curator["warnings"] = list(curator["warnings"]) + notes   # release_report already warns of missed targets
     curator["recipe"] = recipe.to_dict()
     curator = {"CONFIDENTIAL": CONFIDENTIAL_MARK, **curator}
-    return ReleaseResult(recipe=recipe, m=m, m_rule=m_rule, synthetic=synthetic, is_new=release.is_new,
-                         n_new_values=release.n_new_values, prepared=prepared, curator_report=curator,
+    return ReleaseResult(recipe=recipe, m=m, m_rule=m_rule, synthetic=synthetic, is_new=draw.is_new,
+                         n_new_values=draw.n_new_values, prepared=prepared, curator_report=curator,
                          public_report=public_report(recipe, n=table.n, m=m, m_rule=m_rule),
                          warnings=tuple(dict.fromkeys(curator["warnings"])))
 
@@ -904,84 +861,3 @@ def _unique_records_copied(synthetic: pd.DataFrame, unique_records: pd.DataFrame
     right = unique_records.astype({c: "float64" for c in numeric}).drop_duplicates()
     joined = left.merge(right, how="inner")
     return int(joined.shape[0]), int(joined.drop_duplicates().shape[0])
-
-
-# ============================================================================ public report
-def _strength_meaning(guarantee) -> str:
-    """The verdict in words, with what a weak δ allows for this mechanism (docs/verdicts.md §2)."""
-    words = VERDICT_WORDS[guarantee.verdict]
-    if guarantee.verdict == "weak" and guarantee.verbatim_probability is not None:
-        times = "the release" if guarantee.releases == 1 else f"one of the {guarantee.releases} releases"
-        words += (f". Here: a record whose value is unique can appear verbatim in {times} with probability up to "
-                  f"{format_upper(guarantee.verbatim_probability)}")
-    return words + "."
-
-
-def public_report(recipe: ReleaseRecipe, *, n: int, m: int, m_rule: str | None = None) -> dict:
-    """What the public release may say: the guarantee that holds for every dataset of size n.
-
-    Built from public quantities only — the recipe's public form, ``n`` and ``m`` — with
-    :mod:`core.privacy` (docs/verdicts.md §2): for σ = 0 the exact global privacy profile of the
-    planned releases, 1 − (1 − T₁)^k at every ε; for σ < 0 the global pure ε-DP of the
-    Dirichlet–multinomial release, :math:`\\varepsilon \\ge \\log(1 + m/|\\sigma|)`; for
-    σ ∈ (0, 1) only an instance-level guarantee exists, whose value depends on the data
-    and is kept in the curator's record. No statistic of the confidential data (k,
-    singletons, instance-level δ, summaries) can enter: the function never sees them.
-    The choices the data made (bounds, precision, planner settings, coarsening, dropped
-    records, an instance-level size rule) are listed with their consequences in
-    ``data_dependent_choices`` and named in ``conditional_on`` (:mod:`core.release.choices`).
-
-    Returns
-    -------
-    dict (JSON-ready)
-    """
-    n = check_integer("n", n, minimum=1)
-    m = check_integer("m", m, minimum=1)
-    public = recipe.public()
-    eps, target, sigma, theta = public.eps, public.delta, public.sigma, public.theta
-    # every choice the data made that the guarantee does not cover (core.release.choices)
-    choices = data_dependent_choices(public, n)
-    warn: list[str] = []
-    spec = ReleaseSpec(sigma=sigma, theta=theta, m=m, n=n, eps=eps, delta=target, releases=public.releases)
-    regime = spec.regime
-    statement = regime.release_guarantee(spec)   # the one guarantee every page and file reads
-    warn += regime.public_caveats(spec)[1]   # its data-dependent part is the choice 'instance_accounting'
-    if not statement.meets_target:
-        aimed = f"ε = {eps:g}" + ("" if target is None else f", δ = {target:g}")   # a pure target has no δ
-        warn.append(f"The release misses the target ({aimed}): {statement.description}")
-    guarantee = {key: getattr(statement, key)
-                 for key in ("name", "scope", "kind", "eps", "delta", "meets_target", "description")}
-    return {
-        "artifact": "public release",
-        "tool": "bnp-synth",
-        "version": __version__,
-        "mechanism": {"name": public.mechanism, "description": "Pitman–Yor posterior predictive (PYPP)",
-                      "regime": regime.name,
-                      "sigma": sigma, "theta": theta},
-        "data": {"n": n, "source": public.source, "columns": [c.name for c in public.columns],
-                 # public: each column's kind, bounds, rounding and categories are the published recipe's
-                 "column_transforms": public.column_dicts(),
-                 # public: the transforms are part of the published recipe
-                 "coarsening": [t.to_dict() for t in public.coarsening],
-                 "coarsening_description": coarsening_label(public.coarsening) if public.coarsening else "none"},
-        "release": {"m": m, "size_rule": public.size_rule,
-                    "m_chosen_by": m_rule or public.size_rule, "file": "synthetic.csv"},
-        "privacy_target": {"eps": eps, "delta": target},
-        "releases_planned": public.releases,
-        # the verdict of the composed global guarantee (docs/verdicts.md §1)
-        "strength": statement.verdict,
-        "strength_meaning": _strength_meaning(statement),
-        "guarantee": guarantee,
-        "attack": None if statement.attack is None else statement.attack.to_dict(),
-        "records_exposed": statement.records_exposed,
-        "statement_depends_on_data": bool(choices),
-        # each with its key (the acknowledgement the gate asks), what the data decided and its consequence
-        "data_dependent_choices": [choice.to_dict() for choice in choices],
-        # the banner of the card and the pages; the verdict is shown green only when it is empty
-        "conditional_on": [choice.title for choice in choices],
-        "warnings": warn,
-        "notes": ["The seed is not published: with it, and all records but one, anyone could recompute the "
-                  "release for each candidate value of the last record.",
-                  "recipe.json states every transform and parameter; the mathematics is in docs/mathematics.md "
-                  "of bnp-synth."],
-    }

@@ -123,7 +123,10 @@ def release_report(*, multiplicities, sigma: float, theta: float, m: int, eps: f
         "strength": verdict.verdict,
         "release_guarantee": release_guarantee,
         "verbatim": verbatim,
-        "guarantees": [asdict(g) for g in items],
+        # every number once: the statement the verdict reads is release_guarantee; a statement of
+        # the same name with another ε (a pure guarantee stated at the target ε, beside the ε it
+        # certifies) is not listed again
+        "guarantees": [asdict(g) for g in items if g.name != verdict.name or g.eps == verdict.eps],
         "warnings": warnings,
         "command": command,
     }

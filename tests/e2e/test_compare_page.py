@@ -3,8 +3,8 @@
 On the CPS sample: choose the field's peers (AIM, MST and OpenDP's Laplace histogram, each
 at the common m and at m = n) and the field's yardsticks, run the comparison with R = 5 and
 the utility frontier over ε: every mechanism of the project and every peer appears in the
-figures, the yardsticks table lists each one with its m, k-marginal score and unique exact
-match, and no exception is shown. (R = 100 on a 60 000-row upload is timed in test_live.py.)
+figures, the yardsticks table lists each one with its m, seconds per release, 3-way
+marginal score and unique exact match, and no exception is shown. (R = 100 on a 60 000-row upload is timed in test_live.py.)
 """
 
 from __future__ import annotations
@@ -58,10 +58,10 @@ def test_compare_page_with_the_fields_peers_and_yardsticks(page, app_url):
 
     page.get_by_role("heading", name="The field's yardsticks (curator only)").wait_for()
     # the grid mirrors its cells once it has drawn them, after the heading shows
-    page.wait_for_function(_GRID_WITH_COLUMN_JS, arg="k_marginal", timeout=60_000, polling="raf")
-    table = _grid_text(page, "k_marginal")     # the rows in view (the grid mirrors what it shows)
+    page.wait_for_function(_GRID_WITH_COLUMN_JS, arg="marginal3_reference", timeout=60_000, polling="raf")
+    table = _grid_text(page, "marginal3_reference")     # the rows in view (the grid mirrors what it shows)
     assert table, "no yardsticks table"
-    for column in ("guarantee", "k_marginal", "k_marginal_reference", "UEM", "apparent_match"):
+    for column in ("guarantee", "seconds", "marginal3", "marginal3_reference", "UEM", "row_match"):
         assert column in table, table[:500]
     assert "PYPP (σ = 0)" in table and "AIM" in table, table[:2000]
 
