@@ -37,7 +37,9 @@ regime = spec.regime
 sigma, theta, m, eps, delta_target = spec.sigma, spec.theta, spec.m, spec.eps, spec.delta
 # the release's verdict and what an attacker can do, from the one guarantee (docs/verdicts.md §3)
 verdict, advice = compute.release_guarantee(spec)
-widgets.verdict_box(verdict, advice=advice, conditional_on=release.conditional_on(selection, spec))
+conditional_on = release.conditional_on(selection, spec)
+blocked = widgets.public_domain_gap(spec, selection.prepared.public_domain)
+widgets.verdict_box(verdict, advice=advice, conditional_on=conditional_on, blocked=blocked, spec=spec)
 n_mc, mc_seed = int(st.session_state.n_mc), int(st.session_state.mc_seed)
 st.markdown(f"Settings from the Privacy page: σ = {sigma:g}, θ = {theta:g}, m = {m:,}, ε = {eps:g}, "
             f"δ target = {delta_target:g}.")
@@ -96,8 +98,8 @@ with tab_repeat:
         eps_max = float(max(12.0, min(1.5 * eps_k, 1000.0)) if np.isfinite(eps_k) else max(12.0, 2.0 * k * eps))
         curves = compute.composed_delta_curves(model_key, model, int(k), eps_max)
         st.markdown(
-            f"After **k = {k}** releases at the target δ = {fmt(delta_target)}: PLD composition gives total "
-            f"**ε = {formatting.format_eps(eps_k)}**; naive composition of the single-release guarantee gives "
+            f"After **k = {k}** releases at the target δ = {fmt(delta_target)}: PLD composition gives "
+            f"**{formatting.format_composed(eps_k, delta_target)}**; naive composition of the single-release guarantee gives "
             f"(kε, kδ) = ({formatting.format_eps(k * eps)}, {fmt(min(1.0, k * float(model.delta(eps))))}). Loss grid "
             f"of the composition: "
             f"{model.composition_discretization(int(k)) if k > 1 else model.single_discretization:.2g} "
@@ -114,7 +116,7 @@ with tab_tradeoff:
     with widgets.show_errors("The mechanisms cannot be calibrated: ", stop=False):
         if data is None:
             raise ValueError(data_problem)
-        cal = compute.calibration(selection.key, n, selection.prepared.d, eps, delta_target, m, theta,
+        cal = compute.calibration(selection.key, data.n, selection.prepared.d, eps, delta_target, m, theta,
                                   int(st.session_state.bins), selection.prepared.any_bounds_from_data,
                                   data.levels, data.unlisted)
         cal_key = (selection.key, eps, delta_target, m, theta, int(st.session_state.bins))
@@ -204,16 +206,25 @@ with tab_audit:
                              + " Either the stated ε is wrong or the implementation has a bug (a correct mechanism "
                              f"triggers this by chance with probability at most {1 - confidence:.0%}; rerun with "
                              "another seed to tell).")
-                else:
+                elif widgets.green_verdict(verdict, conditional_on, blocked):
                     st.success(msg + " Consistent with the guarantee.")
+                else:
+                    # no green on a weak release (or one resting on uncovered data-dependent choices): an audit
+                    # that finds nothing does not make the release safe (docs/verdicts.md §1)
+                    st.info(msg + f" Consistent with the stated numbers — but the release's verdict is "
+                            f"**{verdict.verdict}**" + (" and rests on choices the confidential data made"
+                                                        if conditional_on else "")
+                            + ": an audit that finds nothing does not make it safe.", icon="ℹ️")
 
 # ------------------------------------------------------------------ disclosure risk
 with tab_risk:
     widgets.curator_only_note()
-    st.markdown("Computed from the confidential data: **curator-only** numbers, not themselves private. "
-                "Anonymeter (Giomi et al. 2023) could not be installed here (it requires numpy < 1.27); its "
-                "three attacks are re-implemented from its paper, with a held-out control set (20% of the records, "
-                "left out of the release).")
+    st.markdown("Computed from the confidential data: **curator-only** numbers, not themselves private. Two "
+                "releases at your settings: the **exact copies** are counted in a release made from all the "
+                "records, as the published one is; the **attacks** run on a second release made from a training "
+                "part only, with a control part (20 % of the records) held out of it. Anonymeter (Giomi et al. "
+                "2023) could not be installed here (it requires numpy < 1.27); its three attacks are "
+                "re-implemented from its paper.")
     cols = [str(c) for c in selection.prepared.columns]
     a, b = st.columns(2)
     n_attacks = int(a.select_slider("attacks per measure", (100, 300, 500, 1000), value=300, key="risk_n_attacks"))
@@ -229,15 +240,17 @@ with tab_risk:
             out = compute.disclosure_risk_summary(selection.key, selection.prepared, sigma, theta, m, risk_seed,
                                                   n_attacks, secret)
             cnt = out["counts"]
-            st.markdown(f"**A release of m = {m:,} rows from all n = {n:,} records:** {cnt['equal_to_confidential']:,} "
+            st.markdown(f"**Exact copies in a release of m = {m:,} rows made from all n = {n:,} records** (not the "
+                        f"attacks' release): {cnt['equal_to_confidential']:,} "
                         f"released rows equal a confidential row; {cnt['equal_to_singleton']:,} of those equal a "
                         f"confidential **singleton** ({cnt['distinct_singletons_released']:,} distinct singletons "
                         "copied: these records are revealed verbatim).")
             risks = out["risks"]
-            if out.get("sampled"):
-                st.caption(f"The attacks ran on a sample of {out['n_records']:,} of the {n:,} records (drawn without "
-                           "replacement from the frequency table, fixed seed): the release is made from its "
-                           f"{out['n_train']:,} training records, {out['n_control']:,} are held out.")
+            sample = (f"a fixed-seed sample of {out['n_records']:,} of the {n:,} records (drawn without replacement "
+                      "from the frequency table), " if out.get("sampled") else "")
+            st.markdown(f"**Attacks** on a second release of m = {m:,} rows, made from {sample}"
+                        f"{out['n_train']:,} training records; {out['n_control']:,} records (20 %) are held out of it "
+                        "as the control part.")
             st.plotly_chart(plots_audit.risk_figure(risks), key="risk_bars")
             st.dataframe(pd.DataFrame([{"attack": r.attack, "attacks": r.n_attacks, "success on training": r.train_rate,
                                         "success on control": r.control_rate,

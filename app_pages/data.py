@@ -41,6 +41,12 @@ if st.session_state.source_kind == "sample":
     if choice != st.session_state.sample_name:
         sel.set_source_sample(choice)
 else:
+    current_upload = st.session_state.upload
+    if current_upload is not None:
+        # Streamlit's uploader forgets its file when the page is left; the session keeps it (the bytes
+        # live in st.session_state), so name it here rather than show an empty box as if nothing were loaded.
+        st.caption(f"Current file: {literal(current_upload['name'])} ({sel.size_text(len(current_upload['bytes']))}). "
+                   "Upload another file to replace it.")
     uploaded = st.file_uploader(f"CSV file (comma, semicolon, tab or pipe separated) or Parquet file; at most "
                                 f"{state.MAX_UPLOAD_MB} MB", type=["csv", "txt", "tsv", "parquet"], key="uploader",
                                 max_upload_size=state.MAX_UPLOAD_MB)

@@ -120,8 +120,21 @@ if categorical:
     # P(X = c) for chosen categories: the public list if the column has one, else the labels
     # the release shows (new labels excluded: they name values drawn from H, not categories).
     labels = synthetic[column].to_numpy(dtype=object)
+    x = np.asarray(x_values, dtype=object)
+    # missing is a value (Data page): one more category, P(X = missing) like any other, under a name
+    # no category of the column has (an empty cell in the release, None in the data)
+    missing_label = compute.MISSING_LABEL
+    known = {str(v) for v in (*x.tolist(), *(info.spec.categories or ()))}
+    while missing_label in known:
+        missing_label += "'"
+    has_missing = bool(pd.isna(x).any() or pd.isna(labels).any())
+    if has_missing:
+        labels = np.where(pd.isna(labels), missing_label, labels).astype(object)
+        x = np.where(pd.isna(x), missing_label, x).astype(object)
     released = pd.Series(labels[~np.asarray(drawn.is_new)]).value_counts(sort=True)
     options = list(info.spec.categories) if info.spec.categories is not None else list(released.index)
+    if has_missing and missing_label not in options:
+        options.append(missing_label)
     if st.session_state.post_categories_for != (selection.key, column) or st.session_state.post_categories is None:
         st.session_state.post_categories = [c for c in released.index if c in set(options)][:5] or options[:1]
         st.session_state.post_categories_for = (selection.key, column)
@@ -131,7 +144,6 @@ if categorical:
     categories = tuple(st.session_state.post_categories)
     scale_label = str(column)
     z = labels
-    x = np.asarray(x_values, dtype=object)
     st.caption(f"Mechanism of the release: σ = 0, θ = {theta:g}, m = {m:,}. On a categorical column H draws "
                "a fresh label for each new value, so it puts no mass on any given category: the posterior share "
                "of c is Beta(n_c, θ + m − n_c), n_c the released values equal to c, with mean n_c/(θ + m); a "

@@ -93,6 +93,13 @@ if source == "data":
     values = rows if prepared.d == 1 else rows[:, j]
     # back to original units (old values exactly, docs/mathematics.md §2.4): W1 is then in the column's units
     population = pd.array(info.inverse(values)).to_numpy(dtype=np.float64, na_value=np.nan)
+    # "missing is a value" (Data page): W1 is between numbers, so the population is the records with a number
+    n_missing = int(np.count_nonzero(np.isnan(population)))
+    population = population[~np.isnan(population)]
+    if population.size < 2:
+        st.error(f"{quoted(column)} has fewer than two records with a number: choose another column, or use the "
+                 "dyadic-geometric population.")
+        st.stop()
     bounds = (float(info.bounds[0]), float(info.bounds[1]))
     log_base = bool(info.spec.log)
     population_key = f"{selection.key}:{column}:original"
@@ -102,7 +109,9 @@ if source == "data":
                        f"its original units (after the Data page's clipping to the public bounds "
                        f"[{bounds[0]:g}, {bounds[1]:g}]); H is "
                        + ("log-uniform on them (the Data page's log scale)" if log_base else "uniform on them")
-                       + "; W1 is in the column's units.")
+                       + "; W1 is in the column's units."
+                       + (f" The {n_missing:,} record(s) with a missing value in this column are left out (W1 is "
+                          "between numbers)." if n_missing else ""))
     if info.bounds_from_data:
         st.warning(f"The bounds of {quoted(column)} were read off the data (Data page): the base measure H then "
                    "depends on the confidential data, so a release made this way is not covered by the "
@@ -150,7 +159,16 @@ with widgets.show_errors("These settings cannot be run: "):
         population_note = (f"Population: N = {size:,} draws of g(Y), Y ~ Geometric(p = {p:g}) on {{1, 2, …}}, "
                            f"with g the dyadic map (g(1), g(2), g(3), … = 1/2, 1/4, 3/4, …), population seed "
                            f"{population_seed}; H uniform on [0, 1].")
-    n_grid = tuple(int(v) for v in informativity.log_grid(int(s.inf_n_min), int(s.inf_n_max), int(s.inf_points)))
+    # the samples are drawn without replacement: the *default* grid (n up to 10,000) on a smaller file (3,987
+    # records) stops at its size and says so; an n typed beyond the data is refused with the reason
+    default_grid = int(s.inf_n_max) == SETTINGS["inf_n_max"]
+    n_max = min(int(s.inf_n_max), int(population.size)) if source == "data" and default_grid else int(s.inf_n_max)
+    n_min = int(s.inf_n_min)
+    if n_max < int(s.inf_n_max):
+        n_min = min(n_min, n_max)
+        population_note += (f" The grid of n stops at the population's {population.size:,} records (largest n "
+                            f"{int(s.inf_n_max):,} asked).")
+    n_grid = tuple(int(v) for v in informativity.log_grid(n_min, n_max, int(s.inf_points) if n_max > n_min else 1))
     result = compute.run_informativity_experiment(population_key, population, n_grid, rule, theta, runs, seed, bounds,
                                                   log_base)
 

@@ -31,7 +31,8 @@ st.title("Release planner")
 st.caption("State the guarantee you need and the utility you need; the planner searches θ, m and coarsenings "
            "(σ = 0) and, when every column has a public domain, pure ε-DP releases (Dirichlet–multinomial over public "
            "grids: α and the grid steps), predicts the utility of each setting by Monte Carlo and recommends one that "
-           "meets both — a pure one when one does — or says which target cannot be met and by how much.")
+           "meets both — verdict first: a pure one when one does, else a strong one, and a weak one only when no pure or "
+           "strong one meets the utility target, saying so — or says which target cannot be met and by how much.")
 
 selection = widgets.require_selection()
 st.warning("**The plan is computed from the confidential data** (the utility prediction always; m* too when the "
@@ -232,6 +233,9 @@ with widgets.show_errors("The planner cannot run: "):
 
 # ------------------------------------------------------------------ the plan
 if plan.recommended is not None:
+    # verdict first (docs/verdicts.md §1): a weak recommendation is one that no strong or pure
+    # setting matched on utility; its message says so first, with what it copies, and its verdict
+    # box below is amber
     st.info(literal(plan.message), icon="🧭")
     # the verdict of the recommended release, from the one guarantee every page reads
     # (green only for pure and strong: a plan that meets a loose δ is still weak)
@@ -241,7 +245,7 @@ if plan.recommended is not None:
                                   delta=float(plan.guarantee.delta), releases=int(plan.guarantee.releases))
     planned_guarantee, planned_advice = compute.release_guarantee(planned)
     widgets.verdict_box(planned_guarantee, advice=planned_advice,
-                        conditional_on=release.conditional_on(selection, planned, planner_settings=True))
+                        conditional_on=release.conditional_on(selection, planned, planner_settings=True), spec=planned)
 else:
     st.error(literal(plan.message), icon="❌")
 st.caption(literal(plan.caveat))
@@ -251,7 +255,9 @@ if plan.bounds_from_data:
 if plan.options:
     st.markdown(f"**Settings predicted** (each metric at the {plan.utility.level:g} quantile of "
                 f"{args['runs']} runs; ratio = largest predicted / target, ≤ 1 meets the utility target; verdict of "
-                "each release's composed global guarantee: pure, strong, weak or missed)")
+                "each release's composed global guarantee: pure, strong, weak or missed; ranked verdict first; "
+                "copied_rows = m·n/(n + θ), the expected number of released rows that are verbatim copies of "
+                "confidential records, σ = 0)")
     st.dataframe(plan.table(), hide_index=True)
 
 if plan.recommended is not None:

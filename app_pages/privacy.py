@@ -73,7 +73,8 @@ if selection.prepared.any_bounds_from_data:
 # One guarantee, computed once from the spec: the Synthetic data page, the reports and the
 # public files read the same object (docs/verdicts.md).
 guarantee, advice = compute.release_guarantee(spec)
-widgets.verdict_box(guarantee, advice=advice, conditional_on=release.conditional_on(selection, spec))
+widgets.verdict_box(guarantee, advice=advice, conditional_on=release.conditional_on(selection, spec),
+                    blocked=widgets.public_domain_gap(spec, selection.prepared.public_domain), spec=spec)
 st.caption(f"The verdict is read from the **global** guarantee of {spec.releases:,} planned release"
            f"{'' if spec.releases == 1 else 's'} (set on the Synthetic data page): it holds for every dataset of "
            f"n = {n:,} records. The instance-level facts below are about your data only; they are not private "
@@ -96,6 +97,11 @@ def _pure_pointer() -> None:
     columns = [str(c) for c in selection.prepared.columns]
     domains = sel.public_domains(columns)
     gaps = core_planning.public_domain_gaps(domains.kinds, domains.bounds, domains.categories)
+    # what a missing cell means in each column (Data page): kept as a value, it is one more public category
+    missing = {c: st.session_state.transforms.get(c, {}).get("missing") for c in columns}
+    gaps.update({c: "a public grid with missing kept as a value (the pure release names grid points only): choose "
+                    "'drop records with a missing value' for it" for c in columns
+                 if c not in gaps and domains.kinds[c] == "numeric" and missing[c] == "value"})
     head = (f"**A pure ε-DP release would have the verdict pure instead of {guarantee.verdict}.** The "
             "Dirichlet–multinomial (σ = −α < 0) over the columns' public domain is pure ε-DP for every dataset — no "
             "δ at all — when m ≤ ⌊(e^(ε/k) − 1)·α⌋ (docs/mathematics.md §3.3.1). It needs every column on a public "
@@ -111,7 +117,8 @@ def _pure_pointer() -> None:
     steps = {c: domains.grids.get(c) or core_planning.default_grid_steps(c, domains.bounds[c], log=domains.log[c])[0]
              for c in numeric}
     specs = [core_data.ColumnSpec(c, log=domains.log[c], bounds=domains.bounds[c], grid=steps[c]) if c in steps
-             else core_data.ColumnSpec(c, kind="categorical", categories=domains.categories[c]) for c in columns]
+             else core_data.ColumnSpec(c, kind="categorical", categories=domains.categories[c], missing=missing[c])
+             for c in columns]
     sizes = {s.name: s.public_domain for s in specs}
     z = math.prod(sizes.values())
     alpha = float(st.session_state.alpha_dm)
@@ -122,9 +129,11 @@ def _pure_pointer() -> None:
     if m_pure < 1:
         st.info(head + f" {at}, no release of m ≥ 1 is pure: raise α or ε.", icon="🧭")
         return
+    # the public lists as the release sees them: with the missing marker when missing is a value
+    categories = {c: (*cats, None) if missing[c] == "value" else cats for c, cats in domains.categories.items()}
     cost = compute.pure_path_cost(
         selection.key, sel.release_frame(), sel.release_counts(), tuple(domains.kinds.items()), tuple(steps.items()),
-        tuple(domains.categories.items()), tuple(domains.bounds.items()), tuple(domains.log.items()),
+        tuple(categories.items()), tuple(domains.bounds.items()), tuple(domains.log.items()),
         sel.active_coarsening(columns), alpha, m_pure, float(theta), int(m))
     proposed = [c for c in numeric if c not in domains.grids]
     st.info(head + f" {at}, over z = {z:,} public rows (θ = z·α = {z * alpha:g}), the largest pure m is "
@@ -323,25 +332,30 @@ else:
 
 # ------------------------------------------------------------------ inverse calibration
 st.subheader("Inverse calibration: from a target (ε, δ) to feasible (θ, m)")
-st.caption("State the guarantee you need; the chart shows every (θ, m) for which one Dirichlet-process "
-           "release (σ = 0) is globally (ε, δ)-DP on its exact profile — T₁ = m/(m + θ + n − 1) ≤ δ, at any ε "
-           "(docs/audit.md §1.3) — and marks the largest admissible m.")
-left, right = st.columns(2)
-target_eps = left.number_input("target ε", min_value=0.05, max_value=20.0, value=float(st.session_state.eps),
-                               step=0.25, key="target_eps")
-target_delta = right.select_slider("target δ", options=list(state.DELTA_OPTIONS),
-                                   value=float(st.session_state.delta), format_func=plots.format_upper,
-                                   key="target_delta")
-current_theta = float(st.session_state.theta)
-grid, m_star = compute.feasible_region(n, float(target_eps), float(target_delta), current_theta)
-at_current = int(m_star[grid.index(current_theta)])
-best = int(np.argmax(m_star))
-best_theta = widgets.parameter_text(f"{grid[best]:.3g}")
-st.markdown(f"For ε = {target_eps:g}, δ = {fmt(target_delta)} and n = {n:,}: at your θ = "
-            f"{widgets.parameter_text(current_theta)} the largest admissible release is **m\\* = {at_current:,}**; "
-            f"over the θ grid (the θ slider's range) the largest is m\\* = {int(m_star[best]):,} at "
-            f"θ = {best_theta} (a larger θ puts more mass on new values, which buys a larger release at the cost "
-            "of more values drawn from H).")
-st.plotly_chart(plots.feasible_region_figure(grid, m_star, delta_target=float(target_delta),
-                                             eps_target=float(target_eps), selected_theta=current_theta,
-                                             log_x=True), key="feasible")
+# a σ = 0 section: in another family it would quote the σ = 0 slider's θ beside the family's own θ
+if spec.regime is not privacy.DIRICHLET_PROCESS:
+    st.info("Inverse calibration to (θ, m) is the Dirichlet-process case (σ = 0): choose that family to see it. "
+            "The family chosen above states its own largest m with its guarantee.")
+else:
+    st.caption("State the guarantee you need; the chart shows every (θ, m) for which one Dirichlet-process "
+               "release (σ = 0) is globally (ε, δ)-DP on its exact profile — T₁ = m/(m + θ + n − 1) ≤ δ, at any ε "
+               "(docs/audit.md §1.3) — and marks the largest admissible m.")
+    left, right = st.columns(2)
+    target_eps = left.number_input("target ε", min_value=0.05, max_value=20.0, value=float(st.session_state.eps),
+                                   step=0.25, key="target_eps")
+    target_delta = right.select_slider("target δ", options=list(state.DELTA_OPTIONS),
+                                       value=float(st.session_state.delta), format_func=plots.format_upper,
+                                       key="target_delta")
+    current_theta = float(st.session_state.theta)
+    grid, m_star = compute.feasible_region(n, float(target_eps), float(target_delta), current_theta)
+    at_current = int(m_star[grid.index(current_theta)])
+    best = int(np.argmax(m_star))
+    best_theta = widgets.parameter_text(f"{grid[best]:.3g}")
+    st.markdown(f"For ε = {target_eps:g}, δ = {fmt(target_delta)} and n = {n:,}: at your θ = "
+                f"{widgets.parameter_text(current_theta)} the largest admissible release is **m\\* = {at_current:,}**; "
+                f"over the θ grid (the θ slider's range) the largest is m\\* = {int(m_star[best]):,} at "
+                f"θ = {best_theta} (a larger θ puts more mass on new values, which buys a larger release at the cost "
+                "of more values drawn from H).")
+    st.plotly_chart(plots.feasible_region_figure(grid, m_star, delta_target=float(target_delta),
+                                                 eps_target=float(target_eps), selected_theta=current_theta,
+                                                 log_x=True), key="feasible")

@@ -24,7 +24,7 @@ import pandas as pd
 from .validation import check_integer
 
 __all__ = ["CONFIDENTIAL_MARK", "FORMULA_TRIGGERS", "certified_eps_note", "composed_eps_note", "format_certified_eps",
-           "format_eps", "format_lower", "format_risk", "format_risk_interval", "format_upper", "formula_safe",
+           "format_composed", "format_eps", "format_lower", "format_risk", "format_risk_interval", "format_upper", "formula_safe",
            "neutralise_formula", "risk_note"]
 
 #: Heads every curator-only file (the curator report, its figures and tables).
@@ -163,6 +163,28 @@ def composed_eps_note(value, delta, releases: int = 1) -> str:
                 f"in total variation — is already at most δ = {format_upper(delta)}: no test tells the two apart "
                 "beyond δ, so ε = 0.")
     return ""
+
+
+def format_composed(value, delta) -> str:
+    """A total ε of composed releases with its δ, as one privacy statement (docs/audit.md §4).
+
+    A total ε of 0 is printed with its δ, never alone: "(ε, δ) = (0, 0.0141)" — the whole
+    privacy loss then sits in δ (δ(0) is already at most δ), and "total ε = 0" alone would read
+    as perfect privacy. Otherwise "total ε = …" rounded up (:func:`format_eps`).
+
+    Parameters
+    ----------
+    value : float in [0, ∞]
+    delta : float in [0, 1]
+
+    Returns
+    -------
+    str
+        For example ``format_composed(0.0, 0.0141) == "(ε, δ) = (0, 0.0141): all of the loss in δ"``.
+    """
+    if float(value) == 0:
+        return f"(ε, δ) = (0, {format_upper(delta)}): all of the loss in δ"
+    return f"total ε = {format_eps(value)}"
 
 
 def format_certified_eps(value, digits: int = 3) -> str:

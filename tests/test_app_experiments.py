@@ -113,7 +113,8 @@ def downloads(monkeypatch):
 
     def fetch(at: AppTest, label: str) -> pd.DataFrame:
         button = {b.proto.label: b.proto for b in at.get("download_button")}[label]
-        return pd.read_csv(io.BytesIO(fetch_bytes(button)))
+        # curator-only tables start with a "# CONFIDENTIAL" line (ui/widgets.confidential_csv_bytes)
+        return pd.read_csv(io.BytesIO(fetch_bytes(button)), comment="#")
 
     fetch.bytes = fetch_bytes
     return fetch

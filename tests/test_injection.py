@@ -242,7 +242,8 @@ RAW = ["**bold**", "$x$", "<b>", "![t](", "**b**", "$y$", ":red[", "<img", "[cli
 
 def _markdown_texts(node, out: list[str]) -> list[str]:
     proto, kind = getattr(node, "proto", None), getattr(node, "type", "")
-    if proto is not None and kind not in ("dataframe", "plotly_chart", "code", "text"):
+    # a text box's value is what the user typed, shown as typed (not Markdown)
+    if proto is not None and kind not in ("dataframe", "plotly_chart", "code", "text", "text_input"):
         for field, value in proto.ListFields():
             wanted = field.name in MARKDOWN_FIELDS or (field.name == "options" and kind in MARKDOWN_OPTIONS)
             if not wanted:

@@ -191,3 +191,37 @@ def test_a_frequency_table_plans_as_its_rows(frame):
     with pytest.raises(ValueError, match=r"counts must be integers in \[0, ∞\]"):
         predict_utility(distinct, KINDS, (), theta=1.0, m=10, rng=np.random.default_rng(0), bounds=BOUNDS,
                         counts=-counts)
+
+
+# ---------------------------------------------------------------- verdict first (issue 36 item 3)
+def test_a_strong_release_that_meets_the_utility_target_beats_a_weak_one_with_more_margin(frame):
+    # θ = 3·10⁷ sizes a strong σ = 0 release (n·δ ≤ 0.01 at m = 100) beside the weak largest m
+    plan = plan_release(frame, KINDS, GuaranteeTarget(1.0, 1e-3), UtilityTarget(w1=30.0), thetas=(1.0, 3e7), runs=5,
+                        rng=np.random.default_rng(2), bounds=BOUNDS)
+    weak = [o for o in plan.options if o.verdict == "weak" and o.meets_utility]
+    assert weak and plan.recommended.verdict == "strong" and plan.recommended.m == 100
+    assert min(o.ratio for o in weak) < plan.recommended.ratio          # verdict first, margin second
+    assert "A weak release that meets the utility target is not recommended" in plan.message
+    table = plan.table()
+    assert list(table["verdict"]) == sorted(table["verdict"], key=["pure", "strong", "weak", "missed"].index)
+    assert table["copied_rows"].iloc[0] == pytest.approx(100 * 3000 / (3000 + 3e7), rel=1e-12)
+
+
+def test_a_weak_recommendation_says_plainly_that_no_strong_one_meets_and_how_much_it_copies(frame):
+    plan = plan_release(frame, KINDS, GuaranteeTarget(1.0, 0.2), UtilityTarget(w1=6.0), thetas=(1.0, 3e7), runs=5,
+                        rng=np.random.default_rng(2), bounds=BOUNDS)
+    best = plan.recommended
+    assert best.verdict == "weak" and best.theta == 1.0
+    assert not any(o.meets_utility for o in plan.options if o.verdict in ("pure", "strong"))
+    assert plan.message.startswith("No strong or pure release meets the utility target; the best weak one copies "
+                                   f"about {best.m} of the {best.m} released rows verbatim")
+    assert "identifies its record" in plan.message and "Recommended:" in plan.message
+    assert best.copied_rows == pytest.approx(best.m * 3000 / 3001, rel=1e-12)
+
+
+def test_the_evaluation_budget_holds_with_and_without_strong_settings(frame):
+    for thetas, strong in (((0.5, 1.0, 5.0, 25.0), 0), ((1.0, 3e7, 6e7), 2)):
+        plan = plan_release(frame, KINDS, GuaranteeTarget(1.0, 1e-3), UtilityTarget(w1=30.0), candidates=_grid(),
+                            thetas=thetas, runs=2, max_evaluations=3, rng=np.random.default_rng(3), bounds=BOUNDS)
+        assert len(plan.options) == 3
+        assert sum(o.verdict == "strong" for o in plan.options) == strong   # a third of the budget stays for weak

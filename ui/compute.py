@@ -291,8 +291,15 @@ def column_table(prepared: core_data.PreparedData, column: str) -> tuple[np.ndar
     records. ``numpy.repeat(values, counts)`` is the column's sorted records."""
     table = prepared.table
     distinct = prepared.to_original(table.atoms)[column].to_numpy()
-    reduced = core_data.frequency_table(distinct, table.counts)
-    return reduced.atoms, reduced.counts
+    # missing is a value (docs/mathematics.md §2.5): the missing cells are one more entry, last (NaN in a
+    # numeric column, None in a categorical one), never refused
+    missing = pd.isna(distinct)
+    reduced = core_data.frequency_table(distinct[~missing], np.asarray(table.counts)[~missing])
+    if not missing.any():
+        return reduced.atoms, reduced.counts
+    marker = np.array([np.nan if reduced.atoms.dtype.kind == "f" else None], dtype=reduced.atoms.dtype)
+    return (np.concatenate([reduced.atoms, marker]),
+            np.append(reduced.counts, np.asarray(table.counts)[missing].sum()))
 
 
 def singleton_stand_ins(prepared: core_data.PreparedData) -> np.ndarray:
@@ -320,9 +327,12 @@ def calibration(selection_key: str, n: int, d: int, eps: float, delta: float, m:
                 peers: tuple[str, ...] = ()):
     """``core.evaluation.compare.calibrate`` (cached) of the default mechanisms and the ``peers``
     (keys of ``core.mechanisms.PEER_MECHANISMS``); ``levels`` and ``unlisted`` from the
-    selection's :func:`comparison_data` (categorical columns and those without a public list)."""
+    selection's :func:`comparison_data` (categorical columns and those without a public list).
+    The peers were asked for by name: one that cannot run is an error naming what is missing;
+    a default mechanism that cannot run is skipped (``Calibration.skipped``)."""
     return compare.calibrate(n, eps, delta, m, theta=theta, d=d, bins=bins, bounds_from_data=bounds_from_data,
-                             levels=levels, unlisted=unlisted, mechanisms=compare.DEFAULT_MECHANISMS + tuple(peers))
+                             levels=levels, unlisted=unlisted, mechanisms=compare.DEFAULT_MECHANISMS + tuple(peers),
+                             required=tuple(peers))
 
 
 @session_cache(max_entries=4)
@@ -365,6 +375,10 @@ def sweep_runs(selection_key: str, _table: evaluation.ComparisonTable, eps_value
     return out
 
 
+#: How a missing value kept as a value (one more public category) is named in a figure.
+MISSING_LABEL = "(missing)"
+
+
 def comparison_overlay(table: evaluation.ComparisonTable, picture: np.ndarray, releases: dict[str, np.ndarray],
                        j: int, names: dict[str, str] | None = None):
     """One release per mechanism against the data on column ``j``, in the column's own terms
@@ -379,11 +393,14 @@ def comparison_overlay(table: evaluation.ComparisonTable, picture: np.ndarray, r
     if column.kind == "categorical":
         shares = {"confidential": column.shares(atoms, table.counts)}
         shares.update({label: column.shares(z[:, j]) for label, z in releases.items()})
-        categories = list(column.labels) + [evaluation.OTHER_CATEGORY]
+        # the missing marker (missing is a value) is one more public category: named, never "None"
+        categories = [MISSING_LABEL if c is None else c for c in column.labels] + [evaluation.OTHER_CATEGORY]
         return plots.category_shares_figure(categories, shares, x_title=column.name, names=names,
                                             title=f"{column.name}: category shares, one release per mechanism")
     values = column.original(atoms)
-    samples = {"confidential": column.original(np.asarray(picture).reshape(len(picture), -1)[:, j].astype(float))}
+    confidential = column.original(np.asarray(picture).reshape(len(picture), -1)[:, j].astype(float))
+    # the comparison is over the numbers (ComparisonTable.missing_left_out): a missing cell is no point to draw
+    samples = {"confidential": confidential[~np.isnan(confidential)]}
     samples.update({label: column.original(z[:, j]) for label, z in releases.items()})
     return distribution_overlay(samples, title=f"{column.name} (original units): one release per mechanism",
                                 x_title=column.name, first_table=(values, table.counts), names=names,
@@ -666,7 +683,25 @@ def pure_path_cost(data_key: str, _frame: pd.DataFrame, _counts, kinds: tuple, s
     column of the pure release (grid ``steps``, α, ``m_pure``) and of the σ = 0 release (θ, m),
     :data:`PURE_COST_RUNS` releases each from ``default_rng(seed)``, read off counts (cost in
     distinct rows, not in n or m). Mapping arguments come as tuples of pairs (cache keys)."""
+    frame, categories = _missing_as_category(_frame, dict(categories))
     return core_planner.pure_utility_cost(
-        _frame, dict(kinds), dict(steps), alpha=alpha, m_pure=m_pure, theta=theta, m=m, runs=PURE_COST_RUNS,
-        rng=np.random.default_rng(seed), bounds=dict(bounds), log=dict(log), categories=dict(categories),
+        frame, dict(kinds), dict(steps), alpha=alpha, m_pure=m_pure, theta=theta, m=m, runs=PURE_COST_RUNS,
+        rng=np.random.default_rng(seed), bounds=dict(bounds), log=dict(log), categories=categories,
         transforms=coarsening, counts=_counts)
+
+
+def _missing_as_category(frame: pd.DataFrame, categories: dict) -> tuple[pd.DataFrame, dict]:
+    """A categorical column whose public list holds the missing marker ``None`` (missing is a value:
+    one more public category, docs/mathematics.md §2.5): its missing cells and that marker become one
+    label outside the list, so a search that matches categories by their text counts them as that
+    category (the label is a stand-in of this computation only, never released)."""
+    frame = frame.copy() if any(None in cats for cats in categories.values()) else frame
+    for c, cats in categories.items():
+        if None not in cats:
+            continue
+        label = "(missing)"
+        while label in {str(v) for v in cats}:
+            label += "'"
+        categories[c] = tuple(label if v is None else v for v in cats)
+        frame[c] = frame[c].astype(object).where(frame[c].notna(), label)
+    return frame, categories

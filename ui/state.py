@@ -68,7 +68,8 @@ MAX_DISTINCT = 10**6
 
 #: The regimes the Privacy page offers, by key, with the words core uses for them.
 REGIMES = {key: regime.label for key, regime in privacy.REGIMES.items()}
-DELTA_OPTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1)
+# down to 1e-9: a strong verdict needs n·δ ≤ 0.01, i.e. δ ≤ 7.4e-7 on the 13 501-record sample
+DELTA_OPTIONS = (1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.05, 0.1)
 SEED_MAX = 2**32 - 1
 #: θ (the strength of the Dirichlet process and Pitman–Yor predictive): the one range of the
 #: Privacy page's θ slider, its inverse calibration's θ grid and the Release planner's θ grid.
@@ -107,6 +108,8 @@ DEFAULTS: dict[str, Any] = {
     "release_seed_replay": "",
     # Evaluation seeds (simulations that are never a release, never offered as one): each page its own key.
     "compare_seed": 12345,         # the Compare page's runs
+    "peers_chosen": (),            # the Compare page's chosen peers (kept across reruns and page switches)
+    "peers_size": "both",          # the peers' release size: "both", "m" (the common m) or "n"
     "bins": 20,
     "runs": 100,
 }
@@ -152,6 +155,7 @@ OPTIONS: dict[str, tuple] = {
     "source_kind": ("sample", "upload"),
     "inf_source": ("dyadic", "data"),
     "inf_rule": ("privacy", "power"),
+    "peers_size": ("both", "m", "n"),
 }
 
 

@@ -128,13 +128,42 @@ VERDICT_BOXES = {"pure": st.success, "strong": st.success, "weak": st.warning, "
 VERDICT_ICONS = {"pure": "✅", "strong": "✅", "weak": "⚠️", "missed": "⛔"}
 
 
-def verdict_box(guarantee: privacy.Guarantee, *, advice: str | None = None, conditional_on=()) -> None:
+def green_verdict(guarantee: privacy.Guarantee, conditional_on=(), blocked: str | None = None) -> bool:
+    """Whether a page may show green about this release: a pure or strong verdict resting on no
+    data-dependent choice that no guarantee covers (docs/verdicts.md §1, §4), for a release that
+    can be made (``blocked``: why not, :func:`public_domain_gap`). The one rule of every green
+    box about a release (the verdict box, the empirical audit)."""
+    return guarantee.verdict in ("pure", "strong") and not list(conditional_on) and not blocked
+
+
+def public_domain_gap(spec: privacy.ReleaseSpec, public_domain: int | None) -> str | None:
+    """Why a Dirichlet–multinomial release (σ < 0) cannot be made yet, or ``None``.
+
+    Its pure guarantee is over z *public* categories (docs/mathematics.md §3.3.1); without a
+    public domain for every column (``public_domain`` is ``None``) z = max(stated z, k) rests on
+    k, read off the data, and the Synthetic data page refuses to generate — so no page may show
+    the "pure" verdict green."""
+    if spec.regime is not privacy.DIRICHLET_MULTINOMIAL or public_domain is not None:
+        return None
+    return ("**Not releasable yet:** the Dirichlet–multinomial needs every column on a public domain (a numeric "
+            "column on a public grid, a categorical column on its public category list — Data page); until then "
+            f"z = {spec.theta / -spec.sigma:,.0f} rests on the k distinct values read off the confidential data, so "
+            "this verdict holds for no release that can be made, and Generate refuses.")
+
+
+def verdict_box(guarantee: privacy.Guarantee, *, advice: str | None = None, conditional_on=(),
+                blocked: str | None = None, spec=None) -> None:
     """The verdict of a release's composed global guarantee, in the words every page and file
     uses, with n·δ, what a weak δ allows and the attack terms (all numbers rounded up by core).
 
     ``conditional_on``: the titles of the data-dependent choices of the release
     (:func:`core.release.choices.data_dependent_choices`). With any, a pure or strong verdict
-    is not shown green, and a "conditional on" banner names them.
+    is not shown green, and a "conditional on" banner names them. ``blocked``: why the release
+    cannot be made yet (:func:`public_domain_gap`): said in the box, never green. ``spec``: the
+    release (a ``ReleaseSpec``, or a peer mechanism's spec, which says nothing here); for a PYPP
+    release with σ = 0 the box also says the public scale of copying — each row a confidential
+    record with probability n/(n + θ), about how many of the m rows (:func:`core.privacy.copy_scale`,
+    docs/verdicts.md §2.1).
     """
     fmt = plots.format_upper
     conditional = list(conditional_on)
@@ -147,14 +176,19 @@ def verdict_box(guarantee: privacy.Guarantee, *, advice: str | None = None, cond
     if verdict == "weak" and guarantee.verbatim_probability is not None:
         parts.append(f"What this δ allows here: a record whose value is unique can appear verbatim with "
                      f"probability up to **{fmt(guarantee.verbatim_probability)}**.")
+    if isinstance(spec, privacy.ReleaseSpec) and spec.mechanism == "pypp" and spec.sigma == 0:
+        parts.append(f"**Scale of copying:** {privacy.copy_scale(spec.m, spec.n, spec.theta).words}")
     if guarantee.attack is not None:
         tpr = ", ".join(f"≤ {fmt(t)} at FPR {a:g}" for a, t in guarantee.attack.tpr_at_fpr)
         parts.append(f"An attacker's best membership test: advantage (TPR − FPR) ≤ {fmt(guarantee.attack.advantage)}; "
                      f"true positive rate {tpr}.")
     if verdict == "missed" and advice:
         parts.append(advice)
-    box = st.warning if conditional and verdict in ("pure", "strong") else VERDICT_BOXES[verdict]
-    box(" ".join(parts), icon="⚠️" if conditional and verdict in ("pure", "strong") else VERDICT_ICONS[verdict])
+    if blocked:
+        parts.append(blocked)
+    not_green = verdict in ("pure", "strong") and not green_verdict(guarantee, conditional, blocked)
+    box = st.warning if not_green else VERDICT_BOXES[verdict]
+    box(" ".join(parts), icon="⚠️" if not_green else VERDICT_ICONS[verdict])
     if conditional:
         conditional_banner(conditional)
 

@@ -145,9 +145,14 @@ class PublicGrid:
 class GridBase:
     """Base measure of a column on a public grid: uniform over its ``z`` points, given in the
     column's transformed units (``categories``, increasing). New values are grid points; with
-    σ < 0 the unobserved points are the public categories released by name."""
+    σ < 0 the unobserved points are the public categories released by name.
+
+    ``missing``: the column keeps its missing cells as a value (docs/mathematics.md §2.5), an
+    atom beside the grid points that :meth:`sample` never draws; the grid points are then not
+    the column's whole domain, so :func:`public_domain_size` gives none (σ < 0 refused)."""
 
     categories: np.ndarray
+    missing: bool = False
 
     def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
         """``size`` iid draws, uniform over the grid points; ``0 ≤ size ≤ MAX_RELEASE_SIZE``."""
@@ -166,6 +171,8 @@ def public_domain_size(bases) -> int | None:
     sizes = []
     for b in bases:
         if not (isinstance(b, (CategoricalBase, GridBase)) and b.categories is not None):
+            return None
+        if isinstance(b, GridBase) and b.missing:   # a missing cell the grid points do not name
             return None
         sizes.append(len(b.categories))
     return math.prod(sizes)

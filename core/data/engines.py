@@ -7,6 +7,7 @@ import csv
 import io
 import math
 import numbers
+import dataclasses
 import os
 import re
 import shutil
@@ -504,8 +505,8 @@ def _text_bytes(item: _Input, limit: int | None) -> tuple[bytes, bool]:
 
 
 def _csv_decisions(item: _Input, options: dict) -> ReadResult:
-    """read_table on the first HEAD_BYTES (cut after a whole line), or on the whole file
-    (then ``decisions.size_bytes`` is the file's size)."""
+    """read_table on the first HEAD_BYTES (cut after a whole line), or on the whole file;
+    ``decisions.size_bytes`` is the file's size either way."""
     head, more = _text_bytes(item, HEAD_BYTES)
     attempts = 0
     while True:
@@ -516,13 +517,18 @@ def _csv_decisions(item: _Input, options: dict) -> ReadResult:
         source = io.BytesIO(cut)
         source.name = item.name.strip("'")
         try:
-            return read_table(source, max_bytes=None, name=item.called, **options)
+            result = read_table(source, max_bytes=None, name=item.called, **options)
         except ValueError as exc:
             # A quoted field may span the cut: drop the last line and try again.
             if not more or attempts >= 20 or "never closed" not in str(exc):
                 raise
             attempts += 1
             head = cut[:-1]
+            continue
+        if more:   # the reading record states the file's size, not the head's (issue 36)
+            size = len(item.content) if item.content is not None else os.path.getsize(item.path)
+            result = dataclasses.replace(result, decisions=dataclasses.replace(result.decisions, size_bytes=size))
+        return result
 
 
 def _pandas_csv(inputs: list[_Input], wanted: list[str], options: dict) -> tuple[pd.DataFrame, ReadDecisions]:

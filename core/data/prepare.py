@@ -361,8 +361,8 @@ class PreparedData:
                 entry.update(
                     decimals=c.spec.decimals, log=bool(c.spec.log), bounds=[c.bounds[0], c.bounds[1]],
                     bounds_from_data=False, clipped=c.n_clipped, scaled_to_unit_interval=bool(c.spec.scale),
-                    grid_step=c.spec.grid, grid_points=c.spec.public_domain,
-                    base_measure=f"uniform over the {c.spec.public_domain:,} public grid points")
+                    grid_step=c.spec.grid, grid_points=c.spec.public_grid.size,
+                    base_measure=f"uniform over the {c.spec.public_grid.size:,} public grid points")
             elif c.kind == "numeric":
                 entry.update(
                     decimals=c.spec.decimals, log=bool(c.spec.log),
@@ -731,7 +731,8 @@ def _prepare_grid(x: np.ndarray, spec: ColumnSpec, n_clipped: int, tlo: float,
                          "rounding to the column's decimals and the transforms; choose a coarser step, fewer "
                          "decimals rounded away, or narrower bounds")
     column = PreparedColumn(spec=spec, bounds=(spec.bounds[0], spec.bounds[1]), bounds_from_data=False,
-                            n_clipped=n_clipped, base=GridBase(grid_t), _lookup_transformed=grid_t,
+                            n_clipped=n_clipped, base=GridBase(grid_t, missing=spec.missing == "value"),
+                            _lookup_transformed=grid_t,
                             _lookup_original=points)
     return column, grid_t[grid.index_of(x)]
 

@@ -133,10 +133,6 @@ class ColumnSpec:
                                  "so there is no precision to read off the data (precision_from_data must be False)")
             step, _ = check_grid_step(self.grid, self.bounds, log=bool(self.log), name=f"grid of column {self.name!r}")
             object.__setattr__(self, "grid", step)
-            if self.missing == "value":
-                raise ValueError(f"column {self.name!r} is on a public grid: its missing cells can be dropped "
-                                 "(missing='drop'), not released as a value (the grid's public domain has no "
-                                 "missing point)")
 
     @property
     def public_grid(self) -> PublicGrid | None:
@@ -148,9 +144,14 @@ class ColumnSpec:
     @property
     def public_domain(self) -> int | None:
         """Size of the column's public domain (grid points, or public categories with the missing
-        one when missing is a value), or ``None``."""
+        one when missing is a value), or ``None`` (no list, no grid, or a grid whose missing cells
+        are kept as a value)."""
         if self.grid is not None:
-            return self.public_grid.size
+            # Missing kept as a value on a grid: one more atom beside the grid points (σ ≥ 0 releases it as an
+            # empty cell, H draws grid points only), but the Dirichlet–multinomial names its unobserved rows from
+            # the grid points alone, so the column has no public domain that mechanism can serve (σ < 0 refused,
+            # never a pure verdict for a release that cannot be made).
+            return None if self.missing == "value" else self.public_grid.size
         # missing is a value: one more public category (docs/mathematics.md §2.5)
         return None if self.categories is None else len(self.categories) + (self.missing == "value")
 

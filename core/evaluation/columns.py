@@ -96,11 +96,16 @@ class ComparisonTable:
     atoms : ndarray of float64, shape (k,) for one column, (k, d) otherwise, values in [0, 1]
     counts : ndarray of int64, shape (k,)
     columns : tuple of ComparisonColumn, length d
+    missing_left_out : int
+        Records left out because a numeric column has no number in them ("missing is a value",
+        docs/mathematics.md §2.5): the comparison's metrics and mechanisms work on numbers on
+        [0, 1], so it is over the other records (the pages say how many).
     """
 
     atoms: np.ndarray
     counts: np.ndarray
     columns: tuple
+    missing_left_out: int = 0
 
     @property
     def n(self) -> int:
@@ -167,12 +172,21 @@ def comparison_table(prepared: PreparedData) -> ComparisonTable:
             continue
         values = rows[:, j]
         if info.spec.categories is not None:
-            labels, public = tuple(info.spec.categories), True
+            # the column's public domain: its list, and the missing marker None when missing is a value
+            # (one more public category, docs/mathematics.md §2.5)
+            labels, public = tuple(info.base.categories), True
         else:   # sorted by their text, so mixed label types (numbers, strings) sort too
             labels, public = tuple(sorted(set(values.tolist()), key=lambda v: (str(v), repr(v)))), False
         index = {label: c for c, label in enumerate(labels)}
         out[:, j] = category_positions([index[v] for v in values.tolist()], len(labels))
         columns.append(ComparisonColumn(name, "categorical", labels=labels, public=public))
+    counts = np.asarray(prepared.table.counts, dtype=np.int64)
+    # a missing cell of a numeric column is an atom outside the numbers (NaN): left out, counted
+    numbers = ~np.isnan(out).any(axis=1)
+    left_out = int(counts[~numbers].sum())
+    if left_out:
+        if not numbers.any():
+            raise ValueError("every record has a missing value in a numeric column: there is no number to compare")
+        out, counts = out[numbers], counts[numbers]
     data = out[:, 0] if atoms.ndim == 1 else out
-    return ComparisonTable(atoms=data, counts=np.asarray(prepared.table.counts, dtype=np.int64),
-                           columns=tuple(columns))
+    return ComparisonTable(atoms=data, counts=counts, columns=tuple(columns), missing_left_out=left_out)

@@ -15,8 +15,13 @@ For every coarsening candidate and θ in the grid the planner takes the largest 
 m (capped at ``m_max``; utility improves with m, since copies of the data dominate the
 release), predicts the utility by Monte Carlo — ``runs`` PYPP releases (σ = 0) of the
 coarsened data, new values from the base measure H uniform on the column's public bounds,
-each metric's ``level`` quantile over runs — and recommends the setting that meets both
-targets with the largest margin. When none does it says which target cannot be met and by
+each metric's ``level`` quantile over runs — and recommends, **verdict first** (pure > strong >
+weak > missed, docs/verdicts.md §1), the setting that meets both targets with the largest
+margin: never a weak release while a strong or pure one meets the utility target. When only a
+weak one does, the plan says so plainly, with the scale of its copying (each row a
+confidential record with probability n/(n + θ), docs/verdicts.md §2.1). For each θ a σ = 0
+setting is also sized to be ``strong`` (:func:`core.privacy.largest_strong_m`; it needs θ of
+order 100·n·m). When none meets the utility target it says which target cannot be met and by
 how much (docs/mathematics.md §3.6).
 
 Alongside, with a :class:`PureSearch`, it evaluates **pure** options: the Dirichlet–multinomial
@@ -60,8 +65,11 @@ from ..mechanisms import public_domain_can_serve, py_predictive_counts
 from ..privacy import (
     DIRICHLET_MULTINOMIAL,
     DIRICHLET_PROCESS,
+    VERDICTS,
     ReleaseSpec,
+    copy_scale,
     instance_delta,
+    largest_strong_m,
     max_instance_synthetic_size,
 )
 from ..evaluation import repeated_quantiles
@@ -148,6 +156,14 @@ MAX_PURE_GRIDS = 200
 #: The release kinds of the plan's table.
 RELEASE_KINDS = {DIRICHLET_PROCESS.key: "σ = 0 (Dirichlet process)",
                  DIRICHLET_MULTINOMIAL.key: "σ < 0 (Dirichlet–multinomial, pure)"}
+#: Verdict first: pure, strong, weak, missed (docs/verdicts.md §1).
+VERDICT_RANK = {v: i for i, v in enumerate(VERDICTS)}
+
+
+def rank_key(option: "PlanOption") -> tuple:
+    """The order of the plan's options and of its recommendation: verdict first (pure > strong >
+    weak > missed), then meeting the utility target, then the utility ratio."""
+    return VERDICT_RANK.get(option.verdict, len(VERDICTS)), not option.meets_utility, option.ratio
 
 
 @dataclass(frozen=True)
@@ -172,6 +188,9 @@ class PlanOption:
     alpha: float | None = None
     domain: tuple = ()
     z: int | None = None
+    #: σ = 0: the expected number of released rows that are confidential records, m·n/(n + θ)
+    #: (public, docs/verdicts.md §2.1); ``None`` for a pure option
+    copied_rows: float | None = None
 
     @property
     def pure(self) -> bool:
@@ -194,7 +213,9 @@ class PlanOption:
         row = {"release": RELEASE_KINDS[self.regime], "verdict": self.verdict, "coarsening": self.label,
                "alpha": math.nan if self.alpha is None else self.alpha,
                "z": math.nan if self.z is None else self.z, "theta": self.theta, "m": self.m,
-               "m_allowed": self.m_allowed, "ratio": self.ratio, "meets_utility": self.meets_utility}
+               "m_allowed": self.m_allowed,
+               "copied_rows": math.nan if self.copied_rows is None else self.copied_rows,
+               "ratio": self.ratio, "meets_utility": self.meets_utility}
         for col, metrics in self.predicted.items():
             for k, v in metrics.items():
                 row[f"{k}[{col}]"] = v
@@ -676,6 +697,22 @@ def _describe(option: PlanOption) -> str:
     return f"σ = 0 release, {option.label}; θ = {option.theta:g}, m = {option.m}"
 
 
+def _plain_weak(option: PlanOption, n: int) -> str:
+    """What a recommendation with a weak (or missed) verdict means, said first and plainly: no
+    strong or pure setting meets the utility target, and how much the release copies
+    (docs/verdicts.md §2.1)."""
+    scale = copy_scale(option.m, n, option.theta)
+    head = ("No strong or pure release meets the utility target" if option.verdict == "weak" else
+            "No release with a pure, strong or weak verdict meets the utility target")
+    what = ("the best weak one" if option.verdict == "weak" else
+            "the best one, whose verdict is missed (its global guarantee misses the target: the gate refuses to "
+            "publish it)")
+    return (f"{head}; {what} copies {scale.rows_in_words} released rows verbatim from confidential records "
+            f"(each row with probability n/(n + θ) = {scale.probability_text}; no row at all is new with "
+            f"probability {scale.no_new_row_text}), and a copied row whose value is unique in the data "
+            "identifies its record.")
+
+
 def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: GuaranteeTarget,
                  utility: UtilityTarget, *, candidates: Sequence[Sequence[ColumnTransform]] = ((),),
                  thetas: Sequence[float] = (0.5, 1.0, 5.0, 25.0), m_max: int | None = None, m_min: int = 1,
@@ -695,9 +732,14 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
     Each kind's feasible settings are ordered by a cheap proxy, the largest over numeric columns of
     (coarsening or grid cost + θ/(θ+n) × half the bounds' width + SD/√m) / W1 target, and the
     first ``max_evaluations`` (``pure.max_evaluations``) are predicted by Monte Carlo
-    (``runs`` releases each, :func:`predict_utility`, :func:`predict_pure_utility`). The
-    recommendation is the pure option meeting the utility target with the smallest ``ratio``
-    (largest predicted / target over columns and metrics), else such a σ = 0 setting.
+    (``runs`` releases each, :func:`predict_utility`, :func:`predict_pure_utility`); σ = 0
+    settings are taken verdict first (strong before weak, each θ also sized strong by
+    :func:`core.privacy.largest_strong_m`), a third of the budget kept for the others. The
+    recommendation is, verdict first (pure > strong > weak > missed), the option meeting the
+    utility target with the smallest ``ratio`` (largest predicted / target over columns and
+    metrics): never a weak one while a strong or pure one meets it, and a weak one's message says
+    so first, with the scale of its copying (docs/verdicts.md §2.1). The options are returned in
+    that order.
 
     Parameters
     ----------
@@ -763,6 +805,14 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
     feasible, best_privacy = [], None
     global_m = {th: DIRICHLET_PROCESS.largest_m(n, 0.0, th, guarantee.eps, guarantee.delta, releases=k, m_cap=m_max)
                 for th in thetas} if guarantee.scope == "global" else None
+    # the largest m whose composed global guarantee is strong (n·δ_k ≤ 0.01) at each θ: verdict
+    # first, so a strong σ = 0 setting is searched beside the largest admissible (weak) one
+    strong_m = {th: largest_strong_m(n, th, guarantee.delta, releases=k, m_cap=m_max) for th in thetas}
+
+    def dp_verdict(th: float, m: int) -> str:
+        spec = ReleaseSpec(0.0, th, int(m), n, eps=guarantee.eps, delta=guarantee.delta, releases=k)
+        return DIRICHLET_PROCESS.release_guarantee(spec).verdict
+
     for cand, counts, columns, cost in prepared:
         for th in thetas:
             allowed = global_m[th] if global_m is not None else \
@@ -772,9 +822,18 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
                 best_privacy = (allowed, th, counts)
             if m < m_min:
                 continue
-            feasible.append((_proxy(numeric, utility, columns, cost, th, n, m), cand, counts, columns, th, m, allowed))
-    feasible.sort(key=lambda item: item[0])
-    chosen = feasible[:max_evaluations]
+            sizes = [m] + ([strong_m[th]] if m_min <= strong_m[th] < m else [])
+            for size in sizes:
+                feasible.append((dp_verdict(th, size), _proxy(numeric, utility, columns, cost, th, n, size), cand,
+                                 counts, columns, th, size, allowed))
+    # verdict first, then the proxy; when strong settings exist a third of the budget stays for the
+    # others, so that a plan whose strong settings all miss the utility target can still say what
+    # the best weak one would copy
+    feasible.sort(key=lambda item: (VERDICT_RANK[item[0]], item[1]))
+    strong_items = [f for f in feasible if f[0] == "strong"]
+    rest = [f for f in feasible if f[0] != "strong"]
+    n_strong = min(len(strong_items), max_evaluations - min(len(rest), max_evaluations // 3))
+    chosen = strong_items[:n_strong] + rest[:max_evaluations - n_strong]
     pure_chosen, pure_best_m = [], None
     if pure is not None:
         pure_feasible = []
@@ -811,15 +870,14 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
         return Plan(guarantee, utility, None, (), False, False, message, tuple(sorted(from_data)))
     total = len(chosen) + len(pure_chosen)
     options = []
-    for i, (_, cand, counts, columns, th, m, allowed) in enumerate(chosen):
+    for i, (verdict, _, cand, counts, columns, th, m, allowed) in enumerate(chosen):
         if progress is not None:
             progress(i / total, f"predicting setting {i + 1} of {total} (σ = 0, θ = {th:g}, m = {m})")
         sim = _simulate(counts, columns, th, m, runs, rng)
         predicted, ratio = _summarise(sim, utility)
         full = tuple(next((t for t in cand if t.column == c), ColumnTransform(c)) for c in kinds)
-        spec = ReleaseSpec(0.0, th, int(m), n, eps=guarantee.eps, delta=guarantee.delta, releases=k)
         options.append(PlanOption(full, th, int(m), int(allowed), predicted, ratio, ratio <= 1.0, regime=DIRICHLET_PROCESS.key,
-                                  verdict=DIRICHLET_PROCESS.release_guarantee(spec).verdict))
+                                  verdict=verdict, copied_rows=copy_scale(int(m), n, th).expected_rows))
     for i, (_, dom, alpha, m, allowed) in enumerate(pure_chosen, start=len(chosen)):
         theta = float(dom.z) * alpha
         if progress is not None:
@@ -832,17 +890,27 @@ def plan_release(frame: pd.DataFrame, kinds: Mapping[str, str], guarantee: Guara
                                   domain=dom.domain, z=dom.z))
     if progress is not None:
         progress(1.0, "done")
+    options.sort(key=rank_key)
     meeting = [o for o in options if o.meets_utility]
-    pure_meeting = [o for o in meeting if o.pure]
-    best = min(pure_meeting or meeting or options, key=lambda o: o.ratio)
+    # verdict first: never a weak release while a strong or pure one meets the utility target
+    best = min(meeting, key=rank_key) if meeting else min(options, key=lambda o: o.ratio)
     if best.meets_utility:
         message = (f"Recommended: {_describe(best)} (admissible up to m = {best.m_allowed}); predicted utility at "
                    f"the {utility.level:g} quantile of {runs} runs is {best.ratio:.3g} of the target.")
+        if best.verdict in ("weak", "missed"):
+            message = _plain_weak(best, n) + " " + message
         others = [o for o in meeting if not o.pure]
         if best.pure and others:
             alt = min(others, key=lambda o: o.ratio)
             message += (f" A pure release is preferred: the best σ = 0 setting ({_describe(alt)}) predicts "
                         f"{alt.ratio:.3g} of the target with verdict {alt.verdict}.")
+        weaker = [o for o in meeting if o.verdict == "weak"]
+        if best.verdict in ("pure", "strong") and weaker:
+            alt = min(weaker, key=lambda o: o.ratio)
+            message += (f" A weak release that meets the utility target is not recommended while this {best.verdict} "
+                        f"one does: the best ({_describe(alt)}) would copy "
+                        f"{copy_scale(alt.m, n, alt.theta).rows_in_words} released rows verbatim from confidential "
+                        "records.")
     else:
         r, c, metric, v, t = _worst(best, utility)
         message = (f"The utility target cannot be met with the privacy target: the best setting ({_describe(best)}) "

@@ -29,6 +29,9 @@ probabilistic-DP curve is
 * :mod:`.verdict` — the four verdicts (pure, strong, weak, missed; strong needs n·δ_k ≤ 0.01),
   the exact global profile of σ = 0, 1 − (1 − T₁)^k at every ε ≥ 0 (docs/audit.md §1.3), the
   verbatim risk and the attack terms of a release's composed global guarantee (docs/verdicts.md);
+* :mod:`.copying` — the public scale of copying of a σ = 0 release: each row is a confidential
+  record with probability n/(n + θ) (:func:`copy_probability`, :func:`copy_scale`,
+  docs/verdicts.md §2.1), and the largest strong m (:func:`largest_strong_m`);
 * :mod:`.instance` — :func:`instance_delta` and :func:`instance_delta_at_most` for every regime;
 * :mod:`.old_values` — the old-values-only PYPP (thesis Algorithm 3);
 * :mod:`.calibration` — the noise of the baselines and the Bayesian family (§4, §9);
@@ -59,6 +62,15 @@ from .calibration import (
     truncated_dirichlet_p_min,
 )
 from .common import MAX_ACCOUNTING_M, beta_binomial_log_tail
+from .copying import (
+    CopyScale,
+    copy_probability,
+    copy_scale,
+    expected_copied_rows,
+    largest_strong_m,
+    no_new_row_probability,
+    old_value_probability,
+)
 from .crp import MAX_CRP_TABLES, crp_table_counts, crp_tables
 from .dirichlet_multinomial import dirichlet_multinomial_is_pure, dirichlet_multinomial_pure_epsilon
 from .dirichlet_process import tight_instance_delta
@@ -85,6 +97,8 @@ __all__ = [
     "ATTACK_FPRS", "RECORDS_EXPOSED_WORDS", "VERDICTS", "VERDICT_WORDS", "AttackTerms",
     "DIRICHLET_ALPHA_RANGE", "MAX_ACCOUNTING_M", "MAX_CELLS", "MAX_CRP_TABLES", "SENSITIVITY_RANGE", "MonteCarloDelta",
     "MonteCarloReplicates",
+    "CopyScale", "copy_probability", "copy_scale", "expected_copied_rows", "largest_strong_m",
+    "no_new_row_probability", "old_value_probability",
     "ReleaseSpec", "beta_binomial_log_tail", "crp_table_counts", "crp_tables", "dirichlet_multinomial_alpha",
     "dirichlet_multinomial_is_pure", "dirichlet_multinomial_pure_epsilon", "dirichlet_sampling_alpha",
     "dirichlet_sampling_epsilon", "expected_release_size", "gaussian_delta", "gaussian_sigma", "global_delta",

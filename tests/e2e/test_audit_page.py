@@ -37,7 +37,7 @@ def test_audit_page_on_cps_sample(page, app_url):
     fig = w.figure_with_title(page, "Audit:")
     assert any(t["name"] == "likelihood ratio operating point" for t in fig["traces"])
     alerts = " ".join(w.alert_texts(page))
-    assert "Consistent with the guarantee" in alerts, alerts
+    assert "Consistent with the" in alerts, alerts   # green ("… guarantee") only on a pure or strong release
 
     # disclosure risk (curator only)
     page.get_by_role("tab", name="Disclosure risk").click()
