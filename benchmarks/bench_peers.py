@@ -1,6 +1,7 @@
 """PYPP against the field's peers on public data (issue 23). Prints JSON; not a test.
 
 Run: python benchmarks/bench_peers.py [--runs 10] [--markdown]   (needs the extra: pip install -e ".[peers]")
+     python benchmarks/bench_peers.py --reference [--runs 4] [--markdown]   (project vs reference; needs dpmm)
 
 Datasets, all public and shipped in an installed package or with the project:
 ``cps_earnings`` (the bundled CPS sample, n = 13 501: earnings, age, degree, gender),
@@ -14,11 +15,21 @@ Mechanisms at ε ∈ {1, 4}, δ = 10⁻³: PYPP (σ = 0, θ = 2) at its largest 
 project's Laplace and Gaussian histograms and OpenDP's, AIM and MST — at m* and at m = n —
 and the bootstrap (no privacy). Each is released ``--runs`` times (``core.evaluation.compare``
 with ``yardsticks=True``); the figures are medians over the runs: m, W1 of each numeric column
-(original units), TV of each categorical one, the joint W1 (scaled columns), the k-marginal
-score with the score of m records subsampled from the data, UEM, pMSE, and the seconds per
+(original units), TV of each categorical one, the joint W1 (scaled columns), the 3-way marginal
+score with the score of m records subsampled from the data, UEM, the pMSE ratio, and the seconds per
 release. Where m* = 0 (PYPP cannot release at δ = 10⁻³) only the m = n entries run.
 
 Target: one release of AIM or MST at most 5 s on these domains (2-core machine).
+
+``--reference``: the project's AIM and MST against the reference implementation ``dpmm`` 0.1.9
+(Private-PGM's mechanisms with its NumPy estimator; installed ``--no-deps``: see
+tests/test_peers_reference.py, whose harness runs it) on gapminder (lifeExp, gdpPercap,
+continent) and tips (tip, day, smoker), 4 bins per numeric column, ε ∈ {1, 4}, δ = 10⁻³, the
+reference at ρ/2 (add/remove neighbours; the same measurement noise). Each fit is released at
+m = n by the same controlled rounding (dpmm's own sampler needs pandas < 3), and for AIM also
+by i.i.d. draws from the project's fit. Figures are means over ``--runs`` fits: SDNist's
+k-marginal on the cells (every pair, ``core.evaluation.sdnist_k_marginal``), W1 of each numeric
+column's cells on the unit scale, seconds per fit.
 
 ``estimator_cross_check``: one MST measurement set on the CPS domain fitted by the dense
 estimator (core.mechanisms.pgm) and by mbi's ``estimation.mirror_descent`` (Private-PGM, JAX):
@@ -89,7 +100,7 @@ def run_one(table, names, eps, runs, seed):
                 (c["TV"] if c["TV"].notna().any() else c["W1"]).median())
         row["W1[joint]"] = float(sub.loc[sub["column"] == "(joint)", "W1"].median())
         first = sub[sub["column"] == names[0]]
-        for key in ("k_marginal", "k_marginal_reference", "UEM", "pMSE"):
+        for key in ("marginal3", "marginal3_reference", "UEM", "pMSE_logistic", "pMSE_ratio"):
             row[key] = float(first[key].median())
         row["seconds_per_release"] = seconds[mech.name]
         if mech.name in PEERS:
@@ -114,7 +125,7 @@ def estimator_cross_check(table):
     names = [f"c{j}" for j in range(table.d)]
     log = [pgm._measure(counts, c, 20.0, rng) for c in [(0,), (1,), (2,), (3,), (0, 1), (1, 2), (2, 3)]]
     t = time.perf_counter()
-    dense = pgm.fit_marginals(sizes, log, iters=3000)
+    dense = pgm.fit_marginals(sizes, log, iters=3000)  # the same fixed count as mbi's
     t_dense = time.perf_counter() - t
     domain = mbi.Domain(tuple(names), tuple(sizes))
     measurements = [mbi.LinearMeasurement(np.asarray(y).ravel(), tuple(names[a] for a in c), stddev=s)
@@ -131,18 +142,93 @@ def estimator_cross_check(table):
     return {"max_abs_difference_of_2way_shares": worst, "dense_seconds": t_dense, "mbi_seconds": t_mbi}
 
 
+def _unit_w1(p_cells: np.ndarray, r_cells: np.ndarray) -> float:
+    """W1 on [0, 1] between two distributions over the equal cells of a numeric column."""
+    return float(np.abs(np.cumsum(p_cells / p_cells.sum()) - np.cumsum(r_cells / r_cells.sum()))[:-1].sum()
+                 / p_cells.size)
+
+
+def reference_comparison(runs: int, names=("gapminder", "tips"), eps_values=EPS) -> dict:
+    """The project's AIM and MST against dpmm's (see the module docstring)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from test_peers_reference import dpmm_available, project_table, reference_table, table_of
+
+    from core.evaluation import sdnist_k_marginal
+    from core.mechanisms import pgm
+    from core.privacy.zcdp import zcdp_rho
+
+    if not dpmm_available():
+        return {"skipped": "dpmm is not installed: pip install --no-deps dpmm==0.1.9 disjoint-set==0.7.4"}
+    numeric = {"gapminder": (0, 1), "tips": (0,)}
+    out = {}
+    for name in names:
+        counts = table_of(name, 4)
+        cells = np.argwhere(np.ones(counts.shape, dtype=bool))
+        frame = pd.DataFrame(cells, columns=[f"c{j}" for j in range(counts.ndim)])
+        flat = counts.ravel()
+        occupied = flat > 0
+        n = int(counts.sum())
+        rows = []
+        for eps in eps_values:
+            rho = zcdp_rho(eps, DELTA)
+            for kind in ("aim", "mst"):
+                variants = {"project": project_table, "reference (dpmm)": reference_table}
+                for who, fit in variants.items():
+                    samplers = ("round", "iid") if (who == "project" and kind == "aim") else ("round",)
+                    scores = {s: [] for s in samplers}
+                    w1 = {s: [] for s in samplers}
+                    seconds = []
+                    for r in range(runs):
+                        t = time.perf_counter()
+                        q = fit(kind, counts, rho, 1000 * r + int(eps))
+                        seconds.append(time.perf_counter() - t)
+                        rng = np.random.default_rng(77 + r)
+                        for sampler in samplers:
+                            release = (pgm.controlled_rounding(q, n, rng) if sampler == "round"
+                                       else rng.multinomial(n, q.ravel() / q.sum()).reshape(q.shape))
+                            scores[sampler].append(sdnist_k_marginal(
+                                frame[occupied], frame, target_counts=flat[occupied], deid_counts=release.ravel()))
+                            w1[sampler].append(np.mean([_unit_w1(pgm._marginal(counts, (a,)),
+                                                                 pgm._marginal(release, (a,)))
+                                                        for a in numeric[name]]))
+                    for sampler in samplers:
+                        rows.append({"eps": eps, "mechanism": kind.upper(), "implementation": who,
+                                     "sampler": sampler, "k_marginal": float(np.mean(scores[sampler])),
+                                     "k_marginal_sd": float(np.std(scores[sampler], ddof=1)) if runs > 1 else 0.0,
+                                     "W1_unit": float(np.mean(w1[sampler])),
+                                     "seconds_per_fit": float(np.mean(seconds))})
+        out[name] = {"n": n, "cells": list(counts.shape), "rows": rows}
+    return out
+
+
+def reference_markdown(out) -> str:
+    lines = []
+    for name, block in out.items():
+        if not isinstance(block, dict) or "rows" not in block:
+            continue
+        lines.append(f"**{name}** (n = {block['n']:,}; cells {' × '.join(map(str, block['cells']))})\n")
+        lines.append("| ε | mechanism | implementation | release | SDNist k-marginal (SD) | W1 (unit) | s/fit |")
+        lines.append("|---|---|---|---|---:|---:|---:|")
+        for r in block["rows"]:
+            lines.append(f"| {r['eps']:g} | {r['mechanism']} | {r['implementation']} | {r['sampler']} | "
+                         f"{r['k_marginal']:.1f} ({r['k_marginal_sd']:.1f}) | {r['W1_unit']:.4f} | "
+                         f"{r['seconds_per_fit']:.2f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def markdown(out):
     lines = []
     for name, block in out["datasets"].items():
         lines.append(f"**{name}** (n = {block['n']:,}; m* of PYPP at ε = 1, 4: "
                      f"{', '.join(str(block['m_star'][str(e)]) for e in EPS)})\n")
-        lines.append("| ε | mechanism | m | W1 / TV per column | joint W1 | k-marginal (subsample of m) | UEM | s/release |")
+        lines.append("| ε | mechanism | m | W1 / TV per column | joint W1 | 3-way marginal (subsample of m) | UEM | s/release |")
         lines.append("|---|---|---:|---|---:|---|---:|---:|")
         for row in block["rows"]:
             cols = ", ".join(f"{k} {v:.3g}" for k, v in row.items() if k.startswith(("W1[", "TV[")) and k != "W1[joint]")
             uem = "–" if row["UEM"] != row["UEM"] else f"{100 * row['UEM']:.1f}%"
             lines.append(f"| {row['eps']:g} | {row['label']} | {row['m']:,} | {cols} | {row['W1[joint]']:.3g} | "
-                         f"{row['k_marginal']:.0f} ({row['k_marginal_reference']:.0f}) | {uem} | "
+                         f"{row['marginal3']:.0f} ({row['marginal3_reference']:.0f}) | {uem} | "
                          f"{row['seconds_per_release']:.2f} |")
         lines.append("")
     return "\n".join(lines)
@@ -152,7 +238,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--markdown", action="store_true", help="also print the table for docs/peers.md (stderr)")
+    parser.add_argument("--reference", action="store_true", help="only the project vs the reference (dpmm)")
+    parser.add_argument("--dataset", action="append", choices=["gapminder", "tips"],
+                        help="with --reference: this dataset only (repeatable; default both)")
+    parser.add_argument("--eps", type=float, action="append", help="with --reference: this ε only (repeatable)")
     args = parser.parse_args()
+    if args.reference:
+        out = reference_comparison(args.runs, tuple(args.dataset or ("gapminder", "tips")), tuple(args.eps or EPS))
+        print(json.dumps(out, indent=2))
+        if args.markdown:
+            print(reference_markdown(out), file=sys.stderr)
+        return
     out = {"config": {"eps": EPS, "delta": DELTA, "theta": THETA, "bins": BINS, "runs": args.runs,
                       "statistic": "median over runs"}, "datasets": {}}
     cps_table = None

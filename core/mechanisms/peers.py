@@ -17,22 +17,27 @@ categorical columns on their public categories; docs/mathematics.md §4.7):
   AIM (McKenna et al. 2022) on the product of the cells (:mod:`core.mechanisms.pgm`), with the
   ρ of the budget from OpenDP's conversion of zCDP to (ε, δ)-DP.
 
-**Sampling.** Every mechanism releases ``m`` i.i.d. draws from its estimated cell
-probabilities (then a uniform point inside each numeric cell), the sampler of the histogram
-baselines. This is ``mbi``'s ``synthetic_data(method="sample")``, not its default
-``method="round"``, which fills each column in row order within each group of the parent
-columns and so creates dependence the fitted model does not contain (issue 23 measured a
-wage × region TV of 0.29 at m = n with it, 0.045 with i.i.d. draws). Releases of any ``m``
-are post-processing; the ``*_at_n`` entries release m = n records, the peers' natural size.
+**Sampling.** AIM and MST release m records by **controlled rounding** of their fitted
+table (:func:`core.mechanisms.pgm.controlled_rounding`: column after column, each group's
+counts rounded systematically; what Private-PGM's ``synthetic_data(rows)`` intends, without the
+lockstep of ``mbi`` 1.1.0's ``method="round"``, which fills columns the model does not join in
+row order and so makes them dependent: issue 23 measured a wage × region TV of 0.29 at m = n
+with it). ``sampler="iid"`` draws m i.i.d. records from the fitted table instead (the
+histogram baselines' sampler, which the OpenDP histograms keep). Then a uniform point inside
+each numeric cell. Releases of any ``m`` are post-processing; the ``*_at_n`` entries release
+m = n records, the peers' natural size.
 
 **Randomness.** Every draw — the noise, the selections, the sample — comes from the
-``numpy.random.Generator`` passed in, so a comparison is reproducible from its seed. OpenDP
-itself samples from the operating system's CSPRNG and cannot be seeded: its measurements are
-built and their privacy maps calibrate the noise, and the noise of that law (continuous
-Laplace and Gaussian at OpenDP's scale) is drawn from the Generator. Private-PGM (``mbi``)
-solves its estimation with JAX, which compiles anew for every fit (3–10 s each on the
-2-core test machine, and AIM fits once per round); :mod:`core.mechanisms.pgm` solves the
-same problem on the dense table in NumPy.
+``numpy.random.Generator`` passed in, so a release replays byte for byte from its seed.
+OpenDP itself samples from the operating system's CSPRNG and cannot be seeded: its
+measurements are built and their privacy maps calibrate the noise, and noise of that law is
+drawn from the Generator — the Gaussian for OpenDP's Gaussian histogram and for AIM and MST;
+for OpenDP's Laplace histogram the **integer** Laplace that OpenDP's ``make_laplace`` adds to
+integer counts (the discrete Laplace, P(k) ∝ exp(−|k|/s); Canonne, Kamath & Steinke 2020), drawn
+exactly as the difference of two i.i.d. geometric variables (:func:`discrete_laplace`).
+Private-PGM (``mbi``) solves its estimation with JAX, which compiles anew for every fit (3–10 s
+each on the 2-core test machine, and AIM fits once per round); :mod:`core.mechanisms.pgm`
+solves the same problem on the dense table in NumPy.
 
 The optional extra ``peers`` (``pip install -e ".[peers]"``: ``opendp[mbi]``) provides OpenDP;
 without it :func:`peers_available` is false and :func:`require_peers` raises a ValueError
@@ -48,9 +53,17 @@ import types
 import numpy as np
 
 from ..privacy import Guarantee
-from ..validation import check_delta, check_finite_eps, check_integer
-from .base import HistogramMechanism, Knob, _normalise_rows, axis_sizes
-from .pgm import MAX_MODEL_CELLS, aim_table, mst_table
+from ..validation import check_delta, check_finite_eps, check_integer, check_positive
+from .base import (
+    HistogramMechanism,
+    Knob,
+    _normalise_rows,
+    axis_sizes,
+    cells_to_points,
+    check_release_arguments,
+    histogram_counts,
+)
+from .pgm import CHECK_EVERY, MAX_ITERS, MAX_MODEL_CELLS, ROUND_MAX_ITERS, TOL, aim_table, controlled_rounding, mst_table
 
 __all__ = [
     "PEER_LABELS",
@@ -60,7 +73,10 @@ __all__ = [
     "MSTMechanism",
     "OpenDPGaussianHistogram",
     "OpenDPLaplaceHistogram",
+    "SAMPLERS",
+    "discrete_laplace",
     "opendp_gaussian_scale",
+    "opendp_integer_laplace_scale",
     "opendp_laplace_scale",
     "opendp_zcdp_rho",
     "peer_entries",
@@ -124,6 +140,32 @@ def opendp_laplace_scale(eps: float, l1_sensitivity: float = 2.0) -> float:
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float)
     return float(dp.binary_search_param(lambda s: dp.m.make_laplace(*space, scale=s),
                                         d_in=float(l1_sensitivity), d_out=eps))
+
+
+@functools.lru_cache(maxsize=256)
+def opendp_integer_laplace_scale(eps: float, l1_sensitivity: int = 2) -> float:
+    """Smallest scale of OpenDP's Laplace measurement on a vector of **integer** counts (the
+    discrete Laplace) whose privacy map gives at most ``eps`` at L1 distance ``l1_sensitivity``
+    (2 under replacement): 2/ε, as for the continuous Laplace."""
+    eps = check_finite_eps(eps)
+    dp = _opendp()
+    space = dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)
+    return float(dp.binary_search_param(lambda s: dp.m.make_laplace(*space, scale=s),
+                                        d_in=int(l1_sensitivity), d_out=eps))
+
+
+def discrete_laplace(scale: float, size, rng: np.random.Generator) -> np.ndarray:
+    """Draws of the discrete Laplace law P(k) ∝ exp(−|k|/scale) on the integers, the noise of
+    OpenDP's ``make_laplace`` on integer counts: the difference of two i.i.d. geometric
+    variables with success probability 1 − exp(−1/scale) (Inusah & Kozubowski 2006), from ``rng``.
+
+    Returns
+    -------
+    ndarray of int64, shape ``size``
+    """
+    scale = check_positive("scale", scale)
+    p = -math.expm1(-1.0 / scale)
+    return rng.geometric(p, size=size).astype(np.int64) - rng.geometric(p, size=size).astype(np.int64)
 
 
 def _gaussian_approx(dp, scale: float, delta: float):
@@ -193,20 +235,24 @@ class OpenDPLaplaceHistogram(_Peer):
 
     def __init__(self, eps, bins, *, levels=None, natural_size=None):
         super().__init__(eps, bins, levels=levels, natural_size=natural_size)
-        self.scale = opendp_laplace_scale(self.eps)
+        self.scale = opendp_integer_laplace_scale(self.eps)
 
     @property
     def guarantee(self) -> Guarantee:
-        return Guarantee("pure", "global", self.eps, 0.0, "OpenDP make_laplace on the counts, scale from its map; any m")
+        return Guarantee("pure", "global", self.eps, 0.0,
+                         "OpenDP make_laplace on the integer counts (discrete Laplace), scale from its map; any m")
 
     def knobs(self, n, m, d: int = 1):
         self.cells(d)
-        return [Knob("laplace_scale", self.scale, "smallest scale whose OpenDP privacy map at L1 distance 2 "
-                     "(replacement) is ≤ ε (binary_search_param)")] + self._size_knob()
+        reason = ("smallest scale whose OpenDP privacy map for integer counts (discrete Laplace) at L1 "
+                  "distance 2 (replacement) is ≤ ε (binary_search_param)")
+        return [Knob("laplace_scale", self.scale, reason)] + self._size_knob()
 
     def cell_probabilities(self, counts, m, runs, rng):
-        noisy = counts + rng.laplace(0.0, self.scale, size=(runs, counts.size))
-        return _normalise_rows(np.maximum(noisy, 0.0))
+        # Integer noise on integer counts: an empty cell stays exactly empty with probability
+        # tanh(1/(2s)) (0.76 at ε = 4), where continuous noise puts mass in half of them.
+        noisy = counts + discrete_laplace(self.scale, (runs, counts.size), rng)
+        return _normalise_rows(np.maximum(noisy, 0).astype(np.float64))
 
 
 class OpenDPGaussianHistogram(_Peer):
@@ -243,13 +289,22 @@ class OpenDPGaussianHistogram(_Peer):
         return _normalise_rows(np.maximum(noisy, 0.0))
 
 
-class _MarginalPeer(_Peer):
-    """AIM or MST: a ρ-zCDP select–measure–estimate model of the cell table (:mod:`core.mechanisms.pgm`)."""
+#: The release samplers of AIM and MST: controlled rounding of the fitted table (default), or
+#: m i.i.d. draws from it.
+SAMPLERS = ("round", "iid")
 
-    def __init__(self, eps, delta, bins, *, levels=None, natural_size=None):
+
+class _MarginalPeer(_Peer):
+    """AIM or MST: a ρ-zCDP select–measure–estimate model of the cell table (:mod:`core.mechanisms.pgm`),
+    released by ``sampler`` (one of :data:`SAMPLERS`; see the module docstring)."""
+
+    def __init__(self, eps, delta, bins, *, levels=None, natural_size=None, sampler: str = "round"):
         super().__init__(eps, bins, levels=levels, natural_size=natural_size)
         self.delta = check_delta(delta)
         self.rho = opendp_zcdp_rho(self.eps, self.delta)
+        if sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {list(SAMPLERS)}, got {sampler!r}")
+        self.sampler = sampler
 
     @property
     def guarantee(self) -> Guarantee:
@@ -271,13 +326,32 @@ class _MarginalPeer(_Peer):
         if cells > MAX_MODEL_CELLS:
             raise ValueError(f"{self.base_label} needs the domain below MAX_MODEL_CELLS = {MAX_MODEL_CELLS} cells, got "
                              f"{cells}: use fewer bins, fewer columns or coarser categories")
-        return [Knob("rho", self.rho, "ρ-zCDP budget: the largest ρ that OpenDP's conversion "
-                     f"(make_zCDP_to_approxDP, fix δ) turns into (ε, δ); {self.settings}")] + self._size_knob()
+        sampler = ("controlled rounding of the fitted table" if self.sampler == "round"
+                   else "i.i.d. draws from the fitted table")
+        return ([Knob("rho", self.rho, "ρ-zCDP budget: the largest ρ that OpenDP's conversion "
+                     f"(make_zCDP_to_approxDP, fix δ) turns into (ε, δ); {self.settings}; "
+                     f"the estimator stops when its objective falls by < {TOL:g} of itself (or of the measured "
+                     f"cells) over {CHECK_EVERY} iterations, at most {MAX_ITERS}; release by {sampler}")]
+                + self._size_knob())
 
     def cell_probabilities(self, counts, m, runs, rng):
         shape = self._table_shape(counts.size)
         table = counts.reshape(shape)
         return np.stack([self.fit(table, rng).ravel() for _ in range(runs)])
+
+    def release_runs(self, data, m, runs, rng, *, counts=None) -> np.ndarray:
+        if self.sampler == "iid":
+            return super().release_runs(data, m, runs, rng, counts=counts)
+        x, weights, m, runs, rng, d = check_release_arguments(data, m, runs, rng, counts)
+        # The mechanism sees the cell counts only: from records or from a table they are equal.
+        cell_counts = histogram_counts(x, self.bins, counts=weights, levels=self.levels)
+        table = cell_counts.reshape(self._table_shape(cell_counts.size))
+        parts = []
+        for _ in range(runs):
+            q = self.fit(table, rng)
+            rounded = controlled_rounding(q, m, rng).reshape(1, -1)
+            parts.append(cells_to_points(rounded, self.bins, d, rng, squeeze=x.ndim == 1, levels=self.levels))
+        return parts[0] if runs == 1 else np.concatenate(parts)
 
 
 class MSTMechanism(_MarginalPeer):
@@ -289,11 +363,14 @@ class MSTMechanism(_MarginalPeer):
     delta : float in (0, 1)
     bins, levels, natural_size
         As in :class:`OpenDPLaplaceHistogram`.
+    sampler : {"round", "iid"}
+        Controlled rounding of the fitted table (default) or i.i.d. draws.
     """
 
     base_name = "mst"
     base_label = "MST"
-    settings = "1/3 one-way, 1/3 spanning-tree selection, 1/3 pairs; 300 mirror-descent iterations per fit"
+    settings = ("1/3 one-way, then the domain compression (cells below 3σ merged), 1/3 spanning-tree "
+                "selection, 1/3 pairs")
 
     def fit(self, table, rng):
         return mst_table(table, self.rho, rng)
@@ -308,12 +385,14 @@ class AIMMechanism(_MarginalPeer):
     delta : float in (0, 1)
     bins, levels, natural_size
         As in :class:`OpenDPLaplaceHistogram`.
+    sampler : {"round", "iid"}
+        Controlled rounding of the fitted table (default) or i.i.d. draws.
     """
 
     base_name = "aim"
     base_label = "AIM"
     settings = ("workload: all min(3, d)-way marginals; at most 16·d rounds; 90 % measure, 10 % select; "
-                "300 mirror-descent iterations first and last, 60 per round (warm start)")
+                f"refits between rounds warm-started, at most {ROUND_MAX_ITERS} iterations each")
 
     def fit(self, table, rng):
         return aim_table(table, self.rho, rng)
