@@ -9,7 +9,6 @@ relies on it in ``_requesting_session`` and ``_delete_stored``).
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import time
@@ -17,6 +16,7 @@ import zipfile
 
 import pandas as pd
 import pytest
+from async_runner import run_async
 from streamlit.proto.BackMsg_pb2 import BackendOperationRequest
 from streamlit.runtime.backend_operation_handler import DeferredFileHandler
 from streamlit.runtime.media_file_manager import MediaFileManager
@@ -42,7 +42,7 @@ def deferred_click(manager: MediaFileManager, file_id: str, session_id: str = AP
     """
     request = BackendOperationRequest(request_id="r", session_id=session_id)
     request.deferred_file.file_id = file_id
-    response = asyncio.run(DeferredFileHandler(lambda: manager).handle(request, session_id))
+    response = run_async(DeferredFileHandler(lambda: manager).handle(request, session_id))
     if response.error_msg or not response.deferred_file.url:
         raise MediaFileStorageError(response.error_msg or "no URL")
     return response.deferred_file.url

@@ -2,7 +2,7 @@
 docs/verdicts.md §6).
 
 The bundled ``dyadic_geometric.csv`` (n = 10 000, x on its public bounds [0, 1]) at the Privacy
-page's smallest δ = 10⁻⁶ (n·δ = 0.01, the strong limit): the curator chooses AIM, sees its
+page's smallest δ = 10⁻⁹ (n·δ = 10⁻⁵, within the strong limit 0.01): the curator chooses AIM, sees its
 reference, generates a release of m = n rows with the verdict strong, and downloads the public
 zip — charged once to the run's privacy ledger on the click — and the CONFIDENTIAL curator
 record, whose recipe replays the release byte for byte through ``core.run_recipe``. A screenshot
@@ -44,9 +44,9 @@ def test_aim_release_in_the_browser(page, app_url, run_ledger, artifacts_dir):
     _choose(page, page.locator('[data-testid="stSelectbox"]').filter(has_text="Bundled dataset"),
             "dyadic_geometric.csv")
     w.go_to_page(page, "Privacy")
-    w.rerun_after(page, lambda: w.press_slider(page, "_w_delta", "Home"))   # δ = 10⁻⁶, the smallest offered
+    w.rerun_after(page, lambda: w.press_slider(page, "_w_delta", "Home"))   # δ = 10⁻⁹, the smallest offered
     w.wait_for_idle(page)
-    assert w.select_slider_value(page, "_w_delta") == 1e-6
+    assert w.select_slider_value(page, "_w_delta") == 1e-9
 
     w.go_to_page(page, "Synthetic data")
     _choose(page, page.locator(".st-key-_w_release_mechanism"), "AIM — (ε, δ)-DP")

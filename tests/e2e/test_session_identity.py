@@ -27,6 +27,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 import st_waits as w
+from async_runner import run_async
 from conftest import streamlit_server
 
 SECRET_COLUMN = "alice_confidential_income"
@@ -143,7 +144,7 @@ async def _first_run(url: str, origin: str) -> str:
 def test_a_page_on_another_port_is_refused(app_url):
     own = urlsplit(app_url)
     foreign = f"http://{own.hostname}:{own.port + 1 if own.port < 65535 else own.port - 1}"
-    refused = asyncio.run(_first_run(app_url, foreign))
+    refused = run_async(_first_run(app_url, foreign))
     assert "Refused:" in refused and "not this app" in refused and "records n" not in refused
-    served = asyncio.run(_first_run(app_url, f"http://{own.hostname}:{own.port}"))
+    served = run_async(_first_run(app_url, f"http://{own.hostname}:{own.port}"))
     assert "Refused:" not in served and "Not served" not in served
