@@ -168,9 +168,9 @@ def test_engines_agree_on_the_corpus_of_awkward_files():
         spec = EXPECTED[case]
         path = CORPUS / spec["file"]
         results = {}
-        # Dask reads with the pandas reader per partition: every third target is enough to keep
-        # it honest on the corpus (its own tests above cover the cluster path), at a third of the cost
-        engines = ("pandas", "duckdb", "dask") if i % 3 == 0 else ("pandas", "duckdb")
+        # Dask reads with the pandas reader per partition: every fifth target is enough to keep
+        # it honest on the corpus (its own tests above cover the cluster path), at a fifth of the cost
+        engines = ("pandas", "duckdb", "dask") if i % 5 == 0 else ("pandas", "duckdb")
         for engine in engines:
             try:
                 results[engine] = D.aggregate(path, [D.ColumnSpec(name, kind=kind)], engine=engine,
