@@ -17,7 +17,7 @@ from core import planning as core_planning
 from core import privacy
 from core import data as core_data
 from core.formatting import format_upper
-from ui import advisor, compute, release, state, widgets
+from ui import advisor, candidates, compute, release, state, widgets
 from ui import selection as sel
 from ui.text import literal
 
@@ -263,30 +263,10 @@ if plan.options:
 if plan.recommended is not None:
     best = plan.recommended
 
-    def load() -> None:
-        """The recommended settings into the keys the Privacy and Synthetic data pages read."""
-        if best.pure:
-            st.session_state.regime = privacy.DIRICHLET_MULTINOMIAL.key
-            st.session_state.alpha_dm = float(best.alpha)
-            for col, step in best.grid_steps.items():      # the pure option's public grid, column by column
-                st.session_state.transforms[col]["grid"] = float(step)
-            st.session_state.coarsening = ()               # predicted on the grid of the recorded values
-            st.session_state["planner_loaded"] = privacy.DIRICHLET_MULTINOMIAL.key
-        else:
-            st.session_state.regime = privacy.DIRICHLET_PROCESS.key
-            st.session_state.theta = float(best.theta)
-            st.session_state.coarsening = tuple(t for t in best.transforms if t.kind != "identity")
-            st.session_state["planner_loaded"] = privacy.DIRICHLET_PROCESS.key
-        st.session_state.m = int(best.m)
-        st.session_state.eps = float(plan.guarantee.eps)
-        st.session_state.delta = float(plan.guarantee.delta)
-        st.session_state[_LOADED_FOR] = args   # the run whose plan was loaded
-        # a coarsening picked by the plan is picked by looking at the data (the recipe says so)
-        st.session_state.coarsening_chosen_from_data = bool(st.session_state.coarsening)
-        # θ or α, m and the grid steps searched on the confidential data: the recipe and its public report say so
-        st.session_state.settings_chosen_from_data = True
-
-    st.button("Load these settings", key="_plan_load", on_click=load, type="primary")
+    # the recommended settings into the keys the Privacy and Synthetic data pages read (θ or α and the
+    # grid steps, m, the coarsening, ε, δ; the mechanism PYPP; chosen on the confidential data: the recipe says so)
+    st.button("Load these settings", key="_plan_load", on_click=candidates.load_option,
+              args=(best, plan, args, _LOADED_FOR), type="primary")
 # "Loaded" speaks of the plan on the page: it goes when a later run fails to recommend, when
 # the run's inputs change, and when a loaded setting is changed by hand or the data change
 # (settings_chosen_from_data is then False).
@@ -302,3 +282,8 @@ if st.session_state.get("planner_loaded"):
             icon="➡️")
     st.page_link("app_pages/privacy.py", label="Go to Privacy", icon="🔒")
     st.page_link("app_pages/synthetic_data.py", label="Go to Synthetic data", icon="🎲")
+
+# ------------------------------------------------------------------ candidates side by side
+# PYPP's best σ = 0 and pure releases next to AIM and MST at the same target, and which to release
+# (docs/verdicts.md §7): measured on the confidential data, so loading one is a data-dependent choice.
+candidates.section(selection, plan, args, frame, counts, n_records, _LOADED_FOR)

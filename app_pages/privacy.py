@@ -99,8 +99,10 @@ def _pure_pointer() -> None:
     gaps = core_planning.public_domain_gaps(domains.kinds, domains.bounds, domains.categories)
     # what a missing cell means in each column (Data page): kept as a value, it is one more public category
     missing = {c: st.session_state.transforms.get(c, {}).get("missing") for c in columns}
-    gaps.update({c: "a public grid with missing kept as a value (the pure release names grid points only): choose "
-                    "'drop records with a missing value' for it" for c in columns
+    gaps.update({c: "missing kept as a value: the pure release takes it (the missing cell is one more public "
+                    "category of the grid), but this utility prediction works on numbers; choose the "
+                    "Dirichlet–multinomial family above by hand, or drop the records with a missing value to see "
+                    "the prediction" for c in columns
                  if c not in gaps and domains.kinds[c] == "numeric" and missing[c] == "value"})
     head = (f"**A pure ε-DP release would have the verdict pure instead of {guarantee.verdict}.** The "
             "Dirichlet–multinomial (σ = −α < 0) over the columns' public domain is pure ε-DP for every dataset — no "

@@ -316,7 +316,7 @@ def _add_compare_parser(commands) -> None:
                     "at --delta (the others then run at m = n). "
                     "CONFIDENTIAL: the output compares the releases with the data.",
         epilog=f"Mechanisms (--mechanism NAME, repeatable; default: {', '.join(DEFAULT_MECHANISMS)}): "
-               f"{', '.join(ALL_MECHANISMS)}; the field's peers (optional extra 'peers', docs/peers.md): "
+               f"{', '.join(ALL_MECHANISMS)}; the field's peers (calibrated by OpenDP, docs/peers.md): "
                f"{', '.join(PEER_MECHANISMS)} (AIM and MST refit on every run: lower --runs). The pseudo-posterior's "
                f"guarantee is local (computed from the data) and never meets a target. The mathematics is in {DOCS}, "
                "docs/bayesian_family.md and docs/peers.md.")

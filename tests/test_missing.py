@@ -350,8 +350,8 @@ def test_cli_bad_missing_options(files, tmp_path, capsys, extra, message):
 def test_public_domain_counts_the_missing_category_and_a_grid_only_drops():
     assert ColumnSpec("c", kind="categorical", categories=("a", "b"), missing="value").public_domain == 3
     assert ColumnSpec("c", kind="categorical", categories=("a", "b"), missing="drop").public_domain == 2
-    # a grid keeps missing as a value (issue 36), with no public domain the Dirichlet–multinomial could name
-    assert ColumnSpec("x", bounds=(0, 10), grid=1.0, missing="value").public_domain is None
+    # a grid keeps missing as a value (issue 36): the missing atom is one more public category (11 points + 1)
+    assert ColumnSpec("x", bounds=(0, 10), grid=1.0, missing="value").public_domain == 12
     frame = pd.DataFrame({"x": [1.0, np.nan, 3.2, 4.0]})
     prepared = prepare(frame, [ColumnSpec("x", bounds=(0, 10), grid=1.0, missing="drop")])
     assert (prepared.n, prepared.n_dropped) == (3, 1)

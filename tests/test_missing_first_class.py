@@ -40,16 +40,33 @@ def test_grid_column_keeps_missing_as_a_value(frame):
     spec = core_data.ColumnSpec("age", bounds=(0, 100), grid=5, missing="value")   # refused before
     prepared = core_data.prepare_frame(frame, [spec])
     assert prepared.n == 200
-    # the Dirichlet–multinomial cannot name the missing cell: no public domain, so no pure verdict
-    assert spec.public_domain is None and prepared.public_domain is None
+    # the missing cell is one more public category: 21 grid points + 1
+    assert spec.public_domain == 22 and prepared.public_domain == 22
     release = pypp_release(prepared.table.atoms, prepared.table.counts, 0.0, 50.0, 300, np.random.default_rng(1),
                            base=prepared.bases)
     ages = prepared.to_original(release.values)["age"]
     assert ages.isna().any()                                          # released as empty cells
     assert set(ages.dropna() % 5) == {0}                              # grid points only
-    with pytest.raises(ValueError, match="public"):
-        pypp_release(prepared.table.atoms, prepared.table.counts, -1.0, 21.0, 10, np.random.default_rng(1),
-                     base=prepared.bases)
+    # σ < 0 names the unobserved cells, the missing one among them when the data have none
+    pure = pypp_release(prepared.table.atoms, prepared.table.counts, -1.0, 22.0, 60, np.random.default_rng(1),
+                        base=prepared.bases)
+    released = prepared.to_original(pure.values)["age"]
+    assert set(released.dropna() % 5) == {0} and len(released) == 60
+    full = core_data.prepare_frame(frame.dropna(subset=["age"]), [spec])
+    assert full.public_domain == 22                                   # the domain is the same without missing cells
+    # the missing cell is one of the 22 − k unobserved cells a new block is named from: it appears (P ≈ 0.65 a
+    # draw; twenty draws all without it have probability below 1e-9) and nothing outside the domain does
+    named_missing = False
+    for seed in range(20):
+        draw = pypp_release(full.table.atoms, full.table.counts, -1.0, 22.0, 400, np.random.default_rng(seed),
+                            base=full.bases)
+        assert draw.new_counts.size <= 22 - full.table.k
+        ages = full.to_original(draw.values)["age"]
+        assert set(ages.dropna() % 5) == {0}
+        if ages.isna().any():
+            named_missing = True
+            break
+    assert named_missing
     drop = core_data.ColumnSpec("age", bounds=(0, 100), grid=5, missing="drop")
     assert drop.public_domain == 21
 

@@ -307,6 +307,43 @@ def test_negative_sigma_over_a_public_list_and_grid():
     check_families("negative sigma", gx, out_x, out_y, {"bytes": lambda data: data})
 
 
+def test_negative_sigma_with_missing_kept_as_a_value_on_a_grid_and_a_list():
+    """σ < 0 with missing cells kept as a value in a grid column {0, 1} and a listed categorical
+    column (a, b): each domain gains the missing atom as one more public category (z = 3 × 3),
+    released by name as an empty cell. y replaces x's record with two missing cells by an
+    observed one. Every output's exact probability (the Dirichlet–multinomial over the nine
+    cells), the simulated frequencies against it, and P_x(o) ≤ e^ε P_y(o) both ways."""
+    spec = [ColumnSpec("g", kind="categorical", categories=("a", "b"), missing="value"),
+            ColumnSpec("v", bounds=(0, 1), grid=1.0, missing="value")]
+    x = pd.DataFrame({"g": ["a", "a", "b", None, "b", None], "v": [0, 0, 1, None, 1, 0]})
+    y = pd.DataFrame({"g": ["a", "a", "b", None, "b", "a"], "v": [0, 0, 1, None, 1, 1]})
+    alpha, z, m = 1.0, 9, 2
+    rec = recipe(spec, m=m, eps=1.1, sigma=-alpha, theta=z * alpha)
+    gx, out_x = releases(rec, x, seeds_for("negative-missing/x"))
+    gy, out_y = releases(rec, y, seeds_for("negative-missing/y"))
+    assert gx == gy and not gx["delta"]
+    cells = [(g, v) for g in ("a", "b", "") for v in ("0", "1", "")]
+    outputs = [[a, b] for a in cells for b in cells]
+
+    def cell(g, v):
+        return ("" if pd.isna(g) else g, "" if pd.isna(v) else str(int(v)))
+
+    def exact(frame):
+        counts = Counter(cell(g, v) for g, v in zip(frame["g"], frame["v"]))
+        return {tuple(o): dirichlet_multinomial_sequence(counts, alpha, z, o) for o in outputs}
+
+    px, py = exact(x), exact(y)
+    assert math.isclose(sum(px.values()), 1.0, rel_tol=1e-12) and math.isclose(sum(py.values()), 1.0, rel_tol=1e-12)
+    factor = math.exp(gx["eps"])
+    assert all(px[o] <= factor * py[o] * (1 + 1e-12) and py[o] <= factor * px[o] * (1 + 1e-12) for o in px)
+    for law, out in ((px, out_x), (py, out_y)):
+        seen = Counter(tuple((r[0], r[1]) for r in rows(data)) for data in out)
+        assert set(seen) <= set(law), set(seen) - set(law)
+        for o, p in law.items():
+            assert abs(seen.get(o, 0) / DRAWS - p) <= 4.5 * math.sqrt(p * (1 - p) / DRAWS) + 1 / DRAWS, o
+    check_families("negative sigma, missing as a value", gx, out_x, out_y, {"bytes": lambda data: data})
+
+
 @pytest.mark.parametrize("decimals", [None, 2])
 def test_new_values_do_not_depend_on_how_the_column_was_read(decimals):
     """The same public recipe on a column read as floats or as whole numbers beyond 2**53 (the exact

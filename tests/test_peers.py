@@ -17,7 +17,7 @@ from core.mechanisms import LaplaceHistogram, peers, pgm
 from core.privacy import gaussian_delta, gaussian_sigma
 from core.privacy.zcdp import zcdp_delta, zcdp_gaussian_sigma, zcdp_rho
 
-needs_extra = pytest.mark.skipif(not peers.peers_available(), reason="the optional extra 'peers' is not installed")
+needs_extra = pytest.mark.skipif(not peers.peers_available(), reason="OpenDP is not installed")
 
 
 def test_zcdp_conversion_is_the_minimum_over_orders():
@@ -109,17 +109,17 @@ def test_peers_at_n_release_n_records_on_the_cells_and_replay_from_the_seed():
         assert one.tobytes() == two.tobytes(), key
 
 
-def test_the_missing_extra_is_named_by_core_and_the_command_line(monkeypatch, tmp_path, capsys):
+def test_missing_opendp_is_named_by_core_and_the_command_line(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(peers, "_module_available", lambda name: False)
     assert not peers.peers_available()
-    with pytest.raises(ValueError, match=r"optional extra 'peers'.*\.\[peers\]"):
+    with pytest.raises(ValueError, match=r"need OpenDP.*pip install -e \."):
         calibrate(1000, 1.0, 1e-3, 5, theta=2.0, mechanisms=["pypp", "aim"])
     path = tmp_path / "d.csv"
     path.write_text("x\n" + "\n".join(str(i % 7) for i in range(200)) + "\n")
     with pytest.raises(SystemExit) as stop:
         main(["compare", str(path), "--column", "x", "--bounds", "0", "10", "--theta", "2", "--eps", "1",
               "--delta", "0.01", "--m", "5", "--mechanism", "mst", "--runs", "2"])
-    assert stop.value.code == 2 and "pip install -e \".[peers]\"" in capsys.readouterr().err
+    assert stop.value.code == 2 and "(it installs opendp)" in capsys.readouterr().err
 
 
 @needs_extra
@@ -169,10 +169,10 @@ def test_compare_page_with_a_peer_selected_shows_its_rows_and_the_yardsticks(mon
     assert row["seconds"] > 0 and row["pMSE_ratio"] >= 0 and 0 <= row["SDNist_k_marginal"] <= 1000
     pypp = table[table["label"] == "PYPP (σ = 0)"].iloc[0]
     assert pypp["m"] < n and 0 <= pypp["marginal3"] <= 1000
-    # without the extra the page says how to install it instead of offering the peers
+    # without OpenDP the page says how to install it instead of offering the peers
     monkeypatch.setattr(peers, "_module_available", lambda name: False)
     at.run()
-    assert not at.exception and any(".[peers]" in i.value for i in at.info)
+    assert not at.exception and any("(it installs opendp)" in i.value for i in at.info)
 
 
 def test_dense_estimator_agrees_with_private_pgm_mirror_descent():

@@ -21,7 +21,7 @@ from core.release.card import release_card_html
 from core.release.gate import AcknowledgementRequired, PublicationRefused, check_publication, spec_of_public_report
 from core.release.mechanisms import RELEASE_MECHANISMS, MechanismSpec
 
-pytestmark = pytest.mark.skipif(not peers_available(), reason="the optional extra 'peers' (OpenDP) is not installed")
+pytestmark = pytest.mark.skipif(not peers_available(), reason="OpenDP is not installed")
 
 N = 60
 HISTOGRAMS = tuple(key for key in RELEASE_MECHANISMS if key != "pypp")

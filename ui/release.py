@@ -147,7 +147,14 @@ def build_recipe(selection: Selection, spec: ReleaseSpec | PeerChoice,
         # the curator report states the composition of the planned releases
         releases=spec.releases,
         # θ and m loaded from the Release planner, which searched them on the confidential data
-        settings_chosen_from_data=bool(st.session_state.get("settings_chosen_from_data")))
+        settings_chosen_from_data=bool(st.session_state.get("settings_chosen_from_data")),
+        **_mechanism_flag())
+
+
+def _mechanism_flag() -> dict:
+    """The recipe's ``mechanism_chosen_from_data``: the mechanism was loaded from the Release planner's
+    candidates side by side, whose utility was measured on the confidential data (docs/verdicts.md §7)."""
+    return {"mechanism_chosen_from_data": bool(st.session_state.get("mechanism_chosen_from_data"))}
 
 
 def _common_fields(selection: Selection) -> dict:
@@ -176,7 +183,7 @@ def _peer_recipe(selection: Selection, choice: PeerChoice, seed: int | None) -> 
     return core_recipe.ReleaseRecipe(
         **fields, eps=choice.eps, delta=choice.delta, mechanism=choice.mechanism, bins=choice.bins,
         sigma=None, theta=None, m=None, seed=seed, n_mc=int(st.session_state.n_mc), releases=choice.releases,
-        settings_chosen_from_data=planned)
+        settings_chosen_from_data=planned, **_mechanism_flag())
 
 
 def peer_verdict(recipe: core_recipe.ReleaseRecipe, n: int, m: int):

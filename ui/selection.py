@@ -222,6 +222,7 @@ def _new_source() -> None:
     st.session_state.counts_column = None
     st.session_state.coarsening = ()
     st.session_state.settings_chosen_from_data = False   # planned on the previous data
+    st.session_state.mechanism_chosen_from_data = False  # compared on the previous data
 
 
 def set_source_sample(name: str) -> None:
@@ -451,6 +452,7 @@ def _follow_source(source: Source) -> None:
             st.session_state.coarsening = ()
             st.session_state.counts_column = None
             st.session_state.settings_chosen_from_data = False
+            st.session_state.mechanism_chosen_from_data = False
         st.session_state._source_followed = source.key
 
 

@@ -86,6 +86,9 @@ DEFAULTS: dict[str, Any] = {
     "upload": None,                # {"name", "bytes", "hash"} of this session's last good upload
     "counts_column": None,         # the upload is a frequency table: its counts column (None: rows are records)
     "settings_chosen_from_data": False,  # θ or α, m and grid steps loaded from the Release planner (recipe)
+    # the mechanism loaded from the planner's candidates side by side, whose utility was measured on the
+    # confidential data (recipe; docs/verdicts.md §7)
+    "mechanism_chosen_from_data": False,
     "coarsening": (),              # tuple of core.data.ColumnTransform, applied before prepare (advisor)
     "read_options": {},            # reader choices for the current source (delimiter, header, …)
     "columns": None,               # chosen columns (None: default for the dataset)
@@ -222,6 +225,8 @@ def set_setting(name: str, value: Any) -> None:
     sanitise(name)
     if name in PLANNED_SETTINGS:
         st.session_state.settings_chosen_from_data = False
+    if name == MECHANISM_SETTING:
+        st.session_state.mechanism_chosen_from_data = False
 
 
 def sanitise(name: str) -> None:
@@ -251,12 +256,18 @@ def init_state(defaults: dict[str, Any] = DEFAULTS) -> None:
 #: so that the public report does not call hand-set values "chosen with the planner". Each
 #: numeric column's public grid step (a pure option's) is one too: ``ui.selection.grid_setter``.
 PLANNED_SETTINGS = ("theta", "m", "regime", "sigma_py", "alpha_dm", "z_dm")
+#: The Synthetic data page's mechanism (``ui.peer_release.MECHANISM_KEY``): chosen by hand, it ends
+#: ``mechanism_chosen_from_data`` (a θ or m changed by hand does not: the mechanism was still chosen
+#: after the comparison).
+MECHANISM_SETTING = "release_mechanism"
 
 
 def _keep(name: str) -> None:
     st.session_state[name] = st.session_state[f"_w_{name}"]
     if name in PLANNED_SETTINGS:
         st.session_state.settings_chosen_from_data = False
+    if name == MECHANISM_SETTING:   # a mechanism chosen by hand is no longer the comparison's choice
+        st.session_state.mechanism_chosen_from_data = False
 
 
 def bind(name: str) -> dict:

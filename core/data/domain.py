@@ -148,8 +148,9 @@ class GridBase:
     σ < 0 the unobserved points are the public categories released by name.
 
     ``missing``: the column keeps its missing cells as a value (docs/mathematics.md §2.5), an
-    atom beside the grid points that :meth:`sample` never draws; the grid points are then not
-    the column's whole domain, so :func:`public_domain_size` gives none (σ < 0 refused)."""
+    atom beside the grid points that :meth:`sample` never draws (σ ≥ 0); under σ < 0 it is one
+    more public category (z = points + 1), released by name as an empty cell like the missing
+    marker of a public category list."""
 
     categories: np.ndarray
     missing: bool = False
@@ -172,7 +173,6 @@ def public_domain_size(bases) -> int | None:
     for b in bases:
         if not (isinstance(b, (CategoricalBase, GridBase)) and b.categories is not None):
             return None
-        if isinstance(b, GridBase) and b.missing:   # a missing cell the grid points do not name
-            return None
-        sizes.append(len(b.categories))
+        # a grid column keeping missing cells as a value: its points and the missing atom
+        sizes.append(len(b.categories) + (isinstance(b, GridBase) and b.missing))
     return math.prod(sizes)

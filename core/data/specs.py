@@ -143,15 +143,12 @@ class ColumnSpec:
 
     @property
     def public_domain(self) -> int | None:
-        """Size of the column's public domain (grid points, or public categories with the missing
-        one when missing is a value), or ``None`` (no list, no grid, or a grid whose missing cells
-        are kept as a value)."""
+        """Size of the column's public domain (grid points, or public categories, with the missing
+        one when missing is a value), or ``None`` (no list, no grid)."""
         if self.grid is not None:
-            # Missing kept as a value on a grid: one more atom beside the grid points (σ ≥ 0 releases it as an
-            # empty cell, H draws grid points only), but the Dirichlet–multinomial names its unobserved rows from
-            # the grid points alone, so the column has no public domain that mechanism can serve (σ < 0 refused,
-            # never a pure verdict for a release that cannot be made).
-            return None if self.missing == "value" else self.public_grid.size
+            # Missing kept as a value on a grid: one more public category beside the grid points (σ ≥ 0
+            # releases it as an empty cell, H draws grid points only; σ < 0 names it like any point).
+            return self.public_grid.size + (self.missing == "value")
         # missing is a value: one more public category (docs/mathematics.md §2.5)
         return None if self.categories is None else len(self.categories) + (self.missing == "value")
 

@@ -10,7 +10,7 @@ the Bayesian family and the bootstrap (docs/mathematics.md §2 and §4, docs/bay
 * :mod:`.truncated_dirichlet` — exact draws from a truncated Dirichlet;
 * :mod:`.bootstrap` — the non-private reference;
 * :mod:`.peers` — the field's peers calibrated by OpenDP (OpenDP's Laplace and Gaussian
-  histograms, AIM, MST; optional extra ``peers``), on :mod:`.pgm` (select–measure–estimate).
+  histograms, AIM, MST; calibrated by OpenDP), on :mod:`.pgm` (select–measure–estimate).
 
 All histogram baselines work on data scaled to the unit box [0, 1]^d with *public* bounds,
 cut into ``B`` bins per axis. Their noise is calibrated by :mod:`core.privacy.calibration`; the

@@ -39,9 +39,10 @@ Private-PGM (``mbi``) solves its estimation with JAX, which compiles anew for ev
 each on the 2-core test machine, and AIM fits once per round); :mod:`core.mechanisms.pgm`
 solves the same problem on the dense table in NumPy.
 
-The optional extra ``peers`` (``pip install -e ".[peers]"``: ``opendp[mbi]``) provides OpenDP;
-without it :func:`peers_available` is false and :func:`require_peers` raises a ValueError
-that says how to install it.
+OpenDP is a dependency of the project (``pip install -e .`` installs it; the extra ``peers``
+adds Private-PGM for the estimator's cross-check). An environment that lacks it anyway makes
+:func:`peers_available` false and :func:`require_peers` raise a ValueError that says how to
+install it.
 """
 from __future__ import annotations
 
@@ -93,9 +94,9 @@ PEER_MECHANISMS = _PEER_BASES + tuple(name + AT_N for name in _PEER_BASES)
 #: Display names of the peers (the selection on the Compare page).
 PEER_LABELS = {"opendp_laplace_histogram": "OpenDP Laplace histogram", "opendp_gaussian_histogram":
                "OpenDP Gaussian histogram", "aim": "AIM", "mst": "MST"}
-#: What the app and the command line say when the optional extra is missing.
-PEERS_MISSING = ("the peer mechanisms (OpenDP histograms, AIM, MST) need the optional extra 'peers': "
-                 "pip install -e \".[peers]\" in the project's checkout (it installs opendp[mbi])")
+#: What the app and the command line say when OpenDP is missing.
+PEERS_MISSING = ("the peer mechanisms (OpenDP histograms, AIM, MST) need OpenDP, a dependency of the project "
+                 "that this environment lacks: pip install -e . in the project's checkout (it installs opendp)")
 
 
 def _module_available(name: str) -> bool:
@@ -103,19 +104,19 @@ def _module_available(name: str) -> bool:
 
 
 def peers_available() -> bool:
-    """Whether the optional extra ``peers`` (OpenDP) is installed."""
+    """Whether OpenDP is installed (a dependency: false only in an environment installed without it)."""
     return _module_available("opendp")
 
 
 def require_peers() -> None:
-    """Raise ``ValueError(PEERS_MISSING)`` unless the extra ``peers`` is installed."""
+    """Raise ``ValueError(PEERS_MISSING)`` unless OpenDP is installed."""
     if not peers_available():
         raise ValueError(PEERS_MISSING)
 
 
 def _opendp():
     """OpenDP's core modules with its ``contrib`` features on, as one namespace (imported on first
-    use: the extra is optional; ``opendp.prelude`` would also load its scikit-learn and polars
+    use: the command line's other commands start faster; ``opendp.prelude`` would also load its scikit-learn and polars
     extras, two seconds more)."""
     require_peers()
     import opendp.combinators as combinators
@@ -404,7 +405,7 @@ def peer_mechanism(key: str, eps, delta, bins, *, levels=None, n: int | None = N
     Raises
     ------
     ValueError
-        An unknown key, a missing ``n`` for an ``*_at_n`` key, or the extra ``peers`` missing.
+        An unknown key, a missing ``n`` for an ``*_at_n`` key, or OpenDP missing.
     """
     if key not in PEER_MECHANISMS:
         raise ValueError(f"mechanism {key!r} is not a peer; choose from {list(PEER_MECHANISMS)}")

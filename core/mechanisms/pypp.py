@@ -37,7 +37,7 @@ from ..validation import (
     check_release_size,
     check_rng,
 )
-from ..data import CategoricalBase, UniformBase, public_domain_size
+from ..data import CategoricalBase, GridBase, UniformBase, public_domain_size
 from ..privacy import crp_tables
 
 
@@ -421,11 +421,13 @@ def _unobserved_public_rows(bases, atoms: np.ndarray, size: int, rng: np.random.
     larger ones are sampled by rejection (the acceptance rate is at least 1/2 whenever
     k + size ≤ z/2; a nearly exhausted large domain is refused).
     """
-    # a grid's points stay an array (up to 10^7 of them); a category list is a tuple
-    cats = [b.categories if isinstance(b.categories, np.ndarray) else tuple(b.categories) for b in bases]
+    # a grid's points stay an array (up to 10^7 of them); a category list is a tuple. A grid column
+    # that keeps its missing cells as a value has one more public category, the missing atom (NaN in
+    # transformed units), as a category list holds the missing marker None (docs/mathematics.md §2.5).
+    cats = [_grid_domain(b) if isinstance(b, GridBase) else tuple(b.categories) for b in bases]
     d = len(cats)
     rows = atoms.reshape(atoms.shape[0], -1) if atoms.ndim == 2 else atoms[:, None]
-    observed = {tuple(r) for r in rows.tolist()}
+    observed = {_row_key(r) for r in rows.tolist()}
     z = math.prod(len(c) for c in cats)
     free = z - len(observed)
     if size > free:
@@ -437,7 +439,7 @@ def _unobserved_public_rows(bases, atoms: np.ndarray, size: int, rng: np.random.
     if z <= _ENUMERATE_DOMAIN:
         grids = np.indices([len(c) for c in cats]).reshape(d, -1).T
         domain = [tuple(cats[j][i] for j, i in enumerate(g)) for g in grids.tolist()]
-        unobserved = [r for r in domain if r not in observed]
+        unobserved = [r for r in domain if _row_key(r) not in observed]
         chosen = [unobserved[i] for i in rng.choice(len(unobserved), size=size, replace=False)]
     else:
         chosen, seen = [], set(observed)
@@ -445,8 +447,8 @@ def _unobserved_public_rows(bases, atoms: np.ndarray, size: int, rng: np.random.
             draw = np.column_stack([rng.integers(0, len(c), size=2 * (size - len(chosen))) for c in cats])
             for g in draw.tolist():
                 row = tuple(cats[j][i] for j, i in enumerate(g))
-                if row not in seen:
-                    seen.add(row)
+                if _row_key(row) not in seen:
+                    seen.add(_row_key(row))
                     chosen.append(row)
                     if len(chosen) == size:
                         break
@@ -454,6 +456,21 @@ def _unobserved_public_rows(bases, atoms: np.ndarray, size: int, rng: np.random.
     for i, row in enumerate(chosen):
         out[i] = row
     return out[:, 0] if atoms.ndim == 1 else out
+
+
+#: What the missing atom of a numeric column (NaN, which equals nothing) is compared as.
+_MISSING_NUMBER = ("missing number",)
+
+
+def _row_key(row) -> tuple:
+    """A row of atoms as a set member: NaN — a numeric column's missing atom — equal to itself."""
+    return tuple(_MISSING_NUMBER if isinstance(v, float) and v != v else v for v in row)
+
+
+def _grid_domain(base: GridBase) -> np.ndarray:
+    """The public categories of a grid column under σ < 0: its points, and the missing atom (NaN)
+    when the column keeps missing cells as a value."""
+    return np.append(base.categories.astype(float), np.nan) if base.missing else base.categories
 
 
 def _stack_columns(columns: list[np.ndarray], atoms: np.ndarray) -> np.ndarray:

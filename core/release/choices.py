@@ -3,9 +3,9 @@
 
 A guarantee describes a mechanism fixed before the data are seen. Anything the data decide
 about the release — the bounds of the base measure, the precision of new values, the
-settings found by the release planner, a coarsening built or chosen by looking at the data,
-the records dropped for a missing value, the release size chosen at the instance — lies
-outside it. Each such choice is a :class:`DataDependentChoice`: the public report lists
+settings found by the release planner, the mechanism chosen by comparing candidates on the
+data, a coarsening built or chosen by looking at the data, the records dropped for a missing
+value, the release size chosen at the instance — lies outside it. Each such choice is a :class:`DataDependentChoice`: the public report lists
 it, the verdict is shown green only when none remains, the release card and every page
 with a verdict carry a "conditional on" banner naming them, and the gate
 (:mod:`core.release.gate`) asks a separate acknowledgement for each, naming its consequence.
@@ -25,6 +25,7 @@ CHOICE_TITLES = {
     "bounds_from_data": "the bounds were read off the confidential data",
     "precision_from_data": "the precision of new values was read off the confidential data",
     "settings_from_data": "the settings were chosen with the release planner on the confidential data",
+    "mechanism_from_data": "the mechanism was chosen by comparing candidates' utility on the confidential data",
     "coarsening_from_data": "the coarsening was built or chosen by looking at the confidential data",
     "dropped_missing": "records with a missing value were dropped, so n depends on the confidential data",
     "instance_size_rule": "the release size m was chosen at the confidential data (instance-level rule)",
@@ -41,6 +42,9 @@ _CONSEQUENCES = {
     "settings_from_data": "No guarantee covers θ (or α and the grid steps) and m: the planner searched them on the "
                           "confidential data, so the published settings can reflect it (for example whether it "
                           "holds a unique value).",
+    "mechanism_from_data": "No guarantee covers which mechanism was released: it was chosen after measuring every "
+                           "candidate's utility on the confidential data (docs/verdicts.md §7), so the choice itself "
+                           "can reflect the data (for example which mechanism keeps a rare record's region).",
     "coarsening_from_data": "No guarantee covers the coarsening: rounding steps, top/bottom codes or merged "
                             "categories chosen from the data can reflect rare records.",
     "dropped_missing": "The published n counts the records left after dropping, so it tells how many records had a "
@@ -123,6 +127,10 @@ def data_dependent_choices(recipe, n: int | None = None) -> list[DataDependentCh
         found.append(DataDependentChoice(
             "settings_from_data", "θ (or α and the grid steps) and m were chosen with the release planner, which "
                                   "searched them on the confidential data."))
+    if recipe.mechanism_chosen_from_data:
+        found.append(DataDependentChoice(
+            "mechanism_from_data", "The mechanism was chosen on the release planner after comparing the candidates' "
+                                   "utility, measured on the confidential data."))
     if recipe.coarsening_from_data:
         found.append(DataDependentChoice(
             "coarsening_from_data", f"The coarsening was built or chosen by looking at the confidential data "

@@ -10,7 +10,7 @@ ledger treat every mechanism the same way:
   :mod:`core.privacy.regimes`);
 * :class:`HistogramRelease` — a mechanism of :mod:`core.mechanisms` on the product of numeric
   bins and public categories: the field's peers calibrated by OpenDP (AIM, MST, OpenDP's
-  Laplace and Gaussian histograms; optional extra ``peers``) and the seed papers' baselines
+  Laplace and Gaussian histograms; calibrated by OpenDP) and the seed papers' baselines
   that carry a global guarantee (perturbed, smoothed and Dirichlet histograms).
 
 Adding a mechanism is one entry of :data:`RELEASE_MECHANISMS` (a :class:`HistogramRelease`

@@ -25,6 +25,7 @@ JSON form (``schema_version`` 1)::
                "counts_column": null,
                "coarsening": [{"column": "earnings", "kind": "signif", "digits": 2}],
                "coarsening_chosen_from_data": false, "settings_chosen_from_data": false,
+               "mechanism_chosen_from_data": false,
                "columns": [{"name": "earnings", "kind": "numeric", "log": false,
                             "bounds": [0.0, 100.0], "decimals": 2, "scale": true,
                             "categories": null}]},
@@ -62,6 +63,9 @@ rounds its new values to the precision read off the data: a data-dependent choic
 ``settings_chosen_from_data`` (optional, default false) records that θ (or α and the grid
 steps of a pure option) and m were loaded from the release planner, which searched them on
 the confidential data: the public report states that choice too.
+``mechanism_chosen_from_data`` (optional, default false) records that the mechanism itself was
+chosen on the release planner's side-by-side comparison of candidates, whose utility is
+measured on the confidential data (docs/verdicts.md §7): a data-dependent choice as well.
 
 ``mechanism`` names the mechanism and holds its parameters (:data:`MECHANISMS`;
 :mod:`core.release.mechanisms`): ``{"name": "pypp", "sigma", "theta"}``, or a histogram
@@ -342,6 +346,10 @@ class ReleaseRecipe:
         θ (or α and the grid steps of a pure option) and m were chosen by looking at the
         confidential data (the release planner's recommendation): a data-dependent choice no
         guarantee covers.
+    mechanism_chosen_from_data : bool
+        The mechanism was chosen by comparing candidates' utility measured on the confidential
+        data (the release planner's "Candidates side by side", docs/verdicts.md §7): a
+        data-dependent choice no guarantee covers.
     """
 
     source: str
@@ -366,6 +374,7 @@ class ReleaseRecipe:
     coarsening_chosen_from_data: bool = False
     settings_chosen_from_data: bool = False
     bins: int | None = None
+    mechanism_chosen_from_data: bool = False
 
     def __post_init__(self):
         put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731  (frozen)
@@ -411,6 +420,7 @@ class ReleaseRecipe:
         put("coarsening_chosen_from_data", check_flag("coarsening_chosen_from_data",
                                                       self.coarsening_chosen_from_data))
         put("settings_chosen_from_data", check_flag("settings_chosen_from_data", self.settings_chosen_from_data))
+        put("mechanism_chosen_from_data", check_flag("mechanism_chosen_from_data", self.mechanism_chosen_from_data))
 
     # ------------------------------------------------------------------ forms
     @property
@@ -452,8 +462,8 @@ class ReleaseRecipe:
     def depends_on_data(self) -> bool:
         """Whether the confidential data made a choice about the release that no guarantee
         covers (:func:`core.release.choices.data_dependent_choices`: bounds or precision read
-        off the data, planner settings, a coarsening built or chosen from the data, records
-        dropped for a missing value, an instance-level m, σ ∈ (0, 1))."""
+        off the data, planner settings, a mechanism chosen on the data, a coarsening built or
+        chosen from the data, records dropped for a missing value, an instance-level m, σ ∈ (0, 1))."""
         return bool(data_dependent_choices(self))
 
     def public(self) -> "ReleaseRecipe":
@@ -475,6 +485,7 @@ class ReleaseRecipe:
                 "coarsening": [t.to_dict() for t in self.coarsening],
                 "coarsening_chosen_from_data": self.coarsening_chosen_from_data,
                 "settings_chosen_from_data": self.settings_chosen_from_data,
+                "mechanism_chosen_from_data": self.mechanism_chosen_from_data,
                 "columns": self.column_dicts(),
             },
             "mechanism": {"name": self.mechanism, **{p: getattr(self, p) for p in MECHANISMS[self.mechanism]}},
@@ -532,7 +543,8 @@ class ReleaseRecipe:
         data = check_fields("recipe.data", obj["data"], ("source", "sep", "header", "encoding", "thousands",
                                                          "keep_na_text", "counts_column", "coarsening",
                                                          "coarsening_chosen_from_data",
-                                                         "settings_chosen_from_data", "columns"),
+                                                         "settings_chosen_from_data",
+                                                         "mechanism_chosen_from_data", "columns"),
                             required=("source", "columns"))
         if not isinstance(data["columns"], list):
             raise ValueError(f"recipe.data.columns must be a list of column objects, got {data['columns']!r}")
@@ -577,7 +589,9 @@ class ReleaseRecipe:
                    counts_column=data.get("counts_column"), releases=accounting.get("releases", 1),
                    coarsening=tuple(ColumnTransform.from_dict(t) for t in coarsening),
                    coarsening_chosen_from_data=data.get("coarsening_chosen_from_data", False),
-                   settings_chosen_from_data=data.get("settings_chosen_from_data", False))
+                   settings_chosen_from_data=data.get("settings_chosen_from_data", False),
+                   # absent (recipes written before the field existed): False
+                   mechanism_chosen_from_data=data.get("mechanism_chosen_from_data", False))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "ReleaseRecipe":
@@ -746,6 +760,9 @@ def _coarsening_notes(recipe: ReleaseRecipe) -> list[str]:
     if recipe.settings_chosen_from_data:
         notes.append("θ (or α and the grid steps) and m were chosen with the release planner on the confidential "
                      "data: no guarantee covers that choice (docs/mathematics.md §3.6).")
+    if recipe.mechanism_chosen_from_data:
+        notes.append("The mechanism was chosen by comparing candidates' utility measured on the confidential data: "
+                     "no guarantee covers that choice (docs/verdicts.md §7).")
     return notes
 
 

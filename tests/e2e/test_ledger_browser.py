@@ -54,17 +54,27 @@ def _release(page, app_url) -> tuple[float, int]:
 
 
 def _publishable(page) -> None:
-    """Name the dataset and tick the acknowledgement(s) the gate asks."""
+    """Name the dataset and tick the acknowledgement(s) the gate asks; each tick is seen checked."""
     _type(page, "_w_ledger_dataset", NAME)
-    ticks = page.get_by_role("checkbox")
+    # only the gate's acknowledgements: any other checkbox on the page is a setting
+    ticks = page.locator('[data-testid="stCheckbox"]').filter(has_text="I accept that")
+    ticks.first.wait_for()
     for i in range(ticks.count()):
-        w.rerun_after(page, lambda i=i: ticks.nth(i).dispatch_event("click"))
+        box = ticks.nth(i).locator("input")
+        if not box.is_checked():
+            w.rerun_after(page, lambda box=box: box.dispatch_event("click"))
     w.wait_for_idle(page)
+    assert all(ticks.nth(i).locator("input").is_checked() for i in range(ticks.count()))
 
 
 def _download(page, label: str) -> bytes:
     button = page.get_by_role("button", name=label, exact=True)
-    assert button.is_enabled(), f"{label!r} is disabled: {w.alert_texts(page)}"
+    try:   # the rerun that follows the last tick enables it
+        button.wait_for(state="visible")
+        page.wait_for_function("""(label) => [...document.querySelectorAll('button')]
+            .some(b => b.innerText.trim() === label && !b.disabled)""", arg=label, timeout=30_000)
+    except w.PlaywrightTimeoutError:
+        raise AssertionError(f"{label!r} stayed disabled: {w.alert_texts(page)}") from None
     with page.expect_download() as info:
         button.dispatch_event("click")
     with open(info.value.path(), "rb") as handle:

@@ -1,6 +1,6 @@
 """End-to-end: confidential data stay in their session (issues 9 and 15).
 
-* Five concurrent sessions (five tabs driven at once) upload five different files at the
+* Three concurrent sessions (three tabs driven at once) upload three different files at the
   same time: each sees only its own data.
 * Three sessions upload and close: once Streamlit drops the closed sessions (the memory
   test's server keeps a disconnected session for 0 s, so the next disconnect drops it: the
@@ -23,7 +23,7 @@ import pandas as pd
 import st_waits as w
 from conftest import streamlit_server
 
-SESSIONS = 5
+SESSIONS = 3
 MEMORY_SESSIONS = 3        # uploads held at once in the memory test (each ~1.9 MB: DuckDB's lean path)
 MEMORY_SLACK_MIB = 50
 SESSION_TTL_S = 0          # server.disconnectedSessionTTL of the memory test's own server
@@ -39,10 +39,10 @@ def _upload(page, path: Path) -> None:
     w.wait_for_idle(page, 120_000)
 
 
-def _files(directory: Path, rows: int) -> list[tuple[Path, int, str]]:
-    """One file per session: its own size n and a label no other file has."""
+def _files(directory: Path, rows: int, count: int = SESSIONS) -> list[tuple[Path, int, str]]:
+    """``count`` files, one per session: its own size n and a label no other file has."""
     out = []
-    for i in range(SESSIONS):
+    for i in range(count):
         rng = np.random.default_rng(1000 + i)
         n = rows + 37 * i
         label = f"secret_label_{i}_{rng.integers(10**9)}"
@@ -81,14 +81,14 @@ def _upload_in_every_tab(pages: list, paths: list[Path]) -> None:
 def test_concurrent_sessions_see_only_their_own_upload(browser, app_url, tmp_path):
     files = _files(tmp_path, rows=300)
     paths = [path for path, _, _ in files]
-    # One browser context, five tabs: each tab is its own Streamlit session (its own
+    # One browser context, three tabs: each tab is its own Streamlit session (its own
     # websocket), and the tabs share the HTTP cache, so the app's scripts load once. The
-    # five sessions open, choose the upload source and upload at the same time.
+    # three sessions open, choose the upload source and upload at the same time.
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(60_000)
     try:
         pages = [context.new_page() for _ in files]
-        # the first tab loads the app's scripts into the cache; the seven others then open at
+        # the first tab loads the app's scripts into the cache; the others then open at
         # once and take them from it (cold loads at once cost ~5 s of CPU each)
         for i, page in enumerate(pages):
             page.add_init_script(w.SOCKET_HOOK_JS)
@@ -153,7 +153,7 @@ def _visit(context, url: str, path: Path | None = None) -> None:
 
 
 def test_closed_sessions_release_their_memory(browser, artifacts_dir, tmp_path):
-    files = _files(tmp_path, rows=80_000)[:MEMORY_SESSIONS]   # about 1.9 MB each: DuckDB's lean path (> 1 MiB)
+    files = _files(tmp_path, rows=80_000, count=MEMORY_SESSIONS)   # about 1.9 MB each: DuckDB's lean path (> 1 MiB)
     log_path = artifacts_dir / "streamlit_memory_test.log"
     # One browser context: each session is a tab of it (its own websocket), and the app's
     # scripts are compiled once, not once per visit.
