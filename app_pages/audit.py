@@ -15,10 +15,12 @@ import pandas as pd
 import streamlit as st
 
 from core import privacy
+from core.evaluation import audit as core_audit
 from core.plots import audit as plots_audit
 from core import formatting
 from core.formatting import format_upper as fmt
 from ui import compute, downloads, release, state, widgets
+from ui import evaluated as ui_evaluated
 from ui.text import literal
 
 EPS_GRID = tuple(float(e) for e in np.linspace(0.0, 12.0, 121))
@@ -32,17 +34,39 @@ selection = widgets.require_selection()
 table = selection.table
 n, k_distinct = table.n, table.k
 multiplicities = table.counts
-spec = state.release_spec(n, k_distinct, selection.prepared.public_domain)
+# the release evaluated: the Synthetic data page's last draw, else the current settings (ui/evaluated.py)
+ev = ui_evaluated.evaluated(selection)
+ui_evaluated.banner(ev)
+pypp_spec = state.release_spec(n, k_distinct, selection.prepared.public_domain)
+# PYPP's tabs read the evaluated spec; a peer's release is evaluated by its own accounting (verdict
+# box), and the tabs that are PYPP's say so
+spec = ev.spec if ev.is_pypp else pypp_spec
 regime = spec.regime
 sigma, theta, m, eps, delta_target = spec.sigma, spec.theta, spec.m, spec.eps, spec.delta
+if not ev.is_pypp:
+    eps, delta_target = ev.spec.eps, ev.spec.delta
 # the release's verdict and what an attacker can do, from the one guarantee (docs/verdicts.md §3)
-verdict, advice = compute.release_guarantee(spec)
-conditional_on = release.conditional_on(selection, spec)
-blocked = widgets.public_domain_gap(spec, selection.prepared.public_domain)
-widgets.verdict_box(verdict, advice=advice, conditional_on=conditional_on, blocked=blocked, spec=spec)
+verdict, conditional_on, blocked = ev.guarantee, [], None
+if ev.problem is not None:
+    st.error(f"The evaluated release cannot be stated: {literal(ev.problem)}", icon="🛑")
+else:
+    try:
+        conditional_on = release.conditional_on(selection, ev.spec)
+    except ValueError as exc:   # the recipe is refused: nothing is conditional on a release that cannot be made
+        blocked = literal(str(exc))
+    if ev.is_pypp:
+        blocked = widgets.public_domain_gap(ev.spec, selection.prepared.public_domain) or blocked
+    widgets.verdict_box(verdict, advice=ev.advice, conditional_on=conditional_on, blocked=blocked,
+                        spec=ev.verdict_spec)
 n_mc, mc_seed = int(st.session_state.n_mc), int(st.session_state.mc_seed)
-st.markdown(f"Settings from the Privacy page: σ = {sigma:g}, θ = {theta:g}, m = {m:,}, ε = {eps:g}, "
-            f"δ target = {delta_target:g}.")
+if ev.is_pypp:
+    st.markdown(f"Settings of the evaluated release: {regime.label}, σ = {sigma:g}, θ = {theta:g}, m = {m:,}, "
+                f"ε = {eps:g}, δ target = {fmt(delta_target) if delta_target is not None else 'none (pure)'}.")
+else:
+    st.markdown(f"Settings of the evaluated release: **{literal(ev.label)}**, {ev.spec.bins} bins per numeric axis, "
+                f"m = n = {ev.spec.m:,}, ε = {eps:g}, δ target = {fmt(delta_target)}. Its guarantee is its own "
+                "accounting's (the verdict above); the privacy-loss, repeated-release and disclosure-risk tabs are "
+                "PYPP's and say so.")
 if selection.prepared.any_bounds_from_data:
     st.warning("The bounds of the base measure were read off the confidential data: no guarantee on this "
                "page covers them.", icon="⚠️")
@@ -59,7 +83,12 @@ tab_pld, tab_repeat, tab_tradeoff, tab_audit, tab_risk = st.tabs(
 
 # ------------------------------------------------------------------ privacy loss distribution
 model = None
-if not regime.loss_scopes:
+PYPP_ONLY = ("This tab is PYPP's (the privacy-loss distribution of the posterior predictive); the evaluated "
+             "release is {label}, whose guarantee comes from its own accounting — the verdict above states it.")
+if not ev.is_pypp:
+    with tab_pld:
+        st.info(PYPP_ONLY.format(label=literal(ev.label)))
+elif not regime.loss_scopes:
     with tab_pld:
         st.info("For σ < 0 (Dirichlet–multinomial) the release is pure ε-DP at the thresholds of the Privacy "
                 "page; its PLD is audited as the Dirichlet–multinomial baseline on the Trade-off tab.")
@@ -88,7 +117,10 @@ else:
 # ------------------------------------------------------------------ repeated releases
 with tab_repeat:
     if model is None:
-        st.info("Repeated releases are composed for σ ≥ 0 (choose that family on the Privacy page).")
+        st.info("Repeated releases are composed here by PLD for PYPP with σ ≥ 0; the evaluated release is "
+                + (f"{literal(ev.label)}" if not ev.is_pypp else f"PYPP with σ = {sigma:g} (pure ε-DP)")
+                + ", whose planned releases the verdict above composes (k·ε"
+                + ("" if ev.is_pypp else ", 1 − (1 − δ)^k") + ").")
     else:
         # exploring k here does not change the release: the planned k is set on the Synthetic data page
         k = st.slider("number of independent releases k from the same data", 1, 100,
@@ -136,7 +168,23 @@ with tab_tradeoff:
 
 # ------------------------------------------------------------------ empirical audit
 with tab_audit:
-    options = ["pypp"] if regime.has_new_values else []   # the attacks tell a record from a new value
+    # the attacks tell a record from a new value: PYPP with σ ≥ 0 only
+    options = ["pypp"] if ev.is_pypp and regime.has_new_values else []
+    if ev.is_pypp and not regime.has_new_values:
+        st.caption(f"PYPP with σ = {sigma:g} (Dirichlet–multinomial) releases no new value for the attacks to tell a "
+                   "record from: it is pure ε-DP (verdict above); the histogram audits below test pure and "
+                   "approximate noise on the same cells.")
+    evaluated_mech = None
+    if not ev.is_pypp and data is not None:
+        try:
+            evaluated_mech = ui_evaluated.comparison_mechanism(ev, data)
+        except ValueError as exc:
+            st.caption(f"The evaluated release cannot run on these columns: {literal(str(exc))}")
+        if evaluated_mech is not None and core_audit.auditable(evaluated_mech):
+            options.insert(0, "evaluated")
+        elif evaluated_mech is not None:
+            st.caption(f"{literal(ev.label)}, the evaluated release, has no simulator for the empirical audit "
+                       f"({core_audit.AUDITABLE_WORDS}); its verdict above is its accounting's.")
     if data is not None and not data.unlisted:
         options += ["laplace_histogram", "gaussian_histogram"]
     elif data is not None:
@@ -148,6 +196,7 @@ with tab_audit:
                 "public category list for the histograms.")
     else:
         labels = {"pypp": f"PYPP at your settings (σ = {sigma:g})", "laplace_histogram": "Perturbed histogram (Laplace)",
+                  "evaluated": f"{ev.label}, the evaluated release",
                   "gaussian_histogram": "Perturbed histogram (Gaussian)"}
         a, b, c = st.columns(3)
         target = a.selectbox("mechanism", options, format_func=labels.get, key="audit_mechanism")
@@ -161,7 +210,7 @@ with tab_audit:
                                                    mc_seed)
             st.caption(f"Stated guarantee under test: instance-level (ε = {eps:g}, δ = {fmt(stated)}) at your data "
                        "(the Privacy page's δ_x(ε)).")
-        params = (target, n_sim, confidence, seed, sigma, theta, m, eps)
+        params = (target, n_sim, confidence, seed, sigma, theta, m, eps, ev.spec)
         if st.button("Run audit", type="primary", key="run_audit"):
             st.session_state.audit_params = (selection.key, params)
         if st.session_state.get("audit_params") != (selection.key, params):
@@ -177,6 +226,10 @@ with tab_audit:
                                                        "instance", n_mc, mc_seed)
                         alpha = np.asarray(compute.TRADEOFF_ALPHA)
                         theory = (alpha, inst.tradeoff(alpha))
+                elif target == "evaluated":
+                    res = compute.run_mechanism_audit((selection.key, ev.spec), data, evaluated_mech, n_sim,
+                                                      confidence, seed)
+                    theory = None
                 else:
                     cal_key = (selection.key, eps, delta_target, m, theta, int(st.session_state.bins))
                     res = compute.run_histogram_audit(cal_key, data, cal, target, n_sim, confidence, seed)
@@ -231,11 +284,14 @@ with tab_risk:
     secret = b.selectbox("secret column (inference)", cols, index=len(cols) - 1, key="risk_secret") if len(cols) > 1 else None
     risk_seed = int(st.number_input("seed", 0, 2**32 - 1, value=7, key="risk_seed"))
     risk_params = (selection.key, sigma, theta, m, risk_seed, n_attacks, secret)
-    if not regime.has_new_values:
+    if not ev.is_pypp:
+        st.info(f"Disclosure risk is computed for PYPP with σ ≥ 0; the evaluated release is {literal(ev.label)}, "
+                "whose rows are cells of the public domain (no confidential value is copied as such).")
+    elif not regime.has_new_values:
         st.info("Disclosure risk is computed for σ ≥ 0 (a release with new values from H).")
     elif st.button("Compute disclosure risk", key="run_risk"):
         st.session_state.risk_params = risk_params
-    if regime.has_new_values and st.session_state.get("risk_params") == risk_params:
+    if ev.is_pypp and regime.has_new_values and st.session_state.get("risk_params") == risk_params:
         with widgets.show_errors("The disclosure risk cannot be computed: ", stop=False):
             out = compute.disclosure_risk_summary(selection.key, selection.prepared, sigma, theta, m, risk_seed,
                                                   n_attacks, secret)

@@ -12,10 +12,12 @@ import functools
 import streamlit as st
 
 from core.evaluation import compare as core_compare
+from core.evaluation import evaluated as core_evaluated
 from core import mechanisms as core_mechanisms
 from core import plots
 from core.plots import quality as plots_quality
 from ui import compute, downloads, state, widgets
+from ui import evaluated as ui_evaluated
 from ui.text import literal, quoted
 
 
@@ -23,6 +25,9 @@ st.title("Compare mechanisms at the same privacy level")
 
 selection = widgets.require_selection()
 prepared = selection.prepared
+# the release evaluated (the Synthetic data page's last draw, else the current settings): the first row
+ev = ui_evaluated.evaluated(selection)
+ui_evaluated.banner(ev)
 with widgets.show_errors("The comparison cannot use these columns: "):
     # the frequency table on [0, 1]^d with each column's public domain: the n rows are never built
     data = compute.comparison_data(prepared)
@@ -31,11 +36,23 @@ n, d = data.n, prepared.d   # the records compared (the numbers: see below)
 categorical = [c.name for c in data.columns if c.kind == "categorical"]
 
 theta = float(st.session_state.theta)
-eps, delta = float(st.session_state.eps), float(st.session_state.delta)
-st.markdown(f"Every mechanism is calibrated to **ε = {eps:g}, δ = {plots.format_upper(delta)}** (from the Privacy "
-            "page). "
-            f"PYPP is compared at σ = 0 with θ = {theta:g} and its *global* guarantee (the exact profile the "
-            "verdict reads: δ = m/(m + θ + n − 1) at every ε); the "
+# the evaluated release's target (a σ < 0 release may state none for δ: the Privacy page's is the baselines')
+eps = float(ev.spec.eps)
+delta = float(ev.spec.delta) if ev.spec.delta is not None else float(st.session_state.delta)
+evaluated_mech, evaluated_problem = None, None
+try:
+    evaluated_mech = ui_evaluated.comparison_mechanism(ev, data)
+except ValueError as exc:
+    evaluated_problem = str(exc)
+if evaluated_mech is not None:
+    first = (f"The first row is the evaluated release's mechanism, **{literal(evaluated_mech.label)}**, at its own "
+             f"settings and size m = {int(evaluated_mech.release_size):,}, with its global guarantee of one release; "
+             "PYPP's σ = 0 variants of the Bayesian family keep the Privacy page's θ")
+else:
+    first = (f"PYPP is compared at σ = 0 with θ = {theta:g} and its *global* guarantee (the exact profile the "
+             "verdict reads: δ = m/(m + θ + n − 1) at every ε)")
+st.markdown(f"Every mechanism is calibrated to **ε = {eps:g}, δ = {plots.format_upper(delta)}** (the evaluated "
+            "release's target). " + first + "; the "
             "histogram baselines work on public cells: bins of each numeric column scaled to [0, 1] with its "
             "bounds" + (" times the public categories of each categorical column" if categorical else "")
             + ". Numeric columns are compared by W1 in their original units"
@@ -46,20 +63,25 @@ if data.missing_left_out:
             "in a numeric column (missing is a value, Data page); the histograms and distances work on numbers, so "
             f"every mechanism here is run and measured on the other n = {n:,} records. A missing "
             "value of a categorical column is one more category and is compared.", icon="ℹ️")
+if evaluated_problem is not None:
+    st.warning(f"**The evaluated release ({literal(ev.label)}) cannot be compared here:** "
+               f"{literal(evaluated_problem)}. The comparison below runs the other mechanisms without it (PYPP at "
+               "σ = 0 with the Privacy page's θ), which is not the evaluated release.", icon="⚠️")
 if prepared.any_bounds_from_data:
     st.warning("The scaling bounds were read off the confidential data: no guarantee below covers them.",
                icon="⚠️")
 
 with st.container(border=True):
     a, b, c = st.columns(3)
+    m_now = int(ev.spec.m) if ev.is_pypp else int(st.session_state.m)
     m_rule = a.radio("Release size m", ["current", "largest"], horizontal=True, key="compare_m_rule",
-                     format_func={"current": f"current m = {int(st.session_state.m):,}",
+                     format_func={"current": f"current m = {m_now:,}",
                                   "largest": "largest admissible for PYPP"}.get)
     widgets.slider("histogram bins per numeric axis", "bins", step=1, where=b)
     widgets.slider("repetitions R", "runs", step=5, where=c)
     # an evaluation seed, never the release's (its own key; nothing drawn here is offered as a release)
     widgets.number("seed of the comparison (an evaluation seed, not a release's)", "compare_seed", step=1)
-m_arg: int | str = int(st.session_state.m) if m_rule == "current" else "largest"
+m_arg: int | str = m_now if m_rule == "current" else "largest"
 bins, runs, seed = int(st.session_state.bins), int(st.session_state.runs), int(st.session_state.compare_seed)
 
 with st.container(border=True):
@@ -88,9 +110,10 @@ with st.container(border=True):
 
 # a peer chosen above that cannot run stops here with what is missing; a default mechanism is skipped
 with widgets.show_errors("The mechanisms cannot be calibrated: "):
-    cal = compute.calibration(selection.key, n, d, eps, delta, m_arg, theta, bins, prepared.any_bounds_from_data,
-                              data.levels, data.unlisted, peers)
-cal_key = (eps, delta, m_arg, theta, bins, peers)
+    cal = compute.evaluated_calibration(selection.key, n, d, eps, delta, m_arg, theta, bins,
+                                        prepared.any_bounds_from_data, data.levels, data.unlisted, peers,
+                                        ev.spec if evaluated_mech is not None else None, evaluated_mech)
+cal_key = (eps, delta, m_arg, theta, bins, peers, ev.spec if evaluated_mech is not None else None)
 if any("public category list" in why for why in cal.skipped.values()):
     which = ", ".join(quoted(c) for c in data.unlisted)   # column names: text, never Markdown
     st.info(f"Histogram baselines skipped: categorical column{'s' if len(data.unlisted) > 1 else ''} {which} "
@@ -112,6 +135,15 @@ if missed:
 tab_runs, tab_sweep = st.tabs(["Comparison at this (ε, δ)", "Utility frontier over ε"])
 
 with tab_runs:
+    # before the run: its expected time, per mechanism (core's cost model, benchmarks/bench_compare_defaults.py)
+    cost = core_evaluated.estimate_seconds(cal.mechanisms, cal.m, runs, d)
+    slowest = sorted(((v, k) for k, v in cost.items() if k != "total"), reverse=True)[:3]
+    st.caption(f"Estimated time of a run: about **{cost['total']:.0f} s** for R = {runs} (slowest: "
+               + "; ".join(f"{literal(k)} {v:.0f} s" for v, k in slowest) + "), measured on a 2-core machine; the "
+               "bar names each mechanism as it runs, and the run stops if you close the tab.")
+    if cost["total"] > compute.COMPARE_BUDGET_S:
+        st.warning(f"This run is expected to take more than {compute.COMPARE_BUDGET_S:.0f} s: lower R, the bins, or "
+                   "the peers to shorten it.", icon="⏱️")
     if st.button("Run comparison", type="primary", key="run_compare"):
         st.session_state.compare_params = (selection.key, cal_key, runs, seed, with_yardsticks)
     params = st.session_state.get("compare_params")
@@ -143,7 +175,7 @@ with tab_runs:
                        "every run, all runs get the sliced W1 (the mean 1-D W1 over the same random directions "
                        "for every mechanism — a lower bound of the joint W1), so the boxes stay comparable "
                        "(docs/quality.md).")
-        releases = compute.one_release_per_mechanism(selection.key, data, cal, cal_key, seed)
+        releases = compute.overlay_releases(selection.key, data, cal, cal_key, seed)
         picture, sampled = compute.data_picture(prepared)
         mechanism_names = {mech.label: mech.name for mech in cal.mechanisms}
         for j, col in enumerate(columns):
@@ -191,6 +223,8 @@ with tab_runs:
                             key="quality_heatmap")
 
 with tab_sweep:
+    st.caption("The ε sweep recalibrates the default mechanisms at each ε (PYPP at σ = 0 with the Privacy page's θ); "
+               "the evaluated release is stated at one target, so it is compared on the first tab.")
     sweep_runs = st.slider("repetitions per ε", 5, 100, value=20, step=5, key="sweep_runs")
     st.caption(f"ε grid: {', '.join(f'{e:g}' for e in compute.SWEEP_EPS)}; δ = {plots.format_upper(delta)}; "
                "m as chosen above (\"largest\" re-computes m* at each ε).")

@@ -21,8 +21,10 @@ import pandas as pd
 import streamlit as st
 
 from core import evaluation, privacy
+from core.evaluation import dirichlet_posterior
 from core.plots import experiments as pe
 from ui import compute, downloads, release, state, widgets
+from ui import evaluated as ui_evaluated
 from ui.text import literal, quoted
 
 st.title("Inference: what an analyst learns from the release")
@@ -40,10 +42,24 @@ FORM_FIELDS = ("rep_replicates", "rep_draws", "rep_seed")
 selection = widgets.require_selection()
 prepared = selection.prepared
 spec = state.release_spec(selection.table.n, selection.table.k, selection.prepared.public_domain)
-last = release.last_drawn(selection)
+# the release evaluated (ui/evaluated.py): this page needs a drawn one, the analyst's data
+ev = ui_evaluated.evaluated(selection)
+ui_evaluated.banner(ev)
+last = ev.drawn
 if last is None:
     st.info("Generate a release on the **Synthetic data** page first: this page analyses that release (the analyst "
             "receives it and nothing else).")
+    st.stop()
+if not ev.is_pypp:
+    st.info(f"**No conjugate posterior for {literal(ev.label)}.** This page's analysis is exact because PYPP's release "
+            "is the posterior predictive of a Dirichlet-process prior the analyst shares: the release is then data "
+            "for that prior, and its posterior is DP(θ + m, (θH + Σ δ_Zᵢ)/(θ + m)) (paper §4.1). "
+            f"{literal(ev.label)} releases m = n rows sampled from a model fitted to noisy measurements of the cells; "
+            "no prior makes those rows exchangeable draws of a posterior predictive, so treating them as data would "
+            "count n noisy rows as n observations (intervals far too narrow). An honest analysis models the "
+            "measurement noise (e.g. the noisy marginals, which the release does not publish) — beyond this page "
+            "(docs/quality.md §10). Generate a PYPP release on the Synthetic data page to analyse it here.",
+            icon="ℹ️")
     st.stop()
 # the release's own settings (the Privacy page's may have moved since)
 sigma, theta, m = last.spec.sigma, last.spec.theta, last.spec.m
@@ -92,10 +108,51 @@ else:
         widgets.curator_only_note()
 
 if last.spec.regime is not privacy.DIRICHLET_PROCESS:
-    st.error(f"This page needs the Dirichlet-process mechanism (σ = 0): the posterior above is the analyst's "
-             f"posterior for that mechanism only. The release was drawn with {last.spec.regime.label} "
-             f"(σ = {sigma:g}); choose \"{privacy.DIRICHLET_PROCESS.label}\" on the Privacy page and generate a "
-             "release on the Synthetic data page.")
+    if not last.spec.regime.has_new_values:   # σ < 0: the Dirichlet posterior over the public domain
+        st.subheader("The analyst's posterior: a Dirichlet over the public domain")
+        alpha, z = -sigma, int(round(theta / -sigma))
+        st.markdown(
+            f"With σ = {sigma:g} the release is the posterior predictive of the Dirichlet–multinomial model: prior "
+            f"Dir(α, …, α) with α = |σ| = {alpha:g} on the z = {z:,} public cells. The analyst who receives the release "
+            "and shares that prior gets, by conjugacy, the posterior "
+            r"$\mathrm{Dir}(\alpha + c_1(Z), \dots, \alpha + c_z(Z))$ with $c_j(Z)$ the released rows in cell $j$; one "
+            r"column's values $v$ then have $\mathrm{Dir}(\alpha z / z_j + c_v(Z))$ (aggregation), which gives the "
+            f"posterior means and {compute.CREDIBLE_LEVEL:.0%} credible intervals below (docs/quality.md §10).")
+        columns = [str(c) for c in prepared.columns]
+        column = st.selectbox("Column analysed", columns, key="post_dm_column")
+        info = prepared.column_info[columns.index(column)]
+        numeric = info.kind == "numeric"
+        try:   # the Synthetic data page says why a σ < 0 release cannot be drawn (no public domain): so does this one
+            drawn = release.release(selection, last.spec, last.seed)
+        except ValueError as exc:
+            drawn = None
+            st.warning(f"The release could not be drawn, so there is nothing to analyse: {literal(str(exc))}",
+                       icon="⚠️")
+        with widgets.show_errors("Could not analyse the release: ", stop=False):
+            if drawn is None:
+                st.stop()
+            domain = (np.asarray(info.inverse(np.asarray(info.base.categories, dtype=float)), dtype=float) if numeric
+                      else list(info.base.categories))
+            x_values, x_counts = compute.column_table(prepared, column)
+            summary = dirichlet_posterior.dirichlet_column_posterior(
+                domain, dirichlet_posterior.domain_codes(domain, drawn.synthetic[column].to_numpy(), numeric=numeric),
+                alpha * z / len(domain), numeric=numeric, draws=int(st.session_state.post_draws),
+                rng=np.random.default_rng(int(st.session_state.post_seed)), level=compute.CREDIBLE_LEVEL,
+                threshold=float(np.median(domain)) if numeric else None,
+                confidential_codes=dirichlet_posterior.domain_codes(domain, x_values, numeric=numeric),
+                confidential_counts=x_counts, labels=None if numeric else [str(v) for v in domain])
+            widgets.curator_only_note()
+            st.dataframe(summary, hide_index=True)
+            st.caption("confidential: the value in your data (curator only); covered: inside the interval. The "
+                       "threshold t of P(X > t) is the middle public grid point (public).")
+    else:
+        st.info(f"**No conjugate posterior for σ = {sigma:g} on this page.** Its analysis is the Dirichlet "
+                "process's (σ = 0): the release is the posterior predictive of DP(θ, H), so the analyst's posterior is "
+                "again a Dirichlet process. For σ ∈ (0, 1) the release is the Pitman–Yor posterior predictive, and "
+                "the analyst's posterior (Pitman 1996) is not a Pitman–Yor process: Dir(n₁ − σ, …, n_K − σ, θ + Kσ) "
+                "weights on the K distinct released values (nᵢ their counts) and a fresh PY(σ, θ + Kσ, H) on the rest. "
+                "This page's simulator, coverage checks and repeated releases are built for σ = 0 and are not run "
+                "for it (docs/quality.md §10). The discovery probability above is this regime's.", icon="ℹ️")
     st.stop()
 
 columns = [str(c) for c in prepared.columns]

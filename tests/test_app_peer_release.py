@@ -102,9 +102,9 @@ def test_aim_release_is_strong_charged_once_and_replays_byte_for_byte(own_ledger
     assert recipe.seed is not None and json.loads(public["recipe.json"])["seed"] is None
     assert run_recipe(recipe).synthetic_csv() == public["synthetic.csv"]   # replays byte for byte
 
-    # the Inference page analyses PYPP releases: the peer's is not taken for one
+    # the Inference page evaluates the peer's release and says why it has no conjugate posterior for it
     _ok(at.switch_page("app_pages/inference.py").run())
-    assert any("Generate a release" in i.value for i in at.info)
+    assert any("No conjugate posterior for AIM" in i.value for i in at.info)   # why, in words (issue 36)
 
 
 def test_a_peer_names_the_missing_public_domain_and_a_weak_one_asks_its_acknowledgement():

@@ -290,21 +290,25 @@ def test_negative_sigma_over_a_public_list_and_grid():
     cells = [(g, v) for g in "abc" for v in ("0", "1", "2")]
     outputs = [[a, b] for a in cells for b in cells]
 
-    def exact(frame):
-        counts = Counter((g, str(v)) for g, v in zip(frame["g"], frame["v"]))
-        return {tuple(o): dirichlet_multinomial_sequence(counts, alpha, z, o) for o in outputs}
+    counts = {name: Counter((g, str(v)) for g, v in zip(frame["g"], frame["v"])) for name, frame in (("x", x), ("y", y))}
+    check_dirichlet_multinomial_law(counts, alpha, z, outputs, gx, out_x, out_y)
+    check_families("negative sigma", gx, out_x, out_y, {"bytes": lambda data: data})
 
-    px, py = exact(x), exact(y)
+
+def check_dirichlet_multinomial_law(counts: dict, alpha: float, z: int, outputs: list, guarantee: dict,
+                                    out_x: list, out_y: list) -> None:
+    """Every output's exact probability under x and y (``counts["x"]``, ``counts["y"]``: cell →
+    records), P_x(o) ≤ e^ε P_y(o) both ways, and each output's simulated frequency within 4.5
+    standard errors of its exact probability."""
+    px, py = ({tuple(o): dirichlet_multinomial_sequence(counts[k], alpha, z, o) for o in outputs} for k in "xy")
     assert math.isclose(sum(px.values()), 1.0, rel_tol=1e-12) and math.isclose(sum(py.values()), 1.0, rel_tol=1e-12)
-    factor = math.exp(gx["eps"])
+    factor = math.exp(guarantee["eps"])
     assert all(px[o] <= factor * py[o] * (1 + 1e-12) and py[o] <= factor * px[o] * (1 + 1e-12) for o in px)
     for law, out in ((px, out_x), (py, out_y)):
         seen = Counter(tuple((r[0], r[1]) for r in rows(data)) for data in out)
-        assert set(seen) <= set(law)
-        # each output's frequency within 4.5 standard errors of its exact probability (81 outputs)
+        assert set(seen) <= set(law), set(seen) - set(law)
         for o, p in law.items():
             assert abs(seen.get(o, 0) / DRAWS - p) <= 4.5 * math.sqrt(p * (1 - p) / DRAWS) + 1 / DRAWS, o
-    check_families("negative sigma", gx, out_x, out_y, {"bytes": lambda data: data})
 
 
 def test_negative_sigma_with_missing_kept_as_a_value_on_a_grid_and_a_list():
@@ -328,19 +332,8 @@ def test_negative_sigma_with_missing_kept_as_a_value_on_a_grid_and_a_list():
     def cell(g, v):
         return ("" if pd.isna(g) else g, "" if pd.isna(v) else str(int(v)))
 
-    def exact(frame):
-        counts = Counter(cell(g, v) for g, v in zip(frame["g"], frame["v"]))
-        return {tuple(o): dirichlet_multinomial_sequence(counts, alpha, z, o) for o in outputs}
-
-    px, py = exact(x), exact(y)
-    assert math.isclose(sum(px.values()), 1.0, rel_tol=1e-12) and math.isclose(sum(py.values()), 1.0, rel_tol=1e-12)
-    factor = math.exp(gx["eps"])
-    assert all(px[o] <= factor * py[o] * (1 + 1e-12) and py[o] <= factor * px[o] * (1 + 1e-12) for o in px)
-    for law, out in ((px, out_x), (py, out_y)):
-        seen = Counter(tuple((r[0], r[1]) for r in rows(data)) for data in out)
-        assert set(seen) <= set(law), set(seen) - set(law)
-        for o, p in law.items():
-            assert abs(seen.get(o, 0) / DRAWS - p) <= 4.5 * math.sqrt(p * (1 - p) / DRAWS) + 1 / DRAWS, o
+    counts = {name: Counter(cell(g, v) for g, v in zip(frame["g"], frame["v"])) for name, frame in (("x", x), ("y", y))}
+    check_dirichlet_multinomial_law(counts, alpha, z, outputs, gx, out_x, out_y)
     check_families("negative sigma, missing as a value", gx, out_x, out_y, {"bytes": lambda data: data})
 
 

@@ -335,6 +335,22 @@ def calibration(selection_key: str, n: int, d: int, eps: float, delta: float, m:
                              required=tuple(peers))
 
 
+#: Seconds a Compare run should take at the page's defaults (issue 36; benchmarks/bench_compare_defaults.py).
+COMPARE_BUDGET_S = 60.0
+
+
+@session_cache(max_entries=8)
+def evaluated_calibration(selection_key: str, n: int, d: int, eps: float, delta: float, m: int | str, theta: float,
+                          bins: int, bounds_from_data: bool, levels: tuple | None, unlisted: tuple[str, ...],
+                          peers: tuple[str, ...], evaluated_key, _evaluated):
+    """:func:`calibration` with the evaluated release's mechanism first (``_evaluated``, from
+    ``ui.evaluated.comparison_mechanism``; ``evaluated_key``: its release, the cache key), or
+    without one when it is ``None``."""
+    return compare.calibrate(n, eps, delta, m, theta=theta, d=d, bins=bins, bounds_from_data=bounds_from_data,
+                             levels=levels, unlisted=unlisted, mechanisms=compare.DEFAULT_MECHANISMS + tuple(peers),
+                             required=tuple(peers), evaluated=_evaluated)
+
+
 @session_cache(max_entries=4)
 def comparison_runs(selection_key: str, _table: evaluation.ComparisonTable, _calibration, calibration_key: tuple,
                     runs: int, seed: int, columns: tuple[str, ...], yardsticks: bool = False) -> pd.DataFrame:
@@ -358,6 +374,26 @@ def one_release_per_mechanism(selection_key: str, _table: evaluation.ComparisonT
         size = mech.release_size or _calibration.m
         z = np.asarray(mech.release(_table.atoms, size, rng, counts=_table.counts), dtype=float)
         out[mech.label] = z.reshape(z.shape[0], -1)
+    return out
+
+
+@session_cache(max_entries=4)
+def overlay_releases(selection_key: str, _table: evaluation.ComparisonTable, _calibration, calibration_key: tuple,
+                     seed: int) -> dict[str, np.ndarray]:
+    """:func:`one_release_per_mechanism` with a progress bar naming each mechanism; each report is
+    where the run stops when its session has ended (:func:`cancellable`): a peer at m = n may take
+    long for its one release."""
+    bar, progress = progress_bar("One release per mechanism for the overlays…")
+    rng = np.random.default_rng([seed, 1])
+    out = {}
+    mechanisms = _calibration.mechanisms
+    for i, mech in enumerate(mechanisms):
+        progress(i / len(mechanisms), f"overlays: one release of {mech.label}")
+        size = mech.release_size or _calibration.m
+        z = np.asarray(mech.release(_table.atoms, size, rng, counts=_table.counts), dtype=float)
+        out[mech.label] = z.reshape(z.shape[0], -1)
+    progress(1.0, "done")
+    bar.empty()
     return out
 
 
@@ -507,6 +543,18 @@ def run_histogram_audit(cal_key: tuple, _table, _calibration, name: str, n_sim: 
     res = core_audit.audit_histogram(_table.atoms, _calibration.mechanism(name), _calibration.m, counts=_table.counts,
                                      n_simulations=n_sim, rng=np.random.default_rng(seed), confidence=confidence,
                                      progress=progress)
+    bar.empty()
+    return res
+
+
+@session_cache(max_entries=2)
+def run_mechanism_audit(key: tuple, _table, _mechanism, n_sim: int, confidence: float, seed: int):
+    """``core.evaluation.audit.audit_histogram`` of the evaluated release's mechanism (``key``: the
+    selection and the release, ``ui.evaluated``) at its own release size, with a progress bar."""
+    bar, progress = progress_bar(f"Simulating {_mechanism.label} on x and on its worst neighbour…")
+    res = core_audit.audit_histogram(_table.atoms, _mechanism, int(_mechanism.release_size or _table.n),
+                                     counts=_table.counts, n_simulations=n_sim, rng=np.random.default_rng(seed),
+                                     confidence=confidence, progress=progress)
     bar.empty()
     return res
 

@@ -24,6 +24,7 @@ record, replay and ledger — is the same.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import shlex
 from collections.abc import Callable
 
@@ -83,12 +84,15 @@ class Drawn:
     spec: ReleaseSpec | PeerChoice
     seed: int = dataclasses.field(repr=False)
     replayed: int | None = dataclasses.field(default=None, repr=False)
+    #: When it was drawn (the evaluating pages say so); not part of what the release is.
+    drawn_at: datetime.datetime | None = dataclasses.field(default=None, compare=False)
 
 
 def generate(selection: Selection, spec: ReleaseSpec | PeerChoice, replayed: int | None) -> Drawn:
     """The press of "Generate release": the settings with the typed seed to replay, or else a
     fresh secret one (:func:`fresh_seed`), so that two presses with every default differ."""
-    return Drawn(selection.key, spec, fresh_seed() if replayed is None else check_seed(replayed), replayed)
+    return Drawn(selection.key, spec, fresh_seed() if replayed is None else check_seed(replayed), replayed,
+                 drawn_at=datetime.datetime.now())
 
 
 def last_drawn(selection: Selection, *, any_mechanism: bool = False) -> Drawn | None:

@@ -59,8 +59,10 @@ __all__ = [
     "AttackResult",
     "AuditResult",
     "RiskEstimate",
+    "AUDITABLE_WORDS",
     "audit_histogram",
     "audit_pypp",
+    "auditable",
     "clopper_pearson",
     "disclosure_risk",
     "attack_confidence",
@@ -456,6 +458,18 @@ def audit_pypp(multiplicities, sigma, theta, m, eps, delta, *, n_simulations: in
 
 
 # ----------------------------------------------------------------------------- histograms
+#: What the empirical audit can simulate, in words (the pages say it of a mechanism it cannot).
+AUDITABLE_WORDS = ("the empirical audit simulates PYPP with σ ≥ 0 and the perturbed histograms (Laplace, "
+                   "Gaussian), whose worst neighbour is known in closed form")
+
+
+def auditable(mechanism) -> bool:
+    """Whether :func:`audit_histogram` can audit ``mechanism`` (a :class:`core.mechanisms.Mechanism`):
+    the perturbed histograms, Laplace or Gaussian, whose noisy counts it simulates on the data and on
+    its worst neighbour (docs/audit.md §4)."""
+    return isinstance(mechanism, (LaplaceHistogram, GaussianHistogram))
+
+
 def audit_histogram(data, mechanism, m, *, counts=None, n_simulations: int = 100_000, rng: np.random.Generator,
                     confidence: float = 0.95, progress: Progress | None = None) -> AuditResult:
     """Empirical audit of the Laplace or Gaussian perturbed histogram (docs/mathematics.md §4.1–4.2).

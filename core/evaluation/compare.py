@@ -354,7 +354,8 @@ def _caveat(g: Guarantee, bounds_caveat: str) -> str:
 
 def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
               mechanisms: Sequence[str] = DEFAULT_MECHANISMS, bounds_from_data: bool = False,
-              levels=None, unlisted: Sequence[str] = (), required: Sequence[str] = ()) -> Calibration:
+              levels=None, unlisted: Sequence[str] = (), required: Sequence[str] = (),
+              evaluated: Mechanism | None = None) -> Calibration:
     """Set every mechanism's knobs for a common (ε, δ) and release size ``m`` (docs/mathematics.md §4).
 
     ===============================  ==============================================================
@@ -418,6 +419,10 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     required : sequence of str
         Keys of ``mechanisms`` that must run (e.g. those a user named): one that cannot is an
         error instead of a skip.
+    evaluated : core.mechanisms.Mechanism, optional
+        The evaluated release's mechanism (:func:`core.evaluation.evaluated.evaluated_mechanism`),
+        already calibrated: the first row; the key it ``replaces`` (PYPP's, or the same
+        mechanism's default entry) is left out of ``mechanisms`` (docs/quality.md §10).
 
     Raises
     ------
@@ -440,14 +445,15 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
     if isinstance(unlisted, str):
         unlisted = (unlisted,)
     unlisted = tuple(str(c) for c in unlisted)
-    names = list(mechanisms)
-    if not names:
+    replaced = getattr(evaluated, "replaces", None)   # the evaluated release's own default row(s)
+    names = [key for key in mechanisms if replaced is None or str(key).removesuffix("_at_n") != replaced]
+    if not names and evaluated is None:
         raise ValueError(f"mechanisms must name at least one of {list(KNOWN_MECHANISMS)}")
     unknown = [k for k in names if k not in KNOWN_MECHANISMS]
     if unknown:
         raise ValueError(f"mechanisms {unknown} are unknown; choose from {list(KNOWN_MECHANISMS)}")
     required = {str(k) for k in ([required] if isinstance(required, str) else required)}
-    stray = sorted(required - set(names))
+    stray = sorted(required - set(mechanisms))   # before the evaluated release replaced its default row
     if stray:
         raise ValueError(f"required: {stray} are not among the mechanisms asked for")
     skipped: dict[str, str] = {}
@@ -472,7 +478,7 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
             if required & set(pypp_keys):
                 raise ValueError(f"m: {', '.join(sorted(required & set(pypp_keys)))} cannot run: {why}")
             names = [key for key in names if key not in _PYPP_KEYS]
-            if not names:
+            if not names and evaluated is None:
                 raise ValueError(f"m: no synthetic value can be released by PYPP at eps={eps!r}, delta={delta!r}, "
                                  f"theta={theta!r}, n={n} (the singleton limit is 0); raise delta or theta, or give "
                                  "m, or add mechanisms that do not need it")
@@ -517,7 +523,7 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
                              "(give the list)")
         skipped.update({key: reason for key in names if key in _NEEDS_CELLS})
         names = [key for key in names if key not in _NEEDS_CELLS]
-        if not names:
+        if not names and evaluated is None:
             raise ValueError(f"mechanisms: every mechanism asked for is a histogram over public cells, and "
                              f"categorical column(s) {', '.join(repr(c) for c in unlisted)} have no public "
                              "category list; give one, or add pypp, pypp_old_values or bootstrap")
@@ -549,6 +555,10 @@ def calibrate(n, eps, delta, m, *, theta, d: int = 1, bins: int = 25,
             built.append(peer_mechanism(key, eps, delta, bins, levels=levels, n=min(n, MAX_RELEASE_SIZE)))
         else:
             built.append(Bootstrap())
+    if evaluated is not None:
+        if not isinstance(evaluated, Mechanism):
+            raise ValueError(f"evaluated must be a core.mechanisms.Mechanism, got {type(evaluated).__name__}")
+        built.insert(0, evaluated)
     for mech in built:
         if isinstance(mech, HistogramMechanism):
             mech.knobs(n, m_val, d)  # raises ValueError early when the domain has too many cells

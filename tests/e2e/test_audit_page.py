@@ -12,8 +12,10 @@ import st_waits as w
 def test_audit_page_on_cps_sample(page, app_url):
     w.open_app(page, app_url)
     w.go_to_page(page, "Audit")
-    page.get_by_text("Settings from the Privacy page").first.wait_for()
+    page.get_by_text("Settings of the evaluated release").first.wait_for()
     assert not w.has_exception(page)
+    # the banner names the release evaluated: the current settings, nothing drawn yet (issue 36)
+    assert "no release drawn yet" in " ".join(w.alert_texts(page))
     assert "hockey-stick" in page.locator('[data-testid="stMarkdown"]').all_inner_texts().__str__()
 
     # repeated releases: move k and read the composed ε

@@ -95,7 +95,11 @@ def test_compare_inference_and_audit_on_mixed_columns(page, app_url, mixed_csv, 
     w.press(page, "Generate release", timeout=120_000)
     w.wait_for_idle(page)
     w.go_to_page(page, "Inference")
+    page.get_by_text("Evaluating:", exact=False).first.wait_for()   # the banner names the release (issue 36)
     select = page.locator(".st-key-_w_post_column")
+    # the banner moved the select to the fold: bring it into view before opening its list
+    select.scroll_into_view_if_needed()
+    w.wait_for_idle(page)
     select.click()
     w.rerun_after(page, page.get_by_role("option", name="region", exact=True).click)
     w.wait_for_idle(page)

@@ -1,0 +1,119 @@
+"""The evaluated release in core (issue 36; docs/quality.md §10): its words, its mechanism in the
+comparison (PYPP in every regime, a registry entry's mechanism), the cost model, the audit hook and
+the Dirichlet posterior of a σ < 0 release."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import data as core_data
+from core.evaluation import audit as core_audit
+from core.evaluation import comparison_table
+from core.evaluation import compare as C
+from core.evaluation import evaluated as E
+from core.evaluation.dirichlet_posterior import dirichlet_column_posterior, domain_codes
+from core.mechanisms import category_codes
+from core.privacy import ReleaseSpec
+from core.release import RELEASE_MECHANISMS
+
+N = 2000
+
+
+@pytest.fixture(scope="module")
+def table():
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"age": rng.integers(18, 31, N), "sex": rng.choice(["f", "m", "x"], N, p=[.5, .4, .1])})
+    specs = [core_data.ColumnSpec("age", bounds=(18, 30), grid=1.0),
+             core_data.ColumnSpec("sex", kind="categorical", categories=("f", "m", "x"))]
+    prepared = core_data.prepare(frame, specs)
+    assert prepared.public_domain == 13 * 3
+    return comparison_table(prepared)
+
+
+class _Recipe:
+    def __init__(self, eps, delta, bins):
+        self.eps, self.delta, self.bins = eps, delta, bins
+
+
+def test_pure_release_is_the_first_row_and_draws_only_public_cells(table):
+    spec = ReleaseSpec(-0.5, 39 * 0.5, 10, N, eps=2.0, delta=None)
+    mech = E.evaluated_mechanism(spec, table)
+    g = mech.guarantee
+    assert g.kind == "pure" and g.delta == 0.0
+    assert g.eps == pytest.approx(float(spec.regime.release_guarantee(spec).eps))
+    cal = C.calibrate(N, 2.0, 1e-3, 50, theta=2.0, d=2, bins=10, levels=table.levels, evaluated=mech)
+    names = [m.name for m in cal.mechanisms]
+    assert names[0] == "pypp" and names.count("pypp") == 1             # it replaces σ = 0 PYPP
+    assert cal.mechanisms[0].label == "PYPP (Dirichlet–multinomial, σ = -0.5)"
+    out = C.run_comparison(table, cal, runs=20, rng=np.random.default_rng(1))
+    assert set(out.loc[out["mechanism"] == "pypp", "m"]) == {10}   # its own m
+    z = mech.release_runs(table.atoms, 10, 50, np.random.default_rng(2), counts=table.counts)
+    grid = np.linspace(0.0, 1.0, 13)
+    assert np.isin(np.round(z[..., 0], 12), np.round(grid, 12)).all()      # ages on the public grid only
+    assert (category_codes(z[..., 1], 3) < 3).all()                           # listed categories only
+
+
+def test_every_regime_runs_and_states_its_guarantee(table):
+    for spec in (ReleaseSpec(0.0, 2.0, 30, N, eps=2.0, delta=0.05), ReleaseSpec(0.4, 2.0, 30, N, eps=2.0, delta=0.05)):
+        mech = E.evaluated_mechanism(spec, table)
+        z = mech.release_runs(table.atoms, 30, 3, np.random.default_rng(0), counts=table.counts)
+        assert z.shape == (3, 30, 2) and np.isfinite(z).all()
+    assert E.evaluated_mechanism(ReleaseSpec(0.0, 2.0, 30, N, eps=2.0, delta=0.05), table).guarantee.delta == \
+        pytest.approx(30 / (30 + 2.0 + N - 1))                                 # δ = T₁ (σ = 0)
+    assert E.evaluated_mechanism(ReleaseSpec(0.4, 2.0, 30, N, eps=2.0, delta=0.05), table).guarantee.kind == "none"
+
+
+def test_a_pure_release_off_the_comparisons_domain_is_refused_in_words(table):
+    with pytest.raises(ValueError, match="public cells"):
+        E.evaluated_mechanism(ReleaseSpec(-0.5, 40 * 0.5, 10, N, eps=2.0, delta=None), table)
+
+
+def test_a_registry_entry_builds_the_peer_row(table):
+    entry = RELEASE_MECHANISMS["laplace_histogram"]
+    mech = E.evaluated_mechanism(_Recipe(1.0, None, 10), table, entry)
+    assert mech.name == "laplace_histogram" and mech.release_size == N and core_audit.auditable(mech)
+    cal = C.calibrate(N, 1.0, 1e-3, 50, theta=2.0, d=2, bins=10, levels=table.levels, evaluated=mech)
+    assert [m.name for m in cal.mechanisms].count("laplace_histogram") == 1 and cal.mechanisms[0] is mech
+    with pytest.raises(ValueError, match="registry entry"):
+        E.evaluated_mechanism(_Recipe(1.0, None, 10), table)
+
+
+def test_describe_release_and_estimate(table):
+    spec = ReleaseSpec(-0.5, 19.5, 10, N, eps=2.0, delta=None)
+    words = E.describe_release(spec, spec.regime.release_guarantee(spec))
+    assert words.startswith("PYPP — Dirichlet–multinomial") and "σ = -0.5" in words and "m = 10" in words
+    assert "verdict: **" in words
+    cal = C.calibrate(N, 2.0, 1e-3, 50, theta=2.0, d=2, bins=10, levels=table.levels,
+                      evaluated=E.evaluated_mechanism(spec, table))
+    est = E.estimate_seconds(cal.mechanisms, cal.m, 100, 2)
+    assert est["total"] == pytest.approx(sum(v for k, v in est.items() if k != "total"))
+    total = [E.estimate_seconds(cal.mechanisms, cal.m, r, 2)["total"] for r in (1, 101, 201)]
+    assert total[2] - total[1] == pytest.approx(total[1] - total[0])   # linear in R
+    assert est["total"] < total[2]
+    with pytest.raises(ValueError, match="runs"):
+        E.estimate_seconds(cal.mechanisms, cal.m, 0, 2)
+
+
+def test_dirichlet_posterior_is_the_conjugate_update():
+    domain = np.array([0.0, 1.0, 2.0])
+    released = np.array([0, 0, 1, 2, 2, 2])
+    out = dirichlet_column_posterior(domain, released, 0.5, numeric=True, draws=20_000,
+                                     rng=np.random.default_rng(0), threshold=0.5,
+                                     confidential_codes=[0, 1, 2], confidential_counts=[2, 1, 3])
+    a = 0.5 + np.bincount(released, minlength=3)          # Dir(α + c(Z))
+    mean = out.set_index("quantity").loc["mean", "posterior mean"]
+    assert mean == pytest.approx(float(a @ domain / a.sum()), abs=0.02)
+    above = out.set_index("quantity").loc["P(X > 0.5)", "posterior mean"]
+    assert above == pytest.approx(float(a[1:].sum() / a.sum()), abs=0.01)
+    assert {"confidential", "covered"} <= set(out.columns)
+    shares = dirichlet_column_posterior(["a", "b"], [0, 0, 1], 1.0, numeric=False, draws=100,
+                                        rng=np.random.default_rng(0))
+    assert list(shares["quantity"]) == ["P(X = a)", "P(X = b)"]
+    assert list(domain_codes(domain, [0.1, 1.6, 2.0], numeric=True)) == [0, 2, 2]
+    assert list(domain_codes(["a", None], [None, "a", math.nan], numeric=False)) == [1, 0, 1]
+    with pytest.raises(ValueError, match="public domain"):
+        domain_codes(["a"], ["b"], numeric=False)
