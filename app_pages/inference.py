@@ -64,23 +64,30 @@ if not ev.is_pypp:
 # the release's own settings (the Privacy page's may have moved since)
 sigma, theta, m = last.spec.sigma, last.spec.theta, last.spec.m
 
-st.markdown(
-    "**Why this matters to you.** Your users will analyse the release, not your data. Because the mechanism is the "
-    "posterior predictive of a Dirichlet process, an analyst who knows only the public θ and bounds can turn the "
-    "release into honest Bayesian answers — the mean, the quartiles, the share above a threshold or of a category, "
-    "each with a credible interval — with ordinary conjugate formulas and no model of the privacy mechanism. This "
-    "page shows you, as curator, what they will conclude from the release and how far that is from what your "
-    "confidential data say: the bias of their estimates and how often their 95% intervals contain the true value "
-    "over many releases. Where coverage falls short, the page says why — most often the pull of the base measure H "
-    "on the public bounds (new values and the prior's weight θ), strongest for quantities the data make certain.")
-st.markdown(
-    "The analyst receives only the release Z = (Z₁, …, Zₘ) and puts the mechanism's own prior "
-    "DP(θ, H) on the data-generating law. The posterior is then "
-    r"$\mathrm{DP}\big(\theta + m,\ (\theta H + \sum_i \delta_{Z_i})/(\theta + m)\big)$ "
-    "(paper §4.1), simulated as Dirichlet weights over the distinct released values plus mass θ on a "
-    "truncated stick-breaking draw from DP(θ, H) (truncation error below 10⁻⁶ of mass). Posterior means "
-    "and equal-tailed 95% credible intervals follow for the mean, the quartiles and P(X > t) of a numeric "
-    "column, and for the shares P(X = c) of a categorical one.")
+if last.spec.regime is privacy.DIRICHLET_PROCESS:
+    st.markdown(
+        "**Why this matters to you.** Your users will analyse the release, not your data. Because the mechanism is the "
+        "posterior predictive of a Dirichlet process, an analyst who knows only the public θ and bounds can turn the "
+        "release into honest Bayesian answers — the mean, the quartiles, the share above a threshold or of a category, "
+        "each with a credible interval — with ordinary conjugate formulas and no model of the privacy mechanism. This "
+        "page shows you, as curator, what they will conclude from the release and how far that is from what your "
+        "confidential data say: the bias of their estimates and how often their 95% intervals contain the true value "
+        "over many releases. Where coverage falls short, the page says why — most often the pull of the base measure H "
+        "on the public bounds (new values and the prior's weight θ), strongest for quantities the data make certain.")
+    st.markdown(
+        "The analyst receives only the release Z = (Z₁, …, Zₘ) and puts the mechanism's own prior "
+        "DP(θ, H) on the data-generating law. The posterior is then "
+        r"$\mathrm{DP}\big(\theta + m,\ (\theta H + \sum_i \delta_{Z_i})/(\theta + m)\big)$ "
+        "(paper §4.1), simulated as Dirichlet weights over the distinct released values plus mass θ on a "
+        "truncated stick-breaking draw from DP(θ, H) (truncation error below 10⁻⁶ of mass). Posterior means "
+        "and equal-tailed 95% credible intervals follow for the mean, the quartiles and P(X > t) of a numeric "
+        "column, and for the shares P(X = c) of a categorical one.")
+else:
+    st.markdown(
+        "**Why this matters to you.** Your users will analyse the release, not your data. This page shows you, as "
+        "curator, what an analyst who shares the mechanism's prior concludes from this release, next to what your "
+        "confidential data say (curator only); the σ = 0 analysis of the paper (§4.1) is for the Dirichlet process "
+        "and is not run for this regime.")
 # ------------------------------------------------------------------ discovery probability (thesis §6.3)
 st.subheader("Discovery probability: is the next value a new one?")
 if last.spec != spec:
@@ -133,13 +140,19 @@ if last.spec.regime is not privacy.DIRICHLET_PROCESS:
                 st.stop()
             domain = (np.asarray(info.inverse(np.asarray(info.base.categories, dtype=float)), dtype=float) if numeric
                       else list(info.base.categories))
+            # a numeric column keeping missing cells as a value has one more public cell (docs/mathematics.md §2.5)
+            missing_cell = numeric and info.missing == "value"
             x_values, x_counts = compute.column_table(prepared, column)
+            released = np.asarray(drawn.synthetic[column].to_numpy(dtype=float if numeric else object,
+                                                                   na_value=np.nan if numeric else None))
             summary = dirichlet_posterior.dirichlet_column_posterior(
-                domain, dirichlet_posterior.domain_codes(domain, drawn.synthetic[column].to_numpy(), numeric=numeric),
-                alpha * z / len(domain), numeric=numeric, draws=int(st.session_state.post_draws),
+                domain, dirichlet_posterior.domain_codes(domain, released, numeric=numeric, missing=missing_cell),
+                alpha * z / (len(domain) + missing_cell), numeric=numeric, missing=missing_cell,
+                draws=int(st.session_state.post_draws),
                 rng=np.random.default_rng(int(st.session_state.post_seed)), level=compute.CREDIBLE_LEVEL,
                 threshold=float(np.median(domain)) if numeric else None,
-                confidential_codes=dirichlet_posterior.domain_codes(domain, x_values, numeric=numeric),
+                confidential_codes=dirichlet_posterior.domain_codes(domain, x_values, numeric=numeric,
+                                                                    missing=missing_cell),
                 confidential_counts=x_counts, labels=None if numeric else [str(v) for v in domain])
             widgets.curator_only_note()
             st.dataframe(summary, hide_index=True)

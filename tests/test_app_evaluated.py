@@ -71,7 +71,7 @@ def _check_pages(at: AppTest, label: str) -> dict:
 def test_pure_release_is_evaluated_on_every_page():
     at = _drawn("dm")
     banners = _check_pages(at, "Dirichlet–multinomial")
-    assert "verdict: **pure**" in banners["app_pages/compare.py"]
+    assert "verdict **pure**" in banners["app_pages/compare.py"]
     # Compare: the release's own mechanism is the first row, at its size, with its estimate before the run
     _ok(at.switch_page("app_pages/compare.py").run())
     assert any("Estimated time of a run" in c.value for c in at.caption)
@@ -89,7 +89,7 @@ def test_pure_release_is_evaluated_on_every_page():
 def test_aim_release_is_evaluated_on_every_page():
     at = _drawn("aim")
     banners = _check_pages(at, "AIM")
-    assert "verdict: **strong**" in banners["app_pages/audit.py"]
+    assert "verdict **strong**" in banners["app_pages/audit.py"]
     _ok(at.switch_page("app_pages/inference.py").run())
     assert any("No conjugate posterior for AIM" in i.value for i in at.info)
     _ok(at.switch_page("app_pages/compare.py").run())

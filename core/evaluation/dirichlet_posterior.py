@@ -24,19 +24,26 @@ from ..validation import check_integer, check_real, check_rng
 __all__ = ["dirichlet_column_posterior", "domain_codes"]
 
 
-def domain_codes(domain, values, *, numeric: bool) -> np.ndarray:
+def domain_codes(domain, values, *, numeric: bool, missing: bool = False) -> np.ndarray:
     """The index in ``domain`` of each value: the nearest public point of a numeric column
     (``domain`` increasing; a released value is a grid point up to its printed precision), the
     equal label of a categorical one (a missing value — None or NaN — is the label ``None``).
-    Cost O((m + z_j) log z_j). Raises ValueError for a label outside the domain."""
+    A missing number (NaN) is the cell after the points, ``len(domain)``, when the column keeps
+    missing cells as a value (``missing``), and a ValueError otherwise. Cost O((m + z_j) log z_j).
+    Raises ValueError for a label outside the domain."""
     values = np.asarray(values, dtype=object if not numeric else np.float64).ravel()
     if numeric:
         points = np.asarray(domain, dtype=np.float64)
+        absent = np.isnan(values)
+        if absent.any() and not missing:
+            raise ValueError("a missing value is not in the column's public domain (missing cells are not a value)")
         right = np.clip(np.searchsorted(points, values), 1, max(points.size - 1, 1))
         left = right - 1
         if points.size == 1:
-            return np.zeros(values.size, dtype=np.int64)
-        return np.where(np.abs(values - points[left]) <= np.abs(points[right] - values), left, right).astype(np.int64)
+            codes = np.zeros(values.size, dtype=np.int64)
+        else:
+            codes = np.where(np.abs(values - points[left]) <= np.abs(points[right] - values), left, right)
+        return np.where(absent, points.size, codes).astype(np.int64)
     index = {label: c for c, label in enumerate(domain)}
     out = np.empty(values.size, dtype=np.int64)
     for i, v in enumerate(values.tolist()):   # a column's labels: a dictionary look-up each, no arithmetic over m
@@ -55,7 +62,8 @@ def _quantile(points: np.ndarray, probs: np.ndarray, q: float) -> np.ndarray:
 
 def dirichlet_column_posterior(domain, released_codes, prior_weight: float, *, numeric: bool, draws: int,
                                rng: np.random.Generator, level: float = 0.95, threshold: float | None = None,
-                               confidential_codes=None, confidential_counts=None, labels=None) -> pd.DataFrame:
+                               confidential_codes=None, confidential_counts=None, labels=None,
+                               missing: bool = False) -> pd.DataFrame:
     """Posterior summaries of one column from a σ < 0 release (see the module docstring).
 
     Parameters
@@ -80,6 +88,11 @@ def dirichlet_column_posterior(domain, released_codes, prior_weight: float, *, n
         quantity, and whether the interval contains it.
     labels : sequence of str, optional
         Names of the categories (categorical; default: the domain as text).
+    missing : bool
+        A numeric column keeps missing cells as a value: one more public cell after the points
+        (code ``len(domain)``; docs/mathematics.md §2.5). The numeric summaries are then those of
+        the present values (each draw's weights on the points renormalised), and ``P(missing)``
+        is one more row. (A categorical column's list holds its missing label itself.)
 
     Returns
     -------
@@ -87,7 +100,9 @@ def dirichlet_column_posterior(domain, released_codes, prior_weight: float, *, n
         ``quantity, posterior mean, lower, upper`` (and ``confidential, covered``).
     """
     domain = np.asarray(domain)
-    z = check_integer("domain size", domain.size, minimum=1)
+    points_count = check_integer("domain size", domain.size, minimum=1)
+    cell_for_missing = bool(missing) and numeric
+    z = points_count + cell_for_missing
     codes = np.asarray(released_codes, dtype=np.int64).ravel()
     if codes.size and (codes.min() < 0 or codes.max() >= z):
         raise ValueError(f"released_codes must index the {z} public values")
@@ -113,12 +128,20 @@ def dirichlet_column_posterior(domain, released_codes, prior_weight: float, *, n
 
     if numeric:
         points = domain.astype(np.float64)
-        add("mean", p @ points, None if truth is None else float(truth @ points))
+        # the present values' law: each draw's weights on the points, renormalised (the missing cell apart)
+        present = p[:, :points_count] / p[:, :points_count].sum(axis=1, keepdims=True)
+        shown = None
+        if truth is not None and truth[:points_count].sum() > 0:
+            shown = truth[:points_count] / truth[:points_count].sum()
+        add("mean", present @ points, None if shown is None else float(shown @ points))
         for q, name in ((0.25, "Q1"), (0.5, "median"), (0.75, "Q3")):
-            add(name, _quantile(points, p, q), None if truth is None else float(_quantile(points, truth, q)))
+            add(name, _quantile(points, present, q), None if shown is None else float(_quantile(points, shown, q)))
         if threshold is not None:
             above = points > float(threshold)
-            add(f"P(X > {threshold:g})", p[:, above].sum(axis=1), None if truth is None else float(truth[above].sum()))
+            add(f"P(X > {threshold:g})", present[:, above].sum(axis=1),
+                None if shown is None else float(shown[above].sum()))
+        if cell_for_missing:
+            add("P(missing)", p[:, -1], None if truth is None else float(truth[-1]))
     else:
         names = [str(v) for v in (labels if labels is not None else domain)]
         for c, name in enumerate(names):

@@ -48,7 +48,7 @@ def describe_release(spec, guarantee: Guarantee, *, label: str | None = None, bi
     -------
     str
         E.g. ``"PYPP — Dirichlet–multinomial (σ < 0, z public categories), σ = −0.5, θ = 12,
-        m = 500, target ε = 1, δ = 0 — verdict: pure"``.
+        m = 500, target ε = 1, δ = 0 — verdict pure"``.
     """
     if isinstance(spec, ReleaseSpec):
         what = f"PYPP — {spec.regime.label}, σ = {spec.sigma:g}, θ = {spec.theta:g}"
@@ -56,7 +56,7 @@ def describe_release(spec, guarantee: Guarantee, *, label: str | None = None, bi
         what = f"{label or spec.label}" + ("" if bins is None else f", {int(bins)} bins per numeric axis")
     delta = "none (pure)" if spec.delta is None else format_upper(spec.delta)
     times = "" if spec.releases == 1 else f" over {spec.releases} planned releases"
-    return (f"{what}, m = {int(spec.m):,}, target ε = {spec.eps:g}, δ = {delta}{times} — verdict: "
+    return (f"{what}, m = {int(spec.m):,}, target ε = {spec.eps:g}, δ = {delta}{times} — verdict "
             f"**{guarantee.verdict}**")
 
 
