@@ -144,6 +144,13 @@ with tab_runs:
     if cost["total"] > compute.COMPARE_BUDGET_S:
         st.warning(f"This run is expected to take more than {compute.COMPARE_BUDGET_S:.0f} s: lower R, the bins, or "
                    "the peers to shorten it.", icon="⏱️")
+        r_lo, r_hi = state.RANGES["runs"]
+        fitting = core_evaluated.runs_within(compute.COMPARE_BUDGET_S, cal.mechanisms, cal.m, d,
+                                             choices=range(r_lo, r_hi + 1, 5))
+        if fitting is not None:
+            st.button(f"Fit it in {compute.COMPARE_BUDGET_S:.0f} s: R = {fitting} (about "
+                      f"{core_evaluated.estimate_seconds(cal.mechanisms, cal.m, fitting, d)['total']:.0f} s)",
+                      key="compare_fit_runs", on_click=state.set_setting, args=("runs", fitting))
     if st.button("Run comparison", type="primary", key="run_compare"):
         st.session_state.compare_params = (selection.key, cal_key, runs, seed, with_yardsticks)
     params = st.session_state.get("compare_params")

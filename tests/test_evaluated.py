@@ -141,3 +141,35 @@ def test_dirichlet_posterior_with_missing_kept_as_a_value():
     # the confidential values are the present records' (2, 1, 3 of 6) and the missing share 4/10
     assert rows.loc["mean", "confidential"] == pytest.approx((0 * 2 + 1 * 1 + 2 * 3) / 6)
     assert rows.loc["P(missing)", "confidential"] == pytest.approx(0.4)
+
+
+def test_runs_within_is_the_largest_r_whose_estimate_fits(table):
+    cal = C.calibrate(table.n, 1.0, 1e-3, 50, theta=2.0, bins=5, mechanisms=["pypp", "laplace_histogram"])
+    choices = range(5, 201, 5)
+    total = {r: E.estimate_seconds(cal.mechanisms, cal.m, r, table.d)["total"] for r in choices}
+    budget = (total[40] + total[45]) / 2                      # between R = 40 and R = 45
+    assert E.runs_within(budget, cal.mechanisms, cal.m, table.d, choices=choices) == 40
+    assert E.runs_within(total[5] / 2, cal.mechanisms, cal.m, table.d, choices=choices) is None
+    with pytest.raises(ValueError, match="seconds"):
+        E.runs_within(0.0, cal.mechanisms, cal.m, table.d, choices=choices)
+
+
+def test_a_pure_release_keeping_missing_numbers_is_compared_on_the_records_with_a_number():
+    """σ < 0 over a grid whose missing cell is a value of the release: the comparison leaves out the
+    records without a number, so the release's mechanism runs there over the grid's points with the
+    same α per cell (θ = z'·α), and never releases a missing number into the distances."""
+    rng = np.random.default_rng(5)
+    ages = pd.array(rng.integers(18, 31, N), dtype="Int64")
+    ages[rng.choice(N, 60, replace=False)] = pd.NA
+    frame = pd.DataFrame({"age": ages, "sex": rng.choice(["f", "m", "x"], N)})
+    specs = [core_data.ColumnSpec("age", bounds=(18, 30), grid=1.0, missing="value"),
+             core_data.ColumnSpec("sex", kind="categorical", categories=("f", "m", "x"))]
+    prepared = core_data.prepare(frame, specs)
+    assert prepared.public_domain == (13 + 1) * 3
+    compared = comparison_table(prepared)
+    assert compared.n == N - 60
+    spec = ReleaseSpec(-1.0, 42.0, 500, N, eps=7.0, delta=None)
+    mech = E.evaluated_mechanism(spec, compared)
+    assert mech.theta == 39.0
+    out = mech.release_runs(compared.atoms, 500, 20, np.random.default_rng(0), counts=compared.counts)
+    assert np.isfinite(out).all()

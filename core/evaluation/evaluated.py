@@ -18,17 +18,19 @@ the same thing in the same words:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..data import CategoricalBase, UniformBase, public_domain_size
+from ..data import CategoricalBase, GridBase, UniformBase, public_domain_size
 from ..formatting import format_upper
 from ..mechanisms import Mechanism, Knob, category_positions, check_release_arguments, distinct_rows, pypp_release
 from ..privacy import Guarantee, ReleaseSpec
-from ..validation import check_integer, check_release_size
+from ..validation import check_integer, check_real, check_release_size
 from .columns import ComparisonTable
 
 __all__ = ["RegimePYPPMechanism", "comparison_bases", "describe_release",
-           "estimate_seconds", "evaluated_mechanism", "COST_PER_RELEASE", "METRIC_SECONDS_PER_VALUE"]
+           "estimate_seconds", "evaluated_mechanism", "runs_within", "COST_PER_RELEASE", "METRIC_SECONDS_PER_VALUE"]
 
 def describe_release(spec, guarantee: Guarantee, *, label: str | None = None, bins: int | None = None) -> str:
     """The release in one line (Markdown-safe: numbers and the app's own words only).
@@ -64,7 +66,8 @@ def comparison_bases(table: ComparisonTable, sigma: float) -> list:
     """PYPP's base measure H on the comparison's unit box, one factor per column.
 
     A numeric column keeps its prepared base (uniform on [0, 1], or its public grid's points, both
-    in the scaled units the table holds). A categorical column with a public list draws its
+    in the scaled units the table holds; a grid's missing cell is left out, as the comparison
+    leaves out the records without a number). A categorical column with a public list draws its
     categories' positions :math:`(c + 1/2)/K` (docs/mathematics.md §4.7): for σ < 0 every listed
     category, the missing marker included (the Dirichlet–multinomial's domain, §3.3), for σ ≥ 0
     the listed categories without it (H draws categories only, as ``CategoricalBase.sample``). A
@@ -74,7 +77,12 @@ def comparison_bases(table: ComparisonTable, sigma: float) -> list:
     bases = []
     for column in table.columns:
         if column.kind == "numeric":
-            bases.append(column.info.base)
+            base = column.info.base
+            if isinstance(base, GridBase) and base.missing:
+                # the comparison runs on the records with a number (a missing cell leaves with its record):
+                # the grid's points are its domain here, without the release's missing cell
+                base = GridBase(base.categories)
+            bases.append(base)
         elif not column.public:
             bases.append(UniformBase(0.0, 1.0))
         else:
@@ -109,12 +117,19 @@ class RegimePYPPMechanism(Mechanism):
         self.spec = ReleaseSpec(spec.sigma, spec.theta, check_release_size(spec.m), check_integer("n", spec.n, minimum=1),
                                 eps=spec.eps, delta=spec.delta, releases=1)
         self.bases = comparison_bases(table, spec.sigma)
-        if spec.sigma < 0 and public_domain_size(self.bases) != round(spec.theta / -spec.sigma):
-            # checked here, not at the first draw: the comparison says so before it runs
-            raise ValueError(f"the release's Dirichlet–multinomial domain (z = θ/|σ| = {spec.theta / -spec.sigma:,.0f} "
-                             "public cells) is not the comparison's: every column needs its public grid or category "
-                             "list, and a numeric column's missing cells (a value of the release) are left out of the "
-                             "comparison")
+        self.theta = spec.theta
+        if spec.sigma < 0:
+            z_release, z_compared = round(spec.theta / -spec.sigma), public_domain_size(self.bases)
+            # a grid column's missing cell is in the release's domain, not in the comparison's (its records are
+            # left out): the same prior α = |σ| per cell over the cells compared
+            z_full = None if z_compared is None else math.prod(
+                len(b.categories) + (isinstance(b, GridBase) and c.info.base.missing)
+                for b, c in zip(self.bases, table.columns))
+            if z_compared is None or z_full != z_release:
+                # checked here, not at the first draw: the comparison says so before it runs
+                raise ValueError(f"the release's Dirichlet–multinomial domain (z = θ/|σ| = {z_release:,} public cells) "
+                                 "is not the comparison's: every column needs its public grid or category list")
+            self.theta = z_compared * -spec.sigma
         self.d = table.d
         self.release_size = self.spec.m   # the release's own m, whatever the comparison's common m
         # σ = 0 keeps the comparison's own label; another regime names itself
@@ -130,7 +145,9 @@ class RegimePYPPMechanism(Mechanism):
     def knobs(self, n, m, d: int = 1):
         s = self.spec
         return [Knob("sigma", s.sigma, f"the release's regime: {s.regime.label}"),
-                Knob("theta", s.theta, "the release's strength θ (Privacy page)"),
+                Knob("theta", self.theta, "the release's strength θ = z·|σ| over the cells compared (a grid's "
+                                          "missing cell is left out with its records)" if s.sigma < 0 else
+                     "the release's strength θ (Privacy page)"),
                 Knob("m_release", s.m, "the release's own size m")]
 
     def release_runs(self, data, m, runs, rng, *, counts=None) -> np.ndarray:
@@ -139,7 +156,7 @@ class RegimePYPPMechanism(Mechanism):
         base = list(self.bases)   # one factor per column (a list also for one column: a GridBase is no sequence)
         out = np.empty((runs,) + ((m,) if atoms.ndim == 1 else (m, d)))
         for r in range(runs):   # one exact draw per run: O(k + m) each, no loop over m or n
-            out[r] = np.asarray(pypp_release(atoms, counts, self.spec.sigma, self.spec.theta, m, rng,
+            out[r] = np.asarray(pypp_release(atoms, counts, self.spec.sigma, self.theta, m, rng,
                                              base=base).values, dtype=np.float64)
         return out
 
@@ -190,8 +207,9 @@ COST_PER_RELEASE = {
     "opendp_laplace_histogram": (0.05, 2e-7), "opendp_gaussian_histogram": (0.05, 2e-7),
 }
 #: AIM and MST: seconds per release ≈ fixed + per cell × cells (bench_compare_defaults.py --peer: MST 40 s
-#: alone, AIM 212 s beside another run, at 144 000 cells and m = n = 60 000).
-MODEL_COST = {"mst": (2.0, 2.8e-4), "aim": (10.0, 1.2e-3)}
+#: alone, AIM 212 s beside another run, at 144 000 cells and m = n = 60 000; bench_peers.py: 0.1–1.7 s on
+#: 300–2 000 cells, AIM 2.4–6.4 s and MST 1.0–2.5 s on CPS's 4 000 cells, on a busy machine).
+MODEL_COST = {"mst": (0.1, 2.8e-4), "aim": (0.5, 1.2e-3)}
 #: Seconds of the utility metrics (W1, KDE, summaries, joint W1) per released value per run.
 METRIC_SECONDS_PER_VALUE = 3e-6
 
@@ -250,3 +268,14 @@ def estimate_seconds(mechanisms, m: int, runs: int, d: int, *, cells: int | None
         out[mech.label] = runs * (one + METRIC_SECONDS_PER_VALUE * size * d) + one
     out["total"] = float(sum(out.values()))
     return out
+
+
+def runs_within(seconds: float, mechanisms, m: int, d: int, *, choices, cells: int | None = None) -> int | None:
+    """The largest number of repetitions among ``choices`` whose :func:`estimate_seconds` total is
+    at most ``seconds``, or ``None`` when even the smallest takes longer (the estimate grows with
+    R, so the choices are tried from the largest down)."""
+    seconds = check_real("seconds", seconds, low=0.0, low_open=True)
+    for runs in sorted({int(r) for r in choices}, reverse=True):
+        if estimate_seconds(mechanisms, m, runs, d, cells=cells)["total"] <= seconds:
+            return runs
+    return None

@@ -190,6 +190,7 @@ def test_first_release_with_missing_values_from_upload_to_audit(page, app_url, s
         _choose_peer(page, label)
     w.press(page, "Run comparison", timeout=300_000)
     assert not w.has_exception(page), w.alert_texts(page)
+    assert page.locator('[data-testid="stAlertContentError"]').count() == 0, w.alert_texts(page)
     fig = w.figure_with_title(page, "W1 in original units to the confidential data", timeout=120.0)
     labels = {t["name"] for t in fig["traces"] if t["name"]}
     for peer in PEERS:
